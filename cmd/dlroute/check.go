@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("test", "[--rules DIR] [-v]", stderr)
+	rulesDir := rulesFlag(fs)
+	verbose := fs.Bool("v", false, "also print each case that passes")
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	cat, err := loadCatalog(*rulesDir)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	passed, failed := 0, 0
+	for _, rs := range cat.RuleSets() {
+		for _, r := range rs.Test(context.Background()) {
+			if r.Pass {
+				passed++
+				if *verbose {
+					fmt.Fprintf(stdout, "%s: case %s: ok\n", r.Pos, r.Name)
+				}
+				continue
+			}
+			failed++
+			got := r.Got.String()
+			if r.Err != nil {
+				got = "error: " + firstLine(r.Err.Error())
+			}
+			fmt.Fprintf(stdout, "%s: case %s: got %s, want %s\n", r.Pos, r.Name, got, r.Want)
+		}
+	}
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("lint", "[--rules DIR]", stderr)
+	rulesDir := rulesFlag(fs)
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	cat, err := loadCatalog(*rulesDir)
+	if err != nil {
+		list := engine.Errors(err)
+		for _, e := range list {
+			fmt.Fprintln(stdout, e.Error())
+			if e.Hint != "" {
+				fmt.Fprintf(stdout, "hint: %s\n", e.Hint)
+			}
+		}
+		if len(list) == 0 {
+			printError(stderr, err)
+		}
+		fmt.Fprintf(stdout, "%d errors\n", max(len(list), 1))
+		return 1
+	}
+	n := 0
+	for _, rs := range cat.RuleSets() {
+		n++
+		fmt.Fprintf(stdout, "%s: %d inputs, %d rules, %d cases\n", rs.Ref(), len(rs.Inputs()), len(rs.RuleIDs()), len(rs.Cases()))
+	}
+	fmt.Fprintf(stdout, "%d rule-set versions, no errors\n", n)
+	return 0
+}
+
+func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("rules", "[--rules DIR] [--json]", stderr)
+	rulesDir := rulesFlag(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object per version: manifest, inputs, rule ids, device types")
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	cat, err := loadCatalog(*rulesDir)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		for _, rs := range cat.RuleSets() {
+			enc.Encode(struct {
+				Ref         string              `json:"ref"`
+				Default     bool                `json:"default"`
+				Manifest    engine.Manifest     `json:"manifest"`
+				Inputs      []engine.InputDecl  `json:"inputs"`
+				Rules       []string            `json:"rules"`
+				DeviceTypes []engine.DeviceType `json:"device_types"`
+			}{rs.Ref(), isDefault(cat, rs), rs.Manifest(), rs.Inputs(), rs.RuleIDs(), rs.DeviceTypes()})
+		}
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULESET\tMIRRORS\tDESCRIPTION")
+	for _, rs := range cat.RuleSets() {
+		m := rs.Manifest()
+		ref := rs.Ref()
+		if isDefault(cat, rs) {
+			ref += " (default)"
+		}
+		up := m.Mirrors.Project
+		if m.Mirrors.Commit != "" {
+			up += "@" + m.Mirrors.Commit
+		}
+		if m.Mirrors.Date != "" {
+			up += " " + m.Mirrors.Date
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", ref, up, m.Description)
+	}
+	tw.Flush()
+	return 0
+}
+
+// isDefault reports whether rs is what its bare name resolves to.
+func isDefault(cat *engine.Catalog, rs *engine.RuleSet) bool {
+	newest, err := cat.RuleSet(rs.Name())
+	return err == nil && newest == rs
+}

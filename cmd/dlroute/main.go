@@ -1,0 +1,153 @@
+// Command dlroute decides, from versioned rules, which DLPack device an
+// array advertises: the decision JAX makes in __dlpack_device__, as data.
+//
+//	dlroute resolve --platform gpu --platform-version 'cuda 12030' --local-hardware-id 0
+//	dlroute resolve --json < inputs.jsonl
+//	dlroute test [--rules DIR]
+//	dlroute lint [--rules DIR]
+//	dlroute rules [--rules DIR]
+//
+// The rules are embedded in the binary; --rules DIR reads a rules directory
+// at start-up instead, so a marker edit needs no rebuild.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/rules"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// command is one subcommand: its one-line summary and its entry point,
+// which returns the exit status.
+type command struct {
+	summary string
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin", runResolve},
+		"test":    {"run every rule-set version's tests", runTest},
+		"lint":    {"load every rule set and print every error with its position", runLint},
+		"rules":   {"list the rule sets and versions with their manifests", runRules},
+	}
+}
+
+const usage = `dlroute decides which DLPack device an array advertises, from versioned rules.
+
+Usage:
+  dlroute <command> [flags]
+
+Commands:
+  resolve   %s
+  test      %s
+  lint      %s
+  rules     %s
+
+Run 'dlroute <command> --help' for a command's flags.
+`
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary)
+}
+
+// run is the whole command line, testable: it returns the exit status
+// (0 success, 1 a failure it reported, 2 a usage error).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 {
+			if c, ok := commands[args[1]]; ok {
+				return c.run([]string{"--help"}, stdin, stdout, stderr)
+			}
+		}
+		printUsage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
+		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint and rules; see 'dlroute --help'")
+		return 2
+	}
+	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+// newFlags makes a subcommand's flag set, printing its usage on --help.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: dlroute %s %s\n\n%s\n\nFlags:\n", name, synopsis, commands[name].summary)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args; ok is false with the exit status when the command
+// should stop (help asked for: 0; bad flags: 2).
+func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case err != nil:
+		return 2, false
+	case fs.NArg() > 0:
+		fmt.Fprintf(fs.Output(), "error: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2, false
+	}
+	return 0, true
+}
+
+// rulesFlag adds --rules to a command.
+func rulesFlag(fs *flag.FlagSet) *string {
+	return fs.String("rules", "", "read rule sets from `DIR` (holding <name>/<version>/) instead of the embedded ones")
+}
+
+// loadCatalog loads the embedded rules, or DIR when given.
+func loadCatalog(dir string) (*engine.Catalog, error) {
+	if dir == "" {
+		return engine.Load(rules.FS, engine.Options{})
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: "--rules takes the directory that holds <name>/<version>/ folders"}
+	}
+	return engine.Load(os.DirFS(dir), engine.Options{Root: strings.TrimSuffix(dir, "/")})
+}
+
+// printError writes an error as "error: ..." lines, each engine error with
+// its position, source line and caret, then its hint.
+func printError(w io.Writer, err error) {
+	list := engine.Errors(err)
+	if len(list) == 0 {
+		fmt.Fprintf(w, "error: %v\n", err)
+		return
+	}
+	for _, e := range list {
+		fmt.Fprintf(w, "error: %s\n", e.Error())
+		if e.Hint != "" {
+			fmt.Fprintf(w, "hint: %s\n", e.Hint)
+		}
+	}
+}

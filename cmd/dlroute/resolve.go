@@ -1,0 +1,195 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// maxLineLen is the longest JSON line resolve reads. It is well above the
+// engine's string limit, so a long field gets the field's own error.
+const maxLineLen = 4 << 20
+
+// nullableInt is the --local-hardware-id flag: an int, or "null".
+type nullableInt struct {
+	set bool
+	v   any
+}
+
+func (n *nullableInt) String() string {
+	if !n.set || n.v == nil {
+		return ""
+	}
+	return fmt.Sprint(n.v)
+}
+
+func (n *nullableInt) Set(s string) error {
+	n.set = true
+	if s == "null" || s == "None" {
+		n.v = nil
+		return nil
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want an int or null")
+	}
+	n.v = i
+	return nil
+}
+
+func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("resolve", "[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", stderr)
+	rulesDir := rulesFlag(fs)
+	ruleset := fs.String("ruleset", "jax", "the rule set `NAME[@VERSION]`; without a version, the newest")
+	jsonl := fs.Bool("json", false, "read one JSON input object per line on stdin; write one JSON line each")
+	platform := fs.String("platform", "", "x.platform(): cpu, gpu, tpu, or a plugin's name")
+	version := fs.String("platform-version", "", "the device's client.platform_version, such as 'cuda 12030'")
+	memoryKind := fs.String("memory-kind", "", "the sharding's memory kind: device (default), pinned_host, ...")
+	var hardwareID nullableInt
+	fs.Var(&hardwareID, "local-hardware-id", "the device's local_hardware_id, an `int` or null (left out: null)")
+	shards := fs.Int("shards", 1, "how many shards the array has")
+	if status, ok := parseFlags(fs, args); !ok {
+		return status
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *jsonl && (set["platform"] || set["platform-version"] || set["memory-kind"] || set["local-hardware-id"] || set["shards"]) {
+		fmt.Fprintln(stderr, "error: --json reads inputs from stdin; it does not mix with input flags")
+		return 2
+	}
+	if !*jsonl && !set["platform"] {
+		fmt.Fprintln(stderr, "error: resolve needs --platform (and usually --platform-version), or --json")
+		fmt.Fprintln(stderr, "hint: dlroute resolve --platform gpu --platform-version 'cuda 12030' --local-hardware-id 0")
+		return 2
+	}
+
+	cat, err := loadCatalog(*rulesDir)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	rs, err := cat.RuleSet(*ruleset)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	if !*jsonl {
+		in := engine.Input{"platform": *platform}
+		if set["platform-version"] {
+			in["platform_version"] = *version
+		}
+		if set["memory-kind"] {
+			in["memory_kind"] = *memoryKind
+		}
+		if hardwareID.set {
+			in["local_hardware_id"] = hardwareID.v
+		}
+		if set["shards"] {
+			in["shards"] = *shards
+		}
+		d, err := rs.Resolve(ctx, in)
+		if err != nil {
+			printError(stderr, err)
+			return 1
+		}
+		writeJSON(stdout, d)
+		return 0
+	}
+	return resolveLines(ctx, rs, stdin, stdout)
+}
+
+// inputError is the line written for an input that cannot be resolved.
+type inputError struct {
+	Line    int         `json:"line"`
+	Code    engine.Code `json:"code"`
+	Message string      `json:"message"`
+}
+
+// resolveLines answers each line of r with one line on w, in order: a
+// decision, or {"input_error":...} for a line that is not a valid input, or
+// {"eval_error":...} when the rules could not decide. A bad line never stops
+// the run; the status is then 1.
+func resolveLines(ctx context.Context, rs *engine.RuleSet, r io.Reader, w io.Writer) int {
+	in := bufio.NewReaderSize(r, 64<<10)
+	out := bufio.NewWriter(w)
+	defer out.Flush()
+	status := 0
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(in, maxLineLen)
+		if err != nil && len(line) == 0 && !tooLong {
+			break
+		}
+		var result any
+		if tooLong {
+			status = 1
+			result = map[string]any{"input_error": inputError{n, engine.CodeTooLong, fmt.Sprintf("line is longer than %d bytes", maxLineLen)}}
+		} else if input, derr := rs.DecodeInput(line); derr != nil {
+			status = 1
+			result = map[string]any{"input_error": toInputError(n, derr)}
+		} else if d, rerr := rs.Resolve(ctx, input); rerr != nil {
+			status = 1
+			result = map[string]any{"eval_error": toInputError(n, rerr)}
+		} else {
+			result = d
+		}
+		writeJSON(out, result)
+		// Answer as soon as nothing more is waiting, so that a process
+		// talking to dlroute line by line gets each answer in time.
+		if in.Buffered() == 0 {
+			out.Flush()
+		}
+		if err != nil {
+			break
+		}
+	}
+	return status
+}
+
+func toInputError(line int, err error) inputError {
+	var e *engine.Error
+	if errors.As(err, &e) {
+		return inputError{line, e.Code, e.Message}
+	}
+	return inputError{line, engine.CodeEval, err.Error()}
+}
+
+// readLine reads one line without its "\n" (or "\r\n"). A line longer than
+// max is read to its end and dropped, with tooLong set. err is io.EOF after
+// the last line.
+func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(buf)+len(chunk) > max+2 {
+			tooLong = true
+		} else {
+			buf = append(buf, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if tooLong {
+			return nil, true, err
+		}
+		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		return buf, false, err
+	}
+}
+
+// writeJSON writes v as one line of JSON, without HTML escaping.
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		enc.Encode(map[string]string{"internal_error": err.Error()})
+	}
+}

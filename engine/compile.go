@@ -1,0 +1,509 @@
+package engine
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/ext"
+	"go.yaml.in/yaml/v3"
+)
+
+// builder compiles one version directory, collecting every error.
+type builder struct {
+	rs    *RuleSet
+	opts  Options
+	errs  ErrorList
+	names map[string]Position // every name visible to CEL, for duplicates
+	codes map[string]int64    // device type name -> code
+}
+
+// loadVersion reads and compiles rules/<name>/<version>/. It returns a
+// RuleSet only when the version has no error at all.
+func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
+	name, version := path.Split(dir)
+	name = strings.TrimSuffix(name, "/")
+	b := &builder{
+		rs:    &RuleSet{name: name, version: version, ref: name + "@" + version, slots: map[string]int{}, deviceNames: map[int64]string{}},
+		opts:  opts,
+		names: map[string]Position{},
+		codes: map[string]int64{},
+	}
+	if _, ok := parseVersion(version); !ok {
+		return nil, ErrorList{{Code: CodeBadVersion, Pos: &Position{File: path.Join(opts.root(), dir)},
+			Message: fmt.Sprintf("version directory %q is not named v<N> or v<N>.<N>", version),
+			Hint:    "name versions v1, v2, ...; the highest is the default"}}
+	}
+	files := map[string]*sourceFile{}
+	for _, fn := range []string{ManifestFile, DeviceTypesFile, RulesFile, TestsFile} {
+		f, err := readSource(fsys, dir, fn, opts)
+		if err != nil {
+			b.errs = append(b.errs, err)
+			continue
+		}
+		files[fn] = f
+	}
+	if len(b.errs) > 0 {
+		return nil, b.errs
+	}
+	b.manifest(files[ManifestFile])
+	b.deviceTypes(files[DeviceTypesFile])
+	if len(b.errs) == 0 {
+		b.ruleFile(files[RulesFile])
+	}
+	if len(b.errs) == 0 {
+		b.tests(files[TestsFile])
+	}
+	if len(b.errs) > 0 {
+		return nil, b.errs
+	}
+	b.rs.costLimit = cmpOr(opts.CostLimit, DefaultCostLimit)
+	b.rs.memo = newMemo(opts.MemoSize)
+	return b.rs, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+func (b *builder) add(e *Error) { b.errs = append(b.errs, e) }
+
+// declare records a name visible to CEL, refusing duplicates across inputs,
+// tables, values and device types.
+func (b *builder) declare(f *sourceFile, key *yaml.Node, what string) bool {
+	if !isIdent(key.Value) {
+		b.add(f.errNode(CodeSchema, key, "%s name %q is not a CEL identifier", what, key.Value))
+		return false
+	}
+	if prev, dup := b.names[key.Value]; dup {
+		e := f.errNode(CodeDuplicate, key, "%s name %q is already declared at %s", what, key.Value, prev)
+		b.add(e)
+		return false
+	}
+	b.names[key.Value] = f.position(f.offset(key.Line, key.Column))
+	return true
+}
+
+func (b *builder) manifest(f *sourceFile) {
+	root, err := f.parseYAML()
+	if err != nil {
+		b.add(err)
+		return
+	}
+	fields := f.mapping(&b.errs, root, "the manifest", []string{"name", "version", "description", "mirrors"})
+	m := &b.rs.manifest
+	str := func(fields []field, parent *yaml.Node, key string, dst *string, required bool) {
+		n := lookup(fields, key)
+		if n == nil {
+			if required {
+				b.add(f.errNode(CodeSchema, parent, "the manifest needs %q", key))
+			}
+			return
+		}
+		*dst, _ = f.scalar(&b.errs, n, key)
+	}
+	str(fields, root, "name", &m.Name, true)
+	str(fields, root, "version", &m.Version, true)
+	str(fields, root, "description", &m.Description, true)
+	if n := lookup(fields, "name"); n != nil && m.Name != b.rs.name {
+		b.add(f.errNode(CodeSchema, n, "the manifest names %q but its directory is %q", m.Name, b.rs.name))
+	}
+	if n := lookup(fields, "version"); n != nil && m.Version != b.rs.version {
+		b.add(f.errNode(CodeSchema, n, "the manifest says version %q but its directory is %q", m.Version, b.rs.version))
+	}
+	up := f.required(&b.errs, fields, root, "mirrors", "the manifest")
+	if up == nil {
+		return
+	}
+	ufields := f.mapping(&b.errs, up, "mirrors", []string{"project", "commit", "date", "files", "note"})
+	str(ufields, up, "project", &m.Mirrors.Project, true)
+	str(ufields, up, "commit", &m.Mirrors.Commit, false)
+	str(ufields, up, "date", &m.Mirrors.Date, false)
+	str(ufields, up, "note", &m.Mirrors.Note, false)
+	if n := lookup(ufields, "files"); n != nil {
+		if n.Kind != yaml.SequenceNode {
+			b.add(f.errNode(CodeSchema, n, "files must be a list"))
+			return
+		}
+		for _, item := range n.Content {
+			if s, ok := f.scalar(&b.errs, item, "a file"); ok {
+				m.Mirrors.Files = append(m.Mirrors.Files, s)
+			}
+		}
+	}
+}
+
+func (b *builder) deviceTypes(f *sourceFile) {
+	root, err := f.parseYAML()
+	if err != nil {
+		b.add(err)
+		return
+	}
+	fields := f.mapping(&b.errs, root, "device_types.yaml", []string{"device_types"})
+	table := f.required(&b.errs, fields, root, "device_types", "device_types.yaml")
+	if table == nil {
+		return
+	}
+	for _, fl := range f.mapping(&b.errs, table, "device_types", nil) {
+		var code int64
+		if err := fl.value.Decode(&code); err != nil || fl.value.Tag != "!!int" || code < 0 {
+			b.add(f.errNode(CodeSchema, fl.value, "the code of %s must be a non-negative int, not %s", fl.key.Value, kindName(fl.value)))
+			continue
+		}
+		if prev, dup := b.rs.deviceNames[code]; dup {
+			b.add(f.errNode(CodeDuplicate, fl.value, "code %d is already %s", code, prev))
+			continue
+		}
+		if !b.declare(f, fl.key, "device type") {
+			continue
+		}
+		b.codes[fl.key.Value] = code
+		b.rs.deviceNames[code] = fl.key.Value
+		b.rs.deviceTypes = append(b.rs.deviceTypes, DeviceType{Name: fl.key.Value, Code: code})
+	}
+	if len(b.rs.deviceTypes) == 0 {
+		b.add(f.errNode(CodeSchema, table, "device_types is empty"))
+	}
+}
+
+// ruleFile compiles rules.yaml: inputs, tables, values, then rules, each
+// seeing the names declared before it.
+func (b *builder) ruleFile(f *sourceFile) {
+	root, err := f.parseYAML()
+	if err != nil {
+		b.add(err)
+		return
+	}
+	fields := f.mapping(&b.errs, root, "rules.yaml", []string{"inputs", "tables", "values", "rules"})
+	opts := []cel.EnvOption{
+		// Versions pinned so that a cel-go upgrade adds no function to a
+		// rule set behind its back; see RATIONALE.md.
+		ext.Strings(ext.StringsVersion(4)),
+		cel.OptionalTypes(cel.OptionalTypesVersion(2)),
+	}
+	for _, dt := range b.rs.deviceTypes {
+		opts = append(opts, cel.Constant(dt.Name, cel.IntType, types.Int(dt.Code)))
+	}
+	if n := f.required(&b.errs, fields, root, "inputs", "rules.yaml"); n != nil {
+		opts = append(opts, b.inputs(f, n)...)
+	}
+	if n := lookup(fields, "tables"); n != nil {
+		opts = append(opts, b.tables(f, n)...)
+	}
+	env, cerr := cel.NewEnv(opts...)
+	if cerr != nil || len(b.errs) > 0 {
+		if cerr != nil {
+			b.add(f.errNode(CodeCELType, root, "%v", cerr))
+		}
+		return
+	}
+	if n := lookup(fields, "values"); n != nil {
+		env = b.values(f, env, n)
+	}
+	if n := f.required(&b.errs, fields, root, "rules", "rules.yaml"); n != nil && env != nil {
+		b.rules(f, env, n)
+	}
+}
+
+func (b *builder) slot(name string) {
+	b.rs.slots[name] = len(b.rs.slots)
+}
+
+func (b *builder) inputs(f *sourceFile, n *yaml.Node) []cel.EnvOption {
+	var opts []cel.EnvOption
+	for _, fl := range f.mapping(&b.errs, n, "inputs", nil) {
+		if !b.declare(f, fl.key, "input") {
+			continue
+		}
+		in := input{InputDecl: InputDecl{Name: fl.key.Value, Required: true}, pos: f.position(f.offset(fl.key.Line, fl.key.Column))}
+		typeNode, defNode := fl.value, (*yaml.Node)(nil)
+		if fl.value.Kind == yaml.MappingNode {
+			spec := f.mapping(&b.errs, fl.value, "input "+in.Name, []string{"type", "default", "doc"})
+			typeNode = f.required(&b.errs, spec, fl.value, "type", "input "+in.Name)
+			defNode = lookup(spec, "default")
+			if d := lookup(spec, "doc"); d != nil {
+				in.Doc, _ = f.scalar(&b.errs, d, "doc")
+			}
+		}
+		if typeNode == nil {
+			continue
+		}
+		text, ok := f.scalar(&b.errs, typeNode, "the type of "+in.Name)
+		if !ok {
+			continue
+		}
+		t, err := parseType(text, false)
+		if err != nil {
+			b.add(f.errNode(CodeBadType, typeNode, "input %s: %v", in.Name, err))
+			continue
+		}
+		in.typ, in.Type = t, t.text
+		if defNode != nil {
+			in.Required = false
+			in.Default = yamlValue(f, &b.errs, defNode)
+			if _, err := t.check(nil, in.Default); err != nil {
+				b.add(f.errNode(CodeWrongType, defNode, "the default of %s %v", in.Name, err))
+			}
+		}
+		b.slot(in.Name)
+		b.rs.inputs = append(b.rs.inputs, in)
+		opts = append(opts, cel.Variable(in.Name, t.celType()))
+	}
+	return opts
+}
+
+// tables compiles named tables of data: ordered rows of typed columns,
+// seen by CEL as a list of maps.
+func (b *builder) tables(f *sourceFile, n *yaml.Node) []cel.EnvOption {
+	var opts []cel.EnvOption
+	for _, fl := range f.mapping(&b.errs, n, "tables", nil) {
+		if !b.declare(f, fl.key, "table") {
+			continue
+		}
+		name := fl.key.Value
+		spec := f.mapping(&b.errs, fl.value, "table "+name, []string{"doc", "columns", "rows"})
+		colNode := f.required(&b.errs, spec, fl.value, "columns", "table "+name)
+		rowNode := f.required(&b.errs, spec, fl.value, "rows", "table "+name)
+		if colNode == nil || rowNode == nil {
+			continue
+		}
+		var cols []string
+		colTypes := map[string]*valueType{}
+		for _, c := range f.mapping(&b.errs, colNode, "columns", nil) {
+			text, ok := f.scalar(&b.errs, c.value, "the type of column "+c.key.Value)
+			if !ok {
+				continue
+			}
+			t, err := parseType(text, true)
+			if err != nil {
+				b.add(f.errNode(CodeBadType, c.value, "column %s: %v", c.key.Value, err))
+				continue
+			}
+			cols = append(cols, c.key.Value)
+			colTypes[c.key.Value] = t
+		}
+		if rowNode.Kind != yaml.SequenceNode {
+			b.add(f.errNode(CodeSchema, rowNode, "rows of table %s must be a list", name))
+			continue
+		}
+		rows := make([]any, 0, len(rowNode.Content))
+		for _, r := range rowNode.Content {
+			rows = append(rows, b.row(f, name, r, cols, colTypes))
+		}
+		elem := cel.DynType
+		if t := commonType(cols, colTypes); t != nil {
+			elem = t.celType()
+		}
+		b.slot(name)
+		b.rs.tables = append(b.rs.tables, table{name: name, val: types.DefaultTypeAdapter.NativeToValue(rows)})
+		opts = append(opts, cel.Variable(name, cel.ListType(cel.MapType(cel.StringType, elem))))
+	}
+	return opts
+}
+
+// row checks one table row: every column, no other key, device types by
+// name. A nullable column may be left out.
+func (b *builder) row(f *sourceFile, table string, r *yaml.Node, cols []string, colTypes map[string]*valueType) map[string]any {
+	out := map[string]any{}
+	cells := f.mapping(&b.errs, r, "a row of "+table, cols)
+	for _, c := range cols {
+		t, cell := colTypes[c], lookup(cells, c)
+		if cell == nil {
+			if !t.nullable {
+				b.add(f.errNode(CodeSchema, r, "this row of %s has no %q", table, c))
+			}
+			out[c] = nil
+			continue
+		}
+		v := yamlValue(f, &b.errs, cell)
+		if t.kind == kindDeviceType && v != nil {
+			name, _ := v.(string)
+			code, ok := b.codes[name]
+			if !ok {
+				e := f.errNode(CodeUnknownDevice, cell, "unknown device type %s in column %s", kindName(cell), c)
+				e.Hint = "device types are declared in " + DeviceTypesFile
+				b.add(e)
+				continue
+			}
+			v = code
+		}
+		if _, err := t.check(nil, v); err != nil {
+			b.add(f.errNode(CodeWrongType, cell, "column %s %v", c, err))
+			continue
+		}
+		out[c] = v
+	}
+	return out
+}
+
+// commonType is the one type of every column, or nil when they differ or
+// any may be null (CEL then sees the cells as dyn).
+func commonType(cols []string, colTypes map[string]*valueType) *valueType {
+	var t *valueType
+	for _, c := range cols {
+		ct := colTypes[c]
+		if ct.nullable || t != nil && ct.celType().String() != t.celType().String() {
+			return nil
+		}
+		t = ct
+	}
+	return t
+}
+
+// values compiles the named intermediate values in order; each sees the ones
+// before it. It returns the environment the rules see.
+func (b *builder) values(f *sourceFile, env *cel.Env, n *yaml.Node) *cel.Env {
+	for _, fl := range f.mapping(&b.errs, n, "values", nil) {
+		if !b.declare(f, fl.key, "value") {
+			continue
+		}
+		src, ok := f.scalar(&b.errs, fl.value, "value "+fl.key.Value)
+		if !ok {
+			continue
+		}
+		c, ast := b.compile(env, expression{f, fl.value, src}, "value "+fl.key.Value, nil, "")
+		if ast == nil {
+			continue
+		}
+		next, err := env.Extend(cel.Variable(fl.key.Value, ast.OutputType()))
+		if err != nil {
+			b.add(f.errNode(CodeCELType, fl.key, "%v", err))
+			continue
+		}
+		env = next
+		b.slot(fl.key.Value)
+		b.rs.values = append(b.rs.values, value{name: fl.key.Value, expr: c.expr, prg: c.prg})
+	}
+	return env
+}
+
+var ruleID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var exceptionName = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
+
+func (b *builder) rules(f *sourceFile, env *cel.Env, n *yaml.Node) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		b.add(f.errNode(CodeSchema, n, "rules must be a non-empty list"))
+		return
+	}
+	ids := map[string]Position{}
+	for _, rn := range n.Content {
+		fields := f.mapping(&b.errs, rn, "a rule", []string{"id", "doc", "when", "device", "error"})
+		if fields == nil {
+			continue
+		}
+		r := rule{pos: f.position(f.offset(rn.Line, rn.Column))}
+		if idn := f.required(&b.errs, fields, rn, "id", "a rule"); idn != nil {
+			r.id, _ = f.scalar(&b.errs, idn, "id")
+			switch prev, dup := ids[r.id]; {
+			case !ruleID.MatchString(r.id):
+				b.add(f.errNode(CodeSchema, idn, "rule id %q must be letters, digits, '_', '-' or '.'", r.id))
+			case dup:
+				b.add(f.errNode(CodeDuplicate, idn, "rule id %q is already used at %s", r.id, prev))
+			}
+			ids[r.id] = f.position(f.offset(idn.Line, idn.Column))
+		}
+		what := "rule " + r.id
+		if wn := f.required(&b.errs, fields, rn, "when", what); wn != nil {
+			if src, ok := f.scalar(&b.errs, wn, "when"); ok {
+				r.when, _ = b.compile(env, expression{f, wn, src}, what+": when", kinds(types.BoolKind), "a bool")
+			}
+		}
+		dn, en := lookup(fields, "device"), lookup(fields, "error")
+		switch {
+		case dn != nil && en != nil:
+			b.add(f.errNode(CodeSchema, en, "%s has both device and error; an outcome is one of them", what))
+		case dn != nil:
+			r.device = b.deviceOutcome(f, env, dn, what)
+		case en != nil:
+			r.raise = b.raiseOutcome(f, env, en, what)
+		default:
+			b.add(f.errNode(CodeSchema, rn, "%s needs an outcome: device: {type, id} or error: {type, message}", what))
+		}
+		b.rs.rules = append(b.rs.rules, r)
+	}
+}
+
+func (b *builder) deviceOutcome(f *sourceFile, env *cel.Env, n *yaml.Node, what string) *deviceOutcome {
+	fields := f.mapping(&b.errs, n, "device", []string{"type", "id"})
+	out := &deviceOutcome{}
+	if tn := f.required(&b.errs, fields, n, "type", what+": device"); tn != nil {
+		if src, ok := f.scalar(&b.errs, tn, "device type"); ok {
+			out.typ, _ = b.compile(env, expression{f, tn, src}, what+": device type", kinds(types.IntKind), "a device type (an int code)")
+		}
+	}
+	if idn := f.required(&b.errs, fields, n, "id", what+": device"); idn != nil {
+		if src, ok := f.scalar(&b.errs, idn, "device id"); ok {
+			out.id, _ = b.compile(env, expression{f, idn, src}, what+": device id", kinds(types.IntKind), "an int")
+		}
+	}
+	return out
+}
+
+func (b *builder) raiseOutcome(f *sourceFile, env *cel.Env, n *yaml.Node, what string) *raiseOutcome {
+	fields := f.mapping(&b.errs, n, "error", []string{"type", "message"})
+	out := &raiseOutcome{}
+	if tn := f.required(&b.errs, fields, n, "type", what+": error"); tn != nil {
+		out.typ, _ = f.scalar(&b.errs, tn, "error type")
+		if !exceptionName.MatchString(out.typ) {
+			b.add(f.errNode(CodeSchema, tn, "error type %q must be an exception class name such as BufferError", out.typ))
+		}
+	}
+	if mn := f.required(&b.errs, fields, n, "message", what+": error"); mn != nil {
+		if src, ok := f.scalar(&b.errs, mn, "message"); ok {
+			out.message, _ = b.compile(env, expression{f, mn, src}, what+": message", kinds(types.StringKind), "a string")
+		}
+	}
+	return out
+}
+
+func kinds(k types.Kind) []types.Kind { return []types.Kind{k, types.DynKind} }
+
+// compile parses, type-checks and plans one expression. want lists the
+// output kinds allowed (nil: any); dyn is checked again at run time.
+func (b *builder) compile(env *cel.Env, e expression, what string, want []types.Kind, wantDesc string) (compiled, *cel.Ast) {
+	c := compiled{expr: e}
+	ast, iss := env.Parse(e.text)
+	code := CodeCELSyntax
+	if iss.Err() == nil {
+		ast, iss = env.Check(ast)
+		code = CodeCELType
+	}
+	if iss.Err() != nil {
+		for _, ce := range iss.Errors() {
+			b.add(e.errAt(code, ce.Location.Line(), ce.Location.Column(), "%s: %s", what, ce.Message))
+		}
+		return c, nil
+	}
+	if want != nil {
+		ok := false
+		for _, k := range want {
+			ok = ok || ast.OutputType().Kind() == k
+		}
+		if !ok {
+			errCode := CodeWrongOutcomeType
+			if want[0] == types.BoolKind {
+				errCode = CodeNotBool
+			}
+			b.add(e.errAt(errCode, 1, 0, "%s is %s; want %s", what, ast.OutputType(), wantDesc))
+			return c, nil
+		}
+	}
+	prg, err := env.Program(ast,
+		cel.CostLimit(cmpOr(b.opts.CostLimit, DefaultCostLimit)),
+		cel.InterruptCheckFrequency(64),
+		cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		b.add(e.errAt(CodeCELType, 1, 0, "%s: %v", what, err))
+		return c, nil
+	}
+	c.prg = prg
+	return c, ast
+}

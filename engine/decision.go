@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Decision is what a rule set decided for one input: a DLPack device, or an
+// exception the array library raises. Rule and RuleSet say which rule of
+// which version decided, so every decision can be traced to a file.
+type Decision struct {
+	// DeviceType is the DLPack device type name, such as "kDLCUDA"; empty
+	// when Error is set.
+	DeviceType string
+	// DeviceTypeCode is its DLDeviceType code, such as 2.
+	DeviceTypeCode int64
+	// DeviceID is the DLDevice device_id.
+	DeviceID int64
+	// Error is the exception raised instead of a device, or nil. It is
+	// shared between equal decisions: do not modify it.
+	Error *Exception
+	// Rule is the id of the rule that matched.
+	Rule string
+	// RuleSet is "name@version" of the rule set that decided.
+	RuleSet string
+}
+
+// Exception is a decision to raise an exception, such as BufferError.
+type Exception struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// decisionJSON is the public wire form of a Decision, field for field in
+// the order the command line's contract gives.
+type decisionJSON struct {
+	DeviceType     string     `json:"device_type,omitempty"`
+	DeviceTypeCode *int64     `json:"device_type_code,omitempty"`
+	DeviceID       *int64     `json:"device_id,omitempty"`
+	Error          *Exception `json:"error,omitempty"`
+	Rule           string     `json:"rule"`
+	RuleSet        string     `json:"ruleset"`
+}
+
+// MarshalJSON writes the decision as
+// {"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"...","ruleset":"jax@v3"}
+// or {"error":{"type":"BufferError","message":"..."},"rule":"...","ruleset":"..."}.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	w := decisionJSON{Error: d.Error, Rule: d.Rule, RuleSet: d.RuleSet}
+	if d.Error == nil {
+		w.DeviceType, w.DeviceTypeCode, w.DeviceID = d.DeviceType, &d.DeviceTypeCode, &d.DeviceID
+	}
+	return marshalJSON(w)
+}
+
+// marshalJSON is json.Marshal without HTML escaping: a platform version
+// such as "<unknown>" reads as itself, not as "\u003cunknown\u003e".
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// UnmarshalJSON reads the form MarshalJSON writes.
+func (d *Decision) UnmarshalJSON(data []byte) error {
+	var w decisionJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*d = Decision{DeviceType: w.DeviceType, Error: w.Error, Rule: w.Rule, RuleSet: w.RuleSet}
+	if w.DeviceTypeCode != nil {
+		d.DeviceTypeCode = *w.DeviceTypeCode
+	}
+	if w.DeviceID != nil {
+		d.DeviceID = *w.DeviceID
+	}
+	return nil
+}
+
+// String is the decision's JSON form, for messages.
+func (d Decision) String() string {
+	b, _ := d.MarshalJSON()
+	return string(b)
+}

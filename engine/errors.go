@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Code is the stable, machine-readable kind of an [Error]. Codes are part of
+// the compatibility promise: they never change meaning, and hosts in other
+// languages match on them instead of on messages.
+type Code string
+
+// Codes for a rules directory that cannot be loaded.
+const (
+	CodeRead             Code = "read_error"          // a file could not be read
+	CodeMissingFile      Code = "missing_file"        // a version lacks manifest, rules or tests
+	CodeTooLarge         Code = "too_large"           // a rule file exceeds MaxRuleFileSize
+	CodeYAML             Code = "yaml_syntax"         // the YAML itself does not parse
+	CodeSchema           Code = "schema"              // a key is unknown, missing, or of the wrong shape
+	CodeDuplicate        Code = "duplicate"           // a rule id, input, table, value or case name repeats
+	CodeBadType          Code = "bad_type"            // a declared type is not one the engine knows
+	CodeUnknownDevice    Code = "unknown_device_type" // a device type name is not in device_types.yaml
+	CodeCELSyntax        Code = "cel_syntax"          // a CEL expression does not parse
+	CodeCELType          Code = "cel_type"            // a CEL expression does not type-check
+	CodeNotBool          Code = "not_bool"            // a rule condition is not a bool
+	CodeWrongOutcomeType Code = "wrong_outcome_type"  // a device id, device type or message has the wrong type
+	CodeBadVersion       Code = "bad_version"         // a version directory name is not v<N>[.<N>...]
+	CodeNoRuleSet        Code = "no_ruleset"          // a name or version that is not loaded
+)
+
+// Codes for an input that is not valid for a rule set.
+const (
+	CodeJSON         Code = "json_syntax"   // the line is not a JSON object
+	CodeUnknownField Code = "unknown_field" // a field the rule set does not declare
+	CodeMissingField Code = "missing_field" // a required field is absent
+	CodeWrongType    Code = "wrong_type"    // a field's value is not of the declared type
+	CodeTooLong      Code = "too_long"      // a line or string exceeds its limit
+	CodeInvalidUTF8  Code = "invalid_utf8"  // a string is not valid UTF-8
+)
+
+// Codes for an evaluation that could not reach a decision.
+const (
+	CodeEval        Code = "eval_error"      // a CEL expression failed at run time
+	CodeCostLimit   Code = "cost_limit"      // an expression exceeded the CEL cost limit
+	CodeCanceled    Code = "canceled"        // the context ended first
+	CodeNoMatch     Code = "no_rule_matched" // every condition was false
+	CodeBadOutcome  Code = "bad_outcome"     // an outcome evaluated to an unusable value
+	CodeTestFailure Code = "test_failure"    // a test case's decision differs from its want
+)
+
+// Position is a place in a rule file. Line and Column count from 1; Column
+// counts bytes, as Go's go/token and CEL do.
+type Position struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+}
+
+// String formats the position as file:line:col, leaving out what is unknown.
+func (p Position) String() string {
+	switch {
+	case p.Line == 0:
+		return p.File
+	case p.Column == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+}
+
+// Error is every error the engine returns: a stable [Code], a message, and
+// where it applies, the position in a rule file with the text of that line.
+// Its JSON form is what the command line and the WebAssembly hosts print.
+type Error struct {
+	Code    Code      `json:"code"`
+	Message string    `json:"message"`
+	Pos     *Position `json:"position,omitempty"`
+	// Source is the line of the file at Pos, without its newline.
+	Source string `json:"source,omitempty"`
+	// Hint, when set, says what usually fixes the error.
+	Hint string `json:"hint,omitempty"`
+	// Line is the 1-based line of the input stream an input error is about.
+	Line int `json:"line,omitempty"`
+
+	err error // the cause, for errors.Is and errors.As
+}
+
+// Error formats the error the way cel-go does: "file:line:col: message",
+// then the source line and a caret under the column.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Pos != nil {
+		b.WriteString(e.Pos.String())
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	if e.Pos != nil && e.Source != "" {
+		b.WriteString("\n | ")
+		b.WriteString(e.Source)
+		if e.Pos.Column > 0 {
+			b.WriteString("\n | ")
+			b.WriteString(caretPad(e.Source, e.Pos.Column))
+			b.WriteString("^")
+		}
+	}
+	return b.String()
+}
+
+// caretPad returns the run of dots that puts a caret under byte column col,
+// keeping tabs so the caret lines up in a terminal.
+func caretPad(line string, col int) string {
+	var b strings.Builder
+	for i := 0; i < col-1 && i < len(line); i++ {
+		if line[i] == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte('.')
+		}
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.err }
+
+// ErrorList is every error found while loading rules; Load refuses the whole
+// rules directory when it is not empty. It is sorted by file and position.
+type ErrorList []*Error
+
+// Error joins the errors, one per paragraph.
+func (l ErrorList) Error() string {
+	parts := make([]string, len(l))
+	for i, e := range l {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Unwrap exposes each error to errors.Is and errors.As.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// Errors returns every *Error in err: the members of an ErrorList, a single
+// *Error, or nil when err holds none.
+func Errors(err error) []*Error {
+	var list ErrorList
+	if errors.As(err, &list) {
+		return list
+	}
+	var one *Error
+	if errors.As(err, &one) {
+		return []*Error{one}
+	}
+	return nil
+}

@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MaxRuleFileSize is the largest rule file Load reads, in bytes.
+const MaxRuleFileSize = 1 << 20
+
+// The files of one rule-set version directory, rules/<name>/<version>/.
+const (
+	ManifestFile    = "manifest.yaml"
+	DeviceTypesFile = "device_types.yaml"
+	RulesFile       = "rules.yaml"
+	TestsFile       = "tests.yaml"
+)
+
+// Options configure Load. The zero value is the documented defaults.
+type Options struct {
+	// Root is the name the rules directory is shown by in positions, such as
+	// "rules" (the default) for rules/jax/v3/rules.yaml:12:9.
+	Root string
+	// CostLimit bounds the CEL cost of one expression's evaluation; an
+	// expression that exceeds it fails with CodeCostLimit. 0 means
+	// DefaultCostLimit.
+	CostLimit uint64
+	// MemoSize bounds how many decisions each rule set remembers. 0 means
+	// DefaultMemoSize; a negative value turns memoisation off.
+	MemoSize int
+}
+
+// DefaultCostLimit is the CEL cost limit of one expression when
+// Options.CostLimit is 0: about a thousand comparisons over inputs at
+// MaxStringLen, far more than any rule here needs, far less than a runaway
+// comprehension takes.
+const DefaultCostLimit = 100_000
+
+func (o Options) root() string {
+	if o.Root == "" {
+		return "rules"
+	}
+	return o.Root
+}
+
+// Catalog is every rule set version of a rules directory, compiled. It is
+// immutable and safe for concurrent use.
+type Catalog struct {
+	sets map[string][]*RuleSet // by name, oldest version first
+}
+
+// Load reads a rules directory (rules/<name>/<version>/ with the four files
+// of each version), type-checks every expression, and compiles it. It
+// refuses the whole directory on any error: the result is an ErrorList of
+// every error found, each with its position, and no Catalog.
+func Load(fsys fs.FS, opts Options) (*Catalog, error) {
+	var errs ErrorList
+	c := &Catalog{sets: map[string][]*RuleSet{}}
+	names, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, ErrorList{{Code: CodeRead, Message: fmt.Sprintf("reading %s: %v", opts.root(), err), err: err}}
+	}
+	for _, set := range names {
+		if !set.IsDir() || strings.HasPrefix(set.Name(), ".") {
+			continue
+		}
+		versions, err := fs.ReadDir(fsys, set.Name())
+		if err != nil {
+			errs = append(errs, &Error{Code: CodeRead, Message: err.Error(), err: err})
+			continue
+		}
+		for _, v := range versions {
+			if !v.IsDir() || strings.HasPrefix(v.Name(), ".") {
+				continue
+			}
+			dir := path.Join(set.Name(), v.Name())
+			rs, verrs := loadVersion(fsys, dir, opts)
+			errs = append(errs, verrs...)
+			if rs != nil {
+				c.sets[rs.name] = append(c.sets[rs.name], rs)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		sortErrors(errs)
+		return nil, errs
+	}
+	if len(c.sets) == 0 {
+		return nil, ErrorList{{Code: CodeNoRuleSet, Message: fmt.Sprintf("%s holds no rule set (want %s/<name>/<version>/%s)", opts.root(), opts.root(), RulesFile),
+			Hint: "point --rules at the directory that holds the rule-set folders, such as rules/"}}
+	}
+	for _, list := range c.sets {
+		slices.SortFunc(list, func(a, b *RuleSet) int { return compareVersions(a.version, b.version) })
+	}
+	return c, nil
+}
+
+func sortErrors(errs ErrorList) {
+	slices.SortStableFunc(errs, func(a, b *Error) int {
+		var pa, pb Position
+		if a.Pos != nil {
+			pa = *a.Pos
+		}
+		if b.Pos != nil {
+			pb = *b.Pos
+		}
+		return cmp.Or(cmp.Compare(pa.File, pb.File), cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Column, pb.Column))
+	})
+}
+
+// readSource reads one file of a version, within MaxRuleFileSize.
+func readSource(fsys fs.FS, dir, name string, opts Options) (*sourceFile, *Error) {
+	display := path.Join(opts.root(), dir, name)
+	f, err := fsys.Open(path.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &Error{Code: CodeMissingFile, Message: "the file is missing", Pos: &Position{File: display},
+			Hint: fmt.Sprintf("every version directory holds %s, %s, %s and %s", ManifestFile, DeviceTypesFile, RulesFile, TestsFile), err: err}
+	}
+	if err != nil {
+		return nil, &Error{Code: CodeRead, Message: err.Error(), Pos: &Position{File: display}, err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxRuleFileSize+1))
+	if err != nil {
+		return nil, &Error{Code: CodeRead, Message: err.Error(), Pos: &Position{File: display}, err: err}
+	}
+	if len(data) > MaxRuleFileSize {
+		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("file is larger than %d bytes", MaxRuleFileSize), Pos: &Position{File: display}}
+	}
+	return newSourceFile(display, data), nil
+}
+
+// parseVersion splits "v3" or "v1.2" into numbers.
+func parseVersion(s string) ([]int, bool) {
+	rest, ok := strings.CutPrefix(s, "v")
+	if !ok || rest == "" {
+		return nil, false
+	}
+	var out []int
+	for _, part := range strings.Split(rest, ".") {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 0 || strconv.Itoa(n) != part {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+func compareVersions(a, b string) int {
+	va, _ := parseVersion(a)
+	vb, _ := parseVersion(b)
+	return slices.Compare(va, vb)
+}
+
+// RuleSets returns every loaded version, by name and then oldest first.
+func (c *Catalog) RuleSets() []*RuleSet {
+	var out []*RuleSet
+	for _, name := range slices.Sorted(maps.Keys(c.sets)) {
+		out = append(out, c.sets[name]...)
+	}
+	return out
+}
+
+// RuleSet returns the rule set named by ref: "jax" for its newest version,
+// or "jax@v2" for one version. The error has CodeNoRuleSet and says which
+// names and versions exist.
+func (c *Catalog) RuleSet(ref string) (*RuleSet, error) {
+	name, version, pinned := strings.Cut(ref, "@")
+	list := c.sets[name]
+	if len(list) == 0 {
+		return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("no rule set %q", name),
+			Hint: "loaded: " + strings.Join(slices.Sorted(maps.Keys(c.sets)), ", ")}
+	}
+	if !pinned {
+		return list[len(list)-1], nil
+	}
+	var have []string
+	for _, rs := range list {
+		if rs.version == version {
+			return rs, nil
+		}
+		have = append(have, rs.version)
+	}
+	return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s has no version %q", name, version),
+		Hint: "versions: " + strings.Join(have, ", ")}
+}

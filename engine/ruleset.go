@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"path"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types/ref"
+	"go.yaml.in/yaml/v3"
+)
+
+// RuleSet is one version of a rule set, compiled: its inputs, tables,
+// values and rules, ready to resolve. It is immutable (but for its memo of
+// decisions, which changes no result) and safe for concurrent use.
+type RuleSet struct {
+	name, version string
+	ref           string // name@version
+	manifest      Manifest
+	deviceTypes   []DeviceType
+	deviceNames   map[int64]string
+
+	inputs []input
+	tables []table
+	values []value
+	rules  []rule
+	cases  []Case
+	slots  map[string]int // input, table and value names -> activation slot
+
+	costLimit uint64
+	memo      *memo
+}
+
+// Manifest describes a rule-set version: manifest.yaml.
+type Manifest struct {
+	Name        string   `json:"name"`
+	Version     string   `json:"version"`
+	Description string   `json:"description"`
+	Mirrors     Upstream `json:"mirrors"`
+}
+
+// Upstream is the behaviour a rule-set version reproduces.
+type Upstream struct {
+	Project string `json:"project"`          // such as "jax-ml/jax"
+	Commit  string `json:"commit,omitempty"` // the commit it was read at
+	Date    string `json:"date,omitempty"`
+	Files   []string `json:"files,omitempty"` // where the behaviour lives upstream
+	Note    string `json:"note,omitempty"`
+}
+
+// DeviceType is one entry of device_types.yaml: a DLPack DLDeviceType.
+type DeviceType struct {
+	Name string `json:"name"` // such as "kDLCUDA"
+	Code int64  `json:"code"` // such as 2
+}
+
+// Input is one declared input of a rule set, as InputDecl reports it.
+type InputDecl struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`               // as written: "string", "int?"
+	Required bool   `json:"required"`          // no default
+	Default  any    `json:"default,omitempty"` // when not required
+	Doc      string `json:"doc,omitempty"`
+}
+
+type input struct {
+	InputDecl
+	typ *valueType
+	pos Position
+}
+
+type table struct {
+	name string
+	val  ref.Val
+}
+
+type value struct {
+	name string
+	expr expression
+	prg  cel.Program
+}
+
+type rule struct {
+	id     string
+	pos    Position
+	when   compiled
+	device *deviceOutcome
+	raise  *raiseOutcome
+}
+
+type compiled struct {
+	expr expression
+	prg  cel.Program
+}
+
+type deviceOutcome struct {
+	typ, id compiled
+}
+
+type raiseOutcome struct {
+	typ     string
+	message compiled
+}
+
+// Name returns the rule set's name, such as "jax".
+func (rs *RuleSet) Name() string { return rs.name }
+
+// Version returns the version, such as "v3".
+func (rs *RuleSet) Version() string { return rs.version }
+
+// Ref returns "name@version", as decisions name their rule set.
+func (rs *RuleSet) Ref() string { return rs.ref }
+
+// Manifest returns the version's manifest.
+func (rs *RuleSet) Manifest() Manifest { return rs.manifest }
+
+// DeviceTypes returns the device-type table, in file order.
+func (rs *RuleSet) DeviceTypes() []DeviceType { return append([]DeviceType(nil), rs.deviceTypes...) }
+
+// Inputs returns the declared inputs, in file order.
+func (rs *RuleSet) Inputs() []InputDecl {
+	out := make([]InputDecl, len(rs.inputs))
+	for i, in := range rs.inputs {
+		out[i] = in.InputDecl
+	}
+	return out
+}
+
+// RuleIDs returns the rule ids, in the order they are tried.
+func (rs *RuleSet) RuleIDs() []string {
+	out := make([]string, len(rs.rules))
+	for i, r := range rs.rules {
+		out[i] = r.id
+	}
+	return out
+}
+
+// yamlValue converts a YAML node to the Go values inputs take: string,
+// int64, float64, bool, nil, []any and map[string]any.
+func yamlValue(f *sourceFile, errs *ErrorList, n *yaml.Node) any {
+	switch n.Kind {
+	case yaml.AliasNode:
+		return yamlValue(f, errs, n.Alias)
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, item := range n.Content {
+			out[i] = yamlValue(f, errs, item)
+		}
+		return out
+	case yaml.MappingNode:
+		out := map[string]any{}
+		for _, fl := range f.mapping(errs, n, "a value", nil) {
+			out[fl.key.Value] = yamlValue(f, errs, fl.value)
+		}
+		return out
+	}
+	switch n.Tag {
+	case "!!null":
+		return nil
+	case "!!bool", "!!int", "!!float":
+		var v any
+		if err := n.Decode(&v); err == nil {
+			if i, ok := v.(int); ok {
+				return int64(i)
+			}
+			return v
+		}
+	}
+	return n.Value
+}
+
+func versionDir(name, version string) string { return path.Join(name, version) }

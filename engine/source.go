@@ -1,0 +1,268 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// sourceFile is one rule file as read: its display name, its bytes, and the
+// offsets of its lines, so that any node or expression maps back to a
+// Position and the text of its line.
+type sourceFile struct {
+	name       string
+	text       string
+	lineStarts []int
+}
+
+func newSourceFile(name string, data []byte) *sourceFile {
+	f := &sourceFile{name: name, text: string(data), lineStarts: []int{0}}
+	for i := 0; i < len(f.text); i++ {
+		if f.text[i] == '\n' {
+			f.lineStarts = append(f.lineStarts, i+1)
+		}
+	}
+	return f
+}
+
+// line returns the text of 1-based line n without its line ending.
+func (f *sourceFile) line(n int) string {
+	if n < 1 || n > len(f.lineStarts) {
+		return ""
+	}
+	end := len(f.text)
+	if n < len(f.lineStarts) {
+		end = f.lineStarts[n] - 1
+	}
+	return strings.TrimRight(f.text[f.lineStarts[n-1]:end], "\r")
+}
+
+// offset converts a 1-based line and column to a byte offset, clamped to the file.
+func (f *sourceFile) offset(line, col int) int {
+	if line < 1 {
+		return 0
+	}
+	if line > len(f.lineStarts) {
+		return len(f.text)
+	}
+	return min(f.lineStarts[line-1]+max(col-1, 0), len(f.text))
+}
+
+// position converts a byte offset to a Position.
+func (f *sourceFile) position(off int) Position {
+	line := 1
+	for line < len(f.lineStarts) && f.lineStarts[line] <= off {
+		line++
+	}
+	return Position{File: f.name, Line: line, Column: off - f.lineStarts[line-1] + 1}
+}
+
+// errAt builds an Error at a line and column of the file.
+func (f *sourceFile) errAt(code Code, line, col int, format string, args ...any) *Error {
+	e := &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	if line > 0 {
+		e.Pos = &Position{File: f.name, Line: line, Column: col}
+		e.Source = f.line(line)
+	} else {
+		e.Pos = &Position{File: f.name}
+	}
+	return e
+}
+
+// errNode builds an Error at a YAML node (nil: the whole file).
+func (f *sourceFile) errNode(code Code, n *yaml.Node, format string, args ...any) *Error {
+	if n == nil {
+		return f.errAt(code, 0, 0, format, args...)
+	}
+	return f.errAt(code, n.Line, n.Column, format, args...)
+}
+
+// yamlLine finds the line in a go-yaml error. The library reports syntax
+// errors only as text ("yaml: line 3: ..."), so this is the one place where
+// an error's text is read; without a line the error points at the file.
+var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+// parseYAML parses a file into its root node. An empty file is a mapping with
+// no keys, so that missing keys are reported by name.
+func (f *sourceFile) parseYAML() (*yaml.Node, *Error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(f.text), &doc); err != nil {
+		line, msg := 0, err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			msg = m[2]
+		}
+		e := f.errAt(CodeYAML, line, 0, "%s", msg)
+		e.err = err
+		return nil, e
+	}
+	if len(doc.Content) == 0 {
+		return &yaml.Node{Kind: yaml.MappingNode, Line: 1, Column: 1}, nil
+	}
+	return doc.Content[0], nil
+}
+
+// field is one key of a YAML mapping with its value.
+type field struct {
+	key   *yaml.Node
+	value *yaml.Node
+}
+
+// mapping returns the keys of a mapping in file order, reporting a node that
+// is not a mapping, a duplicate key, and (when allowed is not nil) an unknown
+// key. what names the mapping in messages.
+func (f *sourceFile) mapping(errs *ErrorList, n *yaml.Node, what string, allowed []string) []field {
+	if n.Kind != yaml.MappingNode {
+		*errs = append(*errs, f.errNode(CodeSchema, n, "%s must be a mapping, not %s", what, kindName(n)))
+		return nil
+	}
+	var out []field
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			*errs = append(*errs, f.errNode(CodeSchema, k, "a key in %s must be a plain name", what))
+			continue
+		case seen[k.Value]:
+			*errs = append(*errs, f.errNode(CodeDuplicate, k, "%s has %q twice", what, k.Value))
+			continue
+		case allowed != nil && !contains(allowed, k.Value):
+			e := f.errNode(CodeSchema, k, "unknown key %q in %s", k.Value, what)
+			e.Hint = "the keys here are: " + strings.Join(allowed, ", ")
+			*errs = append(*errs, e)
+			continue
+		}
+		seen[k.Value] = true
+		out = append(out, field{k, v})
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the value of key in fields, or nil.
+func lookup(fields []field, key string) *yaml.Node {
+	for _, fl := range fields {
+		if fl.key.Value == key {
+			return fl.value
+		}
+	}
+	return nil
+}
+
+// scalar returns the text of a scalar node, reporting any other kind.
+func (f *sourceFile) scalar(errs *ErrorList, n *yaml.Node, what string) (string, bool) {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		*errs = append(*errs, f.errNode(CodeSchema, n, "%s must be a single value, not %s", what, kindName(n)))
+		return "", false
+	}
+	return n.Value, true
+}
+
+// required returns the value of key, reporting it at parent when missing.
+func (f *sourceFile) required(errs *ErrorList, fields []field, parent *yaml.Node, key, what string) *yaml.Node {
+	v := lookup(fields, key)
+	if v == nil {
+		*errs = append(*errs, f.errNode(CodeSchema, parent, "%s needs %q", what, key))
+	}
+	return v
+}
+
+func kindName(n *yaml.Node) string {
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if n.Tag == "!!null" {
+		return "null"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+// isIdent reports whether s is a CEL identifier, as names of inputs, values,
+// tables and device types must be.
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		letter := r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// expression is a CEL expression as written in a rule file.
+type expression struct {
+	file *sourceFile
+	node *yaml.Node
+	text string
+}
+
+// position maps a CEL location (1-based line, 0-based column in code points
+// of the expression text) back into the file. YAML quoting, escapes and
+// block scalars mean the expression is not always a verbatim slice of the
+// file, so the expression's characters are matched in order against the
+// file's from the node onward; characters of the file that do not match
+// (quotes, backslashes, indentation, folded line breaks) are skipped.
+func (e expression) position(line, col int) Position {
+	target := 0
+	for l := 1; l < line; l++ {
+		nl := strings.IndexByte(e.text[target:], '\n')
+		if nl < 0 {
+			break
+		}
+		target += nl + 1
+	}
+	for c := 0; c < col && target < len(e.text); c++ {
+		_, size := utf8.DecodeRuneInString(e.text[target:])
+		target += size
+	}
+	start := e.file.offset(e.node.Line, e.node.Column)
+	if e.node.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		if nl := strings.IndexByte(e.file.text[start:], '\n'); nl >= 0 {
+			start += nl + 1
+		}
+	}
+	raw := e.file.text
+	r := start
+	for i := 0; i <= target && i < len(e.text); i++ {
+		for r < len(raw) && raw[r] != e.text[i] {
+			r++
+		}
+		if r == len(raw) {
+			return e.file.position(start)
+		}
+		if i < target {
+			r++
+		}
+	}
+	return e.file.position(r)
+}
+
+// errAt builds an Error at a CEL location inside the expression.
+func (e expression) errAt(code Code, line, col int, format string, args ...any) *Error {
+	p := e.position(line, col)
+	return e.file.errAt(code, p.Line, p.Column, format, args...)
+}
