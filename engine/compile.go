@@ -195,14 +195,15 @@ func (b *builder) ruleFile(f *sourceFile) {
 	if n := f.required(&b.errs, fields, root, "inputs", "rules.yaml"); n != nil {
 		opts = append(opts, b.inputs(f, n)...)
 	}
+	if len(b.errs) > 0 {
+		return // every expression would fail on the inputs it cannot see
+	}
 	if n := lookup(fields, "tables"); n != nil {
 		opts = append(opts, b.tables(f, n)...)
 	}
 	env, cerr := cel.NewEnv(opts...)
-	if cerr != nil || len(b.errs) > 0 {
-		if cerr != nil {
-			b.add(f.errNode(CodeCELType, root, "%v", cerr))
-		}
+	if cerr != nil {
+		b.add(f.errNode(CodeCELType, root, "%v", cerr))
 		return
 	}
 	if n := lookup(fields, "values"); n != nil {

@@ -42,9 +42,18 @@ type decisionJSON struct {
 	RuleSet        string     `json:"ruleset"`
 }
 
+// Equal reports whether two decisions are the same, exception included.
+func (d Decision) Equal(o Decision) bool {
+	same := d.Error == o.Error || d.Error != nil && o.Error != nil && *d.Error == *o.Error
+	d.Error, o.Error = nil, nil
+	return same && d == o
+}
+
 // MarshalJSON writes the decision as
 // {"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"...","ruleset":"jax@v3"}
 // or {"error":{"type":"BufferError","message":"..."},"rule":"...","ruleset":"..."}.
+// json.Marshal escapes '<', '>' and '&' in every output; a json.Encoder with
+// SetEscapeHTML(false), as the command line uses, keeps "<unknown>" as is.
 func (d Decision) MarshalJSON() ([]byte, error) {
 	w := decisionJSON{Error: d.Error, Rule: d.Rule, RuleSet: d.RuleSet}
 	if d.Error == nil {

@@ -78,6 +78,9 @@ func (rs *RuleSet) check(b []byte, in Input) ([]byte, error) {
 		case ok:
 			found++
 		case decl.Required:
+			if err := rs.unknownField(in); err != nil {
+				return b, err // most likely the missing one, misspelt
+			}
 			return b, &Error{Code: CodeMissingField, Message: fmt.Sprintf("input %s is missing; want %s", decl.Name, decl.typ.describe())}
 		default:
 			v = decl.Default
@@ -93,14 +96,21 @@ func (rs *RuleSet) check(b []byte, in Input) ([]byte, error) {
 		}
 	}
 	if found != len(in) {
-		for _, name := range slices.Sorted(maps.Keys(in)) {
-			if _, ok := rs.slots[name]; !ok || !rs.isInput(name) {
-				return b, &Error{Code: CodeUnknownField, Message: fmt.Sprintf("unknown input %q", name),
-					Hint: "the inputs of " + rs.ref + " are: " + strings.Join(rs.inputNames(), ", ")}
-			}
-		}
+		return b, rs.unknownField(in)
 	}
 	return b, nil
+}
+
+// unknownField reports the first field of in, by name, that is not a
+// declared input, or nil.
+func (rs *RuleSet) unknownField(in Input) error {
+	for _, name := range slices.Sorted(maps.Keys(in)) {
+		if !rs.isInput(name) {
+			return &Error{Code: CodeUnknownField, Message: fmt.Sprintf("unknown input %q", name),
+				Hint: "the inputs of " + rs.ref + " are: " + strings.Join(rs.inputNames(), ", ")}
+		}
+	}
+	return nil
 }
 
 func (rs *RuleSet) isInput(name string) bool {

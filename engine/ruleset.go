@@ -39,11 +39,11 @@ type Manifest struct {
 
 // Upstream is the behaviour a rule-set version reproduces.
 type Upstream struct {
-	Project string `json:"project"`          // such as "jax-ml/jax"
-	Commit  string `json:"commit,omitempty"` // the commit it was read at
-	Date    string `json:"date,omitempty"`
+	Project string   `json:"project"`          // such as "jax-ml/jax"
+	Commit  string   `json:"commit,omitempty"` // the commit it was read at
+	Date    string   `json:"date,omitempty"`
 	Files   []string `json:"files,omitempty"` // where the behaviour lives upstream
-	Note    string `json:"note,omitempty"`
+	Note    string   `json:"note,omitempty"`
 }
 
 // DeviceType is one entry of device_types.yaml: a DLPack DLDeviceType.
@@ -55,7 +55,7 @@ type DeviceType struct {
 // Input is one declared input of a rule set, as InputDecl reports it.
 type InputDecl struct {
 	Name     string `json:"name"`
-	Type     string `json:"type"`               // as written: "string", "int?"
+	Type     string `json:"type"`              // as written: "string", "int?"
 	Required bool   `json:"required"`          // no default
 	Default  any    `json:"default,omitempty"` // when not required
 	Doc      string `json:"doc,omitempty"`
