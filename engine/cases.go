@@ -109,7 +109,11 @@ func (b *builder) tests(f *sourceFile) {
 				b.add(f.errNode(CodeSchema, n, "the input of case %s must be a mapping", c.Name))
 			} else if in, ok := yamlValue(f, &b.errs, n).(map[string]any); ok {
 				c.Input = in
-				if _, err := b.rs.check(nil, c.Input); err != nil {
+				_, err := b.rs.check(nil, c.Input)
+				if err == nil {
+					err = b.rs.checkUTF8(c.Input)
+				}
+				if err != nil {
 					e := f.errNode(CodeWrongType, n, "case %s: %v", c.Name, err)
 					if ee, ok := err.(*Error); ok {
 						e.Code, e.Hint = ee.Code, ee.Hint

@@ -52,7 +52,20 @@ func (rs *RuleSet) DecodeInput(data []byte) (Input, error) {
 	if _, err := rs.check(nil, in); err != nil {
 		return nil, err
 	}
+	if err := rs.checkUTF8(in); err != nil {
+		return nil, err
+	}
 	return in, nil
+}
+
+// checkUTF8 is the part of input checking that check leaves out.
+func (rs *RuleSet) checkUTF8(in Input) error {
+	for i := range rs.inputs {
+		if s, ok := in[rs.inputs[i].Name].(string); ok && !utf8.ValidString(s) {
+			return &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("input %s is not valid UTF-8 (at byte %d)", rs.inputs[i].Name, invalidUTF8At([]byte(s)))}
+		}
+	}
+	return nil
 }
 
 func invalidUTF8At(data []byte) int {
@@ -68,7 +81,8 @@ func invalidUTF8At(data []byte) int {
 
 // check validates an input against the declared inputs and appends its
 // canonical key to b; defaults fill what is left out. It allocates nothing
-// for a valid input of scalars.
+// for a valid input of scalars. Strings are checked for UTF-8 by checkUTF8,
+// which Resolve runs only on inputs that are not memoised.
 func (rs *RuleSet) check(b []byte, in Input) ([]byte, error) {
 	found := 0
 	for i := range rs.inputs {

@@ -27,6 +27,9 @@ func (rs *RuleSet) Resolve(ctx context.Context, in Input) (Decision, error) {
 	if d, ok := rs.memo.get(key); ok {
 		return d, nil
 	}
+	if err := rs.checkUTF8(in); err != nil {
+		return Decision{}, err
+	}
 	d, err := rs.evaluate(ctx, in)
 	if err != nil {
 		return Decision{}, err

@@ -146,10 +146,22 @@ func (t *valueType) describe() string {
 // check validates a Go value against the type and appends its memo key to
 // b: a canonical, unambiguous encoding, so that equal keys mean equal inputs.
 // Integers may arrive as any Go integer, as a float64 with no fraction (what
-// JavaScript and generic JSON decoders produce) or as a json.Number. check
-// does not allocate for scalars, which keeps memoised resolves free of
-// allocations.
+// JavaScript and generic JSON decoders produce) or as a json.Number.
+//
+// For scalars, check allocates nothing and leaves UTF-8 to checkUTF8: a
+// memoised resolve costs a few type switches, and a string already in the
+// memo was checked when it was added. Lists, maps and dyn values are
+// encoded apart and then appended, so that their recursion does not make
+// the caller's buffer escape to the heap.
 func (t *valueType) check(b []byte, v any) ([]byte, error) {
+	if v != nil && (t.kind == kindList || t.kind == kindMap || t.kind == kindDyn) {
+		enc, err := t.checkComposite(nil, v)
+		return append(b, enc...), err
+	}
+	return t.checkScalar(b, v)
+}
+
+func (t *valueType) checkScalar(b []byte, v any) ([]byte, error) {
 	if v == nil {
 		if t.nullable || t.kind == kindDyn {
 			return append(b, 'n'), nil
@@ -159,9 +171,12 @@ func (t *valueType) check(b []byte, v any) ([]byte, error) {
 	switch t.kind {
 	case kindString:
 		if s, ok := v.(string); ok {
+			if len(s) > MaxStringLen {
+				return b, &Error{Code: CodeTooLong, Message: fmt.Sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
+			}
 			b = append(b, 's')
 			b = binary.AppendUvarint(b, uint64(len(s)))
-			return append(b, s...), checkString(s)
+			return append(b, s...), nil
 		}
 	case kindInt, kindDeviceType:
 		if i, ok := asInt(v); ok {
@@ -182,6 +197,14 @@ func (t *valueType) check(b []byte, v any) ([]byte, error) {
 			}
 			return append(b, 'f'), nil
 		}
+	}
+	return b, fmt.Errorf("is %s; want %s", goTypeName(v), t.describe())
+}
+
+// checkComposite checks and encodes lists, maps and dyn values, strings in
+// them included.
+func (t *valueType) checkComposite(b []byte, v any) ([]byte, error) {
+	switch t.kind {
 	case kindList:
 		if items, ok := v.([]any); ok {
 			if len(items) > MaxListLen {
@@ -190,7 +213,7 @@ func (t *valueType) check(b []byte, v any) ([]byte, error) {
 			b = binary.AppendUvarint(append(b, 'l'), uint64(len(items)))
 			for i, item := range items {
 				var err error
-				if b, err = t.elem.check(b, item); err != nil {
+				if b, err = t.elem.checkComposite(b, item); err != nil {
 					return b, fmt.Errorf("item %d %w", i, err)
 				}
 			}
@@ -201,7 +224,19 @@ func (t *valueType) check(b []byte, v any) ([]byte, error) {
 			return t.checkMap(b, m)
 		}
 	case kindDyn:
-		return dynOf(v).check(b, v)
+		if v == nil {
+			return append(b, 'n'), nil
+		}
+		return dynOf(v).checkComposite(b, v)
+	case kindString:
+		if s, ok := v.(string); ok {
+			if err := checkString(s); err != nil {
+				return b, err
+			}
+		}
+		return t.checkScalar(b, v)
+	default:
+		return t.checkScalar(b, v)
 	}
 	return b, fmt.Errorf("is %s; want %s", goTypeName(v), t.describe())
 }
@@ -218,7 +253,7 @@ func (t *valueType) checkMap(b []byte, m map[string]any) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(k)))
 		b = append(b, k...)
 		var err error
-		if b, err = t.elem.check(b, m[k]); err != nil {
+		if b, err = t.elem.checkComposite(b, m[k]); err != nil {
 			return b, fmt.Errorf("key %q %w", k, err)
 		}
 	}
@@ -350,27 +385,36 @@ func asInt(v any) (int64, bool) {
 			return int64(x), true
 		}
 	case json.Number:
-		i, err := x.Int64()
-		return i, err == nil
+		if i, err := x.Int64(); err == nil {
+			return i, true
+		}
+		if f, err := x.Float64(); err == nil {
+			return asInt(f) // 1.0 and 1e0 are ints, as a float64 is
+		}
 	}
 	return 0, false
 }
 
 func goTypeName(v any) string {
+	if _, ok := asInt(v); ok {
+		return "an int"
+	}
 	switch v.(type) {
+	case nil:
+		return "null"
 	case string:
 		return "a string"
 	case bool:
 		return "a bool"
 	case float64, float32, json.Number:
+		if f, ok := asDouble(v); ok && f == math.Trunc(f) {
+			return "a number too large for an int"
+		}
 		return "a number with a fraction"
 	case []any:
 		return "a list"
 	case map[string]any:
 		return "an object"
-	}
-	if _, ok := asInt(v); ok {
-		return "an int"
 	}
 	return fmt.Sprintf("a Go %T", v)
 }

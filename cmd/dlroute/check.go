@@ -12,10 +12,10 @@ import (
 )
 
 func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("test", "[--rules DIR] [-v]", stderr)
+	fs := newFlags("test")
 	rulesDir := rulesFlag(fs)
 	verbose := fs.Bool("v", false, "also print each case that passes")
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
 	cat, err := loadCatalog(*rulesDir)
@@ -48,15 +48,22 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 func firstLine(s string) string {
 	first, _, _ := strings.Cut(s, "\n")
 	return first
 }
 
 func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("lint", "[--rules DIR]", stderr)
+	fs := newFlags("lint")
 	rulesDir := rulesFlag(fs)
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
 	cat, err := loadCatalog(*rulesDir)
@@ -71,7 +78,7 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if len(list) == 0 {
 			printError(stderr, err)
 		}
-		fmt.Fprintf(stdout, "%d errors\n", max(len(list), 1))
+		fmt.Fprintln(stdout, plural(max(len(list), 1), "error"))
 		return 1
 	}
 	n := 0
@@ -84,10 +91,10 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("rules", "[--rules DIR] [--json]", stderr)
+	fs := newFlags("rules")
 	rulesDir := rulesFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per version: manifest, inputs, rule ids, device types")
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
 	cat, err := loadCatalog(*rulesDir)

@@ -30,18 +30,19 @@ func main() {
 // command is one subcommand: its one-line summary and its entry point,
 // which returns the exit status.
 type command struct {
-	summary string
-	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	summary, synopsis string
+	run               func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 }
 
 var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin", runResolve},
-		"test":    {"run every rule-set version's tests", runTest},
-		"lint":    {"load every rule set and print every error with its position", runLint},
-		"rules":   {"list the rule sets and versions with their manifests", runRules},
+		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin",
+			"[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", runResolve},
+		"test":  {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
+		"lint":  {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
+		"rules": {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
 	}
 }
 
@@ -89,32 +90,36 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return c.run(args[1:], stdin, stdout, stderr)
 }
 
-// newFlags makes a subcommand's flag set, printing its usage on --help.
-func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+// newFlags makes a subcommand's flag set. The flag package prints nothing:
+// parseFlags prints help to stdout when asked for, and a bad flag as an
+// error with a hint instead of a page of usage.
+func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: dlroute %s %s\n\n%s\n\nFlags:\n", name, synopsis, commands[name].summary)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
 // parseFlags parses args; ok is false with the exit status when the command
 // should stop (help asked for: 0; bad flags: 2).
-func parseFlags(fs *flag.FlagSet, args []string) (status int, ok bool) {
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (status int, ok bool) {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
+		c := commands[fs.Name()]
+		fmt.Fprintf(stdout, "Usage: dlroute %s %s\n\n%s\n\nFlags:\n", fs.Name(), c.synopsis, c.summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
 		return 0, false
 	case err != nil:
-		return 2, false
+		fmt.Fprintf(stderr, "error: %v\n", err)
 	case fs.NArg() > 0:
-		fmt.Fprintf(fs.Output(), "error: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2, false
+		fmt.Fprintf(stderr, "error: unexpected argument %q\n", fs.Arg(0))
+	default:
+		return 0, true
 	}
-	return 0, true
+	fmt.Fprintf(stderr, "hint: see 'dlroute %s --help'\n", fs.Name())
+	return 2, false
 }
 
 // rulesFlag adds --rules to a command.

@@ -46,7 +46,7 @@ func (n *nullableInt) Set(s string) error {
 }
 
 func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("resolve", "[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", stderr)
+	fs := newFlags("resolve")
 	rulesDir := rulesFlag(fs)
 	ruleset := fs.String("ruleset", "jax", "the rule set `NAME[@VERSION]`; without a version, the newest")
 	jsonl := fs.Bool("json", false, "read one JSON input object per line on stdin; write one JSON line each")
@@ -56,7 +56,7 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var hardwareID nullableInt
 	fs.Var(&hardwareID, "local-hardware-id", "the device's local_hardware_id, an `int` or null (left out: null)")
 	shards := fs.Int("shards", 1, "how many shards the array has")
-	if status, ok := parseFlags(fs, args); !ok {
+	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
 	set := map[string]bool{}
@@ -108,10 +108,13 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // inputError is the line written for an input that cannot be resolved.
+// Position is set for an evaluation error, which is in a rule file.
 type inputError struct {
-	Line    int         `json:"line"`
-	Code    engine.Code `json:"code"`
-	Message string      `json:"message"`
+	Line     int              `json:"line"`
+	Code     engine.Code      `json:"code"`
+	Message  string           `json:"message"`
+	Position *engine.Position `json:"position,omitempty"`
+	Hint     string           `json:"hint,omitempty"`
 }
 
 // resolveLines answers each line of r with one line on w, in order: a
@@ -131,7 +134,7 @@ func resolveLines(ctx context.Context, rs *engine.RuleSet, r io.Reader, w io.Wri
 		var result any
 		if tooLong {
 			status = 1
-			result = map[string]any{"input_error": inputError{n, engine.CodeTooLong, fmt.Sprintf("line is longer than %d bytes", maxLineLen)}}
+			result = map[string]any{"input_error": inputError{Line: n, Code: engine.CodeTooLong, Message: fmt.Sprintf("line is longer than %d bytes", maxLineLen)}}
 		} else if input, derr := rs.DecodeInput(line); derr != nil {
 			status = 1
 			result = map[string]any{"input_error": toInputError(n, derr)}
@@ -157,9 +160,9 @@ func resolveLines(ctx context.Context, rs *engine.RuleSet, r io.Reader, w io.Wri
 func toInputError(line int, err error) inputError {
 	var e *engine.Error
 	if errors.As(err, &e) {
-		return inputError{line, e.Code, e.Message}
+		return inputError{line, e.Code, e.Message, e.Pos, e.Hint}
 	}
-	return inputError{line, engine.CodeEval, err.Error()}
+	return inputError{Line: line, Code: engine.CodeEval, Message: err.Error()}
 }
 
 // readLine reads one line without its "\n" (or "\r\n"). A line longer than
@@ -177,10 +180,10 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if tooLong {
+		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		if tooLong || len(buf) > max {
 			return nil, true, err
 		}
-		buf = bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
 		return buf, false, err
 	}
 }

@@ -1,0 +1,186 @@
+package main
+
+// --rules DIR: a rules directory read at start-up, so an edit needs no rebuild.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// copyRules copies the embedded rules to a new directory and returns it with
+// the path of the newest jax version's rules.yaml and that version's ref.
+func copyRules(t *testing.T) (dir, rulesFile, ref string) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.CopyFS(dir, rules.FS); err != nil {
+		t.Fatal(err)
+	}
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, err := cat.RuleSet("jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, filepath.Join(dir, newest.Name(), newest.Version(), engine.RulesFile), newest.Ref()
+}
+
+// insertAfter inserts lines into file after the first line that reads after
+// (leading spaces aside) at or below the first that reads before, indented
+// as the line that follows it. It returns the first inserted line's number.
+func insertAfter(t *testing.T, file, before, after string, lines ...string) int {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Split(string(data), "\n")
+	seen := false
+	for i, line := range all {
+		seen = seen || strings.TrimSpace(line) == before
+		if !seen || strings.TrimSpace(line) != after || i+1 == len(all) {
+			continue
+		}
+		next := all[i+1]
+		indent := next[:len(next)-len(strings.TrimLeft(next, " "))]
+		for j := range lines {
+			lines[j] = indent + lines[j]
+		}
+		all = append(all[:i+1], append(lines, all[i+1:]...)...)
+		if err := os.WriteFile(file, []byte(strings.Join(all, "\n")), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return i + 2
+	}
+	t.Fatalf("%s has no line %q after %q", file, after, before)
+	return 0
+}
+
+func runDlroute(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	var out, errOut strings.Builder
+	status = run(args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), status
+}
+
+// A fork's marker added to the newest gpu_markers table takes effect on the
+// next run, with no rebuild.
+func TestRulesDirNewMarker(t *testing.T) {
+	dir, rulesFile, ref := copyRules(t)
+	nvfork := []string{"resolve", "--platform", "gpu", "--platform-version", "nvfork 1.0", "--local-hardware-id", "0"}
+
+	// Neither "cuda" nor any other marker is a substring of "nvfork".
+	wantUnknown := `{"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: nvfork 1.0"},"rule":"gpu-unknown-platform","ruleset":"` + ref + `"}` + "\n"
+	if stdout, stderr, status := runDlroute(t, nvfork...); stdout != wantUnknown || stderr != "" || status != 0 {
+		t.Fatalf("embedded rules: dlroute %s\ngot  %q %q %d\nwant %q", strings.Join(nvfork, " "), stdout, stderr, status, wantUnknown)
+	}
+	if stdout, _, _ := runDlroute(t, append(nvfork, "--rules", dir)...); stdout != wantUnknown {
+		t.Fatalf("the copy, unedited: got %q, want %q", stdout, wantUnknown)
+	}
+
+	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: nvfork, device: kDLCUDA, pinned_host: kDLCUDAHost}")
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{append(nvfork, "--rules", dir), `{"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"gpu","ruleset":"` + ref + `"}`},
+		{append(nvfork, "--rules", dir, "--memory-kind", "pinned_host"), `{"device_type":"kDLCUDAHost","device_type_code":3,"device_id":0,"rule":"gpu","ruleset":"` + ref + `"}`},
+		// The embedded rules are unchanged.
+		{nvfork, strings.TrimSuffix(wantUnknown, "\n")},
+	}
+	for _, tt := range tests {
+		stdout, stderr, status := runDlroute(t, tt.args...)
+		if stdout != tt.want+"\n" || stderr != "" || status != 0 {
+			t.Errorf("dlroute %s\ngot  %q %q %d\nwant %q", strings.Join(tt.args, " "), stdout, stderr, status, tt.want)
+		}
+	}
+	// The edit breaks no case of any version.
+	if stdout, stderr, status := runDlroute(t, "test", "--rules", dir); status != 0 || !strings.HasSuffix(stdout, " passed, 0 failed\n") {
+		t.Errorf("dlroute test --rules DIR after the edit: status %d\n%s%s", status, stdout, stderr)
+	}
+}
+
+// A rule file with an error is refused: resolve, lint and test say where the
+// error is, with the line and a caret, and exit 1.
+func TestRulesDirBrokenRule(t *testing.T) {
+	dir, rulesFile, _ := copyRules(t)
+	line := insertAfter(t, rulesFile, "rules:", "rules:",
+		"- id: typo",
+		"  when: platfrom == 'cpu'",
+		"  device: {type: kDLCPU, id: 0}") + 1
+	data, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := strings.Split(string(data), "\n")[line-1]
+	pos := fmt.Sprintf("%s:%d:%d: rule typo: when: undeclared reference to 'platfrom'", rulesFile, line, strings.Index(source, "platfrom")+1)
+	caret := "\n | " + source + "\n | " + strings.Repeat(".", strings.Index(source, "platfrom")) + "^\n"
+
+	for _, args := range [][]string{
+		{"resolve", "--rules", dir, "--platform", "cpu", "--platform-version", "cpu"},
+		// An older version is refused too: the whole directory is.
+		{"resolve", "--rules", dir + "/", "--ruleset", "jax@v1", "--platform", "cpu", "--platform-version", "cpu"},
+		{"test", "--rules", dir},
+		{"rules", "--rules", dir},
+	} {
+		stdout, stderr, status := runDlroute(t, args...)
+		if !strings.HasPrefix(stderr, "error: "+pos) || !strings.Contains(stderr, caret) || stdout != "" || status != 1 {
+			t.Errorf("dlroute %s\ngot stdout %q, status %d, stderr:\n%s\nwant stderr to start:\nerror: %s ...%s", strings.Join(args, " "), stdout, status, stderr, pos, caret)
+		}
+	}
+
+	// lint reports on stdout, and ends with the count.
+	stdout, stderr, status := runDlroute(t, "lint", "--rules", dir)
+	if !strings.Contains(stdout, pos) || !strings.Contains(stdout, caret) || !strings.HasSuffix(stdout, "\n1 error\n") || stderr != "" || status != 1 {
+		t.Errorf("dlroute lint --rules DIR\ngot status %d, stderr %q, stdout:\n%s\nwant stdout to hold:\n%s ...%s1 error", status, stderr, stdout, pos, caret)
+	}
+}
+
+// A case whose decision differs from its want fails dlroute test, which
+// names the case, where it is, and both decisions.
+func TestRulesDirFailingCase(t *testing.T) {
+	dir, rulesFile, ref := copyRules(t)
+	testsFile := filepath.Join(filepath.Dir(rulesFile), engine.TestsFile)
+	line := insertAfter(t, testsFile, "cases:", "cases:",
+		"- name: a wrong want",
+		"  input: {platform: cpu, platform_version: cpu}",
+		"  want: {device_type: kDLCUDA, device_id: 0, rule: cpu}")
+	wantLine := `: case a wrong want: got {"device_type":"kDLCPU","device_type_code":1,"device_id":0,"rule":"cpu","ruleset":"` + ref + `"}, want {"device_type":"kDLCUDA","device_id":0,"rule":"cpu"}`
+
+	stdout, stderr, status := runDlroute(t, "test", "--rules", dir)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], fmt.Sprintf("%s:%d:", testsFile, line)) || !strings.HasSuffix(lines[0], wantLine) ||
+		!strings.HasSuffix(lines[1], " passed, 1 failed") || stderr != "" || status != 1 {
+		t.Errorf("dlroute test --rules DIR\ngot status %d, stderr %q, stdout:\n%s\nwant status 1 and stdout:\n%s:%d:COL%s\nN passed, 1 failed", status, stderr, stdout, testsFile, line, wantLine)
+	}
+}
+
+// A rule that fails while it is evaluated is no decision: resolve says which
+// expression failed, and resolve --json answers {"eval_error":...}.
+func TestRulesDirEvalError(t *testing.T) {
+	dir, rulesFile, _ := copyRules(t)
+	line := insertAfter(t, rulesFile, "rules:", "rules:",
+		"- id: divides-by-zero",
+		"  when: platform == 'boom' && 1 / (shards - 1) > 0",
+		"  device: {type: kDLCPU, id: 0}") + 1
+
+	stdout, stderr, status := runDlroute(t, "resolve", "--rules", dir, "--platform", "boom", "--platform-version", "x")
+	if wantPrefix := fmt.Sprintf("error: %s:%d:", rulesFile, line); !strings.HasPrefix(stderr, wantPrefix) || !strings.Contains(stderr, "division by zero") || stdout != "" || status != 1 {
+		t.Errorf("dlroute resolve --rules DIR --platform boom\ngot stdout %q, status %d, stderr:\n%s\nwant status 1 and stderr starting %q, saying division by zero", stdout, status, stderr, wantPrefix)
+	}
+
+	var out, errOut strings.Builder
+	status = run([]string{"resolve", "--json", "--rules", dir}, strings.NewReader(`{"platform":"boom","platform_version":"x"}`+"\n"+cpuInput+"\n"), &out, &errOut)
+	want := fmt.Sprintf(`{"eval_error":{"line":1,"code":"eval_error","message":"division by zero","position":{"file":%q,"line":%d,"column":11}}}`, rulesFile, line) + "\n" + cpuDecision + "\n"
+	if out.String() != want || errOut.Len() > 0 || status != 1 {
+		t.Errorf("dlroute resolve --json --rules DIR\ngot status %d, stderr %q, stdout:\n%swant status 1, stdout:\n%s", status, errOut.String(), out.String(), want)
+	}
+}
