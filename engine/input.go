@@ -22,7 +22,8 @@ type Input map[string]any
 // DecodeInput parses one JSON object, such as a line of `dlroute resolve
 // --json`, and checks it against the rule set's declared inputs. Numbers
 // keep their exact text (json.Number), so an int is never rounded. Invalid
-// UTF-8 is an error, not silently replaced.
+// UTF-8 and a key given twice are errors, where encoding/json would
+// silently replace the bytes or keep the last value.
 func (rs *RuleSet) DecodeInput(data []byte) (Input, error) {
 	if !utf8.Valid(data) {
 		return nil, &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("input is not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
@@ -48,6 +49,9 @@ func (rs *RuleSet) DecodeInput(data []byte) (Input, error) {
 	if !ok {
 		return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("input is %s; want a JSON object", goTypeName(v))}
 	}
+	if key, dup := duplicateKey(data); dup {
+		return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("input has %q twice", key)}
+	}
 	in := Input(obj)
 	if _, err := rs.check(nil, in); err != nil {
 		return nil, err
@@ -66,6 +70,32 @@ func (rs *RuleSet) checkUTF8(in Input) error {
 		}
 	}
 	return nil
+}
+
+// duplicateKey finds a key that occurs twice at the top level of a JSON
+// object that has already decoded without error.
+func duplicateKey(data []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return "", false
+		}
+		if seen[key] {
+			return key, true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 func invalidUTF8At(data []byte) int {

@@ -121,6 +121,7 @@ func TestDecodeInput(t *testing.T) {
 		{"{\"platform\":\"gpu\",\"platform_version\":\"cuda \xc3\x28\"}", engine.CodeInvalidUTF8},
 		{`{"platform":"gpu","platform_version":"cuda","local_hardware_id":"0"}`, engine.CodeWrongType},
 		{`{"platform":"gpu","platform_version":"cuda","shard":2}`, engine.CodeUnknownField},
+		{`{"platform":"gpu","platform_version":"cuda","platform":"cpu"}`, engine.CodeJSON},
 	}
 	for _, tt := range tests {
 		_, err := rs.DecodeInput([]byte(tt.line))

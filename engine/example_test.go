@@ -1,0 +1,71 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/rules"
+)
+
+func Example() {
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		panic(err)
+	}
+	rs, err := cat.RuleSet("jax")
+	if err != nil {
+		panic(err)
+	}
+	for _, version := range []string{"PJRT C API\ncuda 12030", "<unknown>"} {
+		d, err := rs.Resolve(context.Background(), engine.Input{
+			"platform": "gpu", "platform_version": version, "local_hardware_id": 0,
+		})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(d)
+	}
+	// Output:
+	// {"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"gpu","ruleset":"jax@v3"}
+	// {"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: <unknown>"},"rule":"gpu-unknown-platform","ruleset":"jax@v3"}
+}
+
+func ExampleLoad_error() {
+	fsys := fstest.MapFS{}
+	for _, name := range []string{"manifest.yaml", "device_types.yaml", "rules.yaml", "tests.yaml"} {
+		data, _ := rules.FS.ReadFile("jax/v3/" + name)
+		fsys["jax/v3/"+name] = &fstest.MapFile{Data: data}
+	}
+	fsys["jax/v3/rules.yaml"] = &fstest.MapFile{Data: []byte(`inputs:
+  platform: string
+rules:
+  - id: cpu
+    when: platfrom == 'cpu'
+    device: {type: kDLCPU, id: 0}
+`)}
+	_, err := engine.Load(fsys, engine.Options{})
+	for _, e := range engine.Errors(err) {
+		fmt.Println(e.Code)
+		fmt.Println(e)
+	}
+	// Output:
+	// cel_type
+	// rules/jax/v3/rules.yaml:5:11: rule cpu: when: undeclared reference to 'platfrom' (did you mean 'platform'?)
+	//  |     when: platfrom == 'cpu'
+	//  | ..........^
+}
+
+func ExampleRuleSet_DecodeInput() {
+	cat, _ := engine.Load(rules.FS, engine.Options{})
+	rs, _ := cat.RuleSet("jax@v3")
+	_, err := rs.DecodeInput([]byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":"0"}`))
+	fmt.Println(err)
+	in, _ := rs.DecodeInput([]byte(`{"platform":"gpu","platform_version":"rocm 60200","memory_kind":"pinned_host","local_hardware_id":1}`))
+	d, _ := rs.Resolve(context.Background(), in)
+	fmt.Println(d.DeviceType, d.DeviceTypeCode, d.DeviceID)
+	// Output:
+	// input local_hardware_id is a string; want int or null
+	// kDLROCMHost 11 1
+}
