@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"io/fs"
 	"path"
@@ -61,7 +62,7 @@ func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
 	if len(b.errs) > 0 {
 		return nil, b.errs
 	}
-	b.rs.costLimit = cmpOr(opts.CostLimit, DefaultCostLimit)
+	b.rs.costLimit = cmp.Or(opts.CostLimit, DefaultCostLimit)
 	b.rs.memo = newMemo(opts.MemoSize)
 	return b.rs, nil
 }
@@ -498,7 +499,7 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 		}
 	}
 	prg, err := env.Program(ast,
-		cel.CostLimit(cmpOr(b.opts.CostLimit, DefaultCostLimit)),
+		cel.CostLimit(cmp.Or(b.opts.CostLimit, DefaultCostLimit)),
 		cel.InterruptCheckFrequency(64),
 		cel.EvalOptions(cel.OptOptimize))
 	if err != nil {

@@ -79,8 +79,6 @@ type Error struct {
 	Source string `json:"source,omitempty"`
 	// Hint, when set, says what usually fixes the error.
 	Hint string `json:"hint,omitempty"`
-	// Line is the 1-based line of the input stream an input error is about.
-	Line int `json:"line,omitempty"`
 
 	err error // the cause, for errors.Is and errors.As
 }

@@ -1,6 +1,9 @@
 package engine
 
-import "sync"
+import (
+	"cmp"
+	"sync"
+)
 
 // DefaultMemoSize is how many decisions a rule set remembers when
 // Options.MemoSize is 0. A process sees a handful of distinct devices, so
@@ -27,7 +30,7 @@ func newMemo(size int) *memo {
 	if size < 0 {
 		return nil
 	}
-	size = cmpOr(size, DefaultMemoSize)
+	size = cmp.Or(size, DefaultMemoSize)
 	return &memo{size: size, entries: make(map[string]Decision, min(size, 64))}
 }
 

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"path"
-
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types/ref"
 	"go.yaml.in/yaml/v3"
@@ -166,5 +164,3 @@ func yamlValue(f *sourceFile, errs *ErrorList, n *yaml.Node) any {
 	}
 	return n.Value
 }
-
-func versionDir(name, version string) string { return path.Join(name, version) }
