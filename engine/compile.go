@@ -21,6 +21,7 @@ type builder struct {
 	errs  ErrorList
 	names map[string]Position // every name visible to CEL, for duplicates
 	codes map[string]int64    // device type name -> code
+	sizes sizeBounds          // for the static cost estimate
 }
 
 // loadVersion reads and compiles rules/<name>/<version>/. It returns a
@@ -33,6 +34,7 @@ func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
 		opts:  opts,
 		names: map[string]Position{},
 		codes: map[string]int64{},
+		sizes: sizeBounds{inputs: map[string]*valueType{}, tables: map[string]tableSize{}},
 	}
 	if _, ok := parseVersion(version); !ok {
 		return nil, ErrorList{{Code: CodeBadVersion, Pos: &Position{File: path.Join(opts.root(), dir)},
@@ -256,6 +258,7 @@ func (b *builder) inputs(f *sourceFile, n *yaml.Node) []cel.EnvOption {
 			}
 		}
 		b.slot(in.Name)
+		b.sizes.inputs[in.Name] = t
 		b.rs.inputs = append(b.rs.inputs, in)
 		opts = append(opts, cel.Variable(in.Name, t.celType()))
 	}
@@ -305,6 +308,7 @@ func (b *builder) tables(f *sourceFile, n *yaml.Node) []cel.EnvOption {
 			elem = t.celType()
 		}
 		b.slot(name)
+		b.sizes.tables[name] = measureTable(rows, len(cols))
 		b.rs.tables = append(b.rs.tables, table{name: name, val: types.DefaultTypeAdapter.NativeToValue(rows)})
 		opts = append(opts, cel.Variable(name, cel.ListType(cel.MapType(cel.StringType, elem))))
 	}
@@ -344,6 +348,18 @@ func (b *builder) row(f *sourceFile, table string, r *yaml.Node, cols []string, 
 		out[c] = v
 	}
 	return out
+}
+
+func measureTable(rows []any, cols int) tableSize {
+	t := tableSize{rows: uint64(len(rows)), cols: uint64(cols)}
+	for _, r := range rows {
+		for _, v := range r.(map[string]any) {
+			if s, ok := v.(string); ok {
+				t.maxCell = max(t.maxCell, uint64(len(s)))
+			}
+		}
+	}
+	return t
 }
 
 // commonType is the one type of every column, or nil when they differ or
@@ -498,10 +514,12 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 			return c, nil
 		}
 	}
-	prg, err := env.Program(ast,
-		cel.CostLimit(cmp.Or(b.opts.CostLimit, DefaultCostLimit)),
-		cel.InterruptCheckFrequency(64),
-		cel.EvalOptions(cel.OptOptimize))
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	limit := cmp.Or(b.opts.CostLimit, DefaultCostLimit)
+	if est, err := env.EstimateCost(ast, &b.sizes); err != nil || est.Max > limit {
+		opts = append(opts, cel.CostLimit(limit))
+	}
+	prg, err := env.Program(ast, opts...)
 	if err != nil {
 		b.add(e.errAt(CodeCELType, 1, 0, "%s: %v", what, err))
 		return c, nil

@@ -71,19 +71,23 @@ func (a *activation) ResolveName(name string) (any, bool) {
 
 func (a *activation) Parent() interpreter.Activation { return nil }
 
+// eval evaluates one expression. The context is checked before each
+// expression rather than inside it: cel-go's ContextEval sets up a
+// cancelable context per call, which cost a third of an uncached decision,
+// and the cost limit already bounds how long one expression can run.
 func (a *activation) eval(c compiled) (ref.Val, *Error) {
-	out, _, err := c.prg.ContextEval(a.ctx, a)
+	if err := a.ctx.Err(); err != nil {
+		return nil, &Error{Code: CodeCanceled, Message: err.Error(), err: err}
+	}
+	out, _, err := c.prg.Eval(a)
 	if a.err != nil {
 		return nil, a.err
 	}
 	if err != nil {
 		code := CodeEval
 		var cancel interpreter.EvalCancelledError
-		switch {
-		case errors.As(err, &cancel) && cancel.Cause == interpreter.CostLimitExceeded:
+		if errors.As(err, &cancel) && cancel.Cause == interpreter.CostLimitExceeded {
 			code = CodeCostLimit
-		case a.ctx.Err() != nil:
-			code = CodeCanceled
 		}
 		e := c.expr.errAt(code, 1, 0, "%v", err)
 		e.err = err

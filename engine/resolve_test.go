@@ -235,3 +235,30 @@ func TestDecisionJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveStopsExpensiveRules: an expression whose worst case the
+// static estimate cannot bound runs under the cost tracker, and is stopped
+// when an input makes it expensive, while cheap inputs still decide.
+func TestResolveStopsExpensiveRules(t *testing.T) {
+	fsys := versionFS(t, "v3")
+	edit(t, fsys, "jax/v3/rules.yaml", "  - id: sharded\n", `  - id: quadratic
+    when: >-
+      platform == 'slow' && platform_version.split('').all(a,
+        platform_version.split('').all(b, a != 'z' || b != 'z'))
+    device: {type: kDLCPU, id: 0}
+  - id: sharded
+`)
+	cat, err := engine.Load(fsys, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := ruleSet(t, cat, "jax@v3")
+	d, err := rs.Resolve(context.Background(), engine.Input{"platform": "slow", "platform_version": "abc"})
+	if err != nil || d.Rule != "quadratic" {
+		t.Fatalf("a short input: Resolve = %v, %v; want rule quadratic", d, err)
+	}
+	_, err = rs.Resolve(context.Background(), engine.Input{"platform": "slow", "platform_version": strings.Repeat("a", engine.MaxStringLen)})
+	if !hasCode(err, engine.CodeCostLimit) {
+		t.Fatalf("a %d-byte input: Resolve error %v, want %s", engine.MaxStringLen, err, engine.CodeCostLimit)
+	}
+}
