@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"github.com/dlroute/dlroute/internal/memo"
 	"io/fs"
 	"path"
 	"regexp"
@@ -65,7 +66,7 @@ func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
 		return nil, b.errs
 	}
 	b.rs.costLimit = cmp.Or(opts.CostLimit, DefaultCostLimit)
-	b.rs.memo = newMemo(opts.MemoSize)
+	b.rs.memo = memo.New[Decision](memoSize(opts.MemoSize))
 	return b.rs, nil
 }
 

@@ -38,6 +38,20 @@ type Options struct {
 	MemoSize int
 }
 
+// DefaultMemoSize is how many decisions a rule set remembers when
+// Options.MemoSize is 0. A process sees a handful of distinct devices, so
+// the memo is almost always hit; its bound is what keeps a stream of unique
+// inputs (an attacker's, or a fuzzer's) from growing memory. Inputs whose
+// key is longer than 512 bytes are never remembered.
+const DefaultMemoSize = 4096
+
+func memoSize(n int) int {
+	if n == 0 {
+		return DefaultMemoSize
+	}
+	return n // negative: off
+}
+
 // DefaultCostLimit is the CEL cost limit of one expression when
 // Options.CostLimit is 0: about a thousand comparisons over inputs at
 // MaxStringLen, far more than any rule here needs, far less than a runaway

@@ -24,7 +24,7 @@ func (rs *RuleSet) Resolve(ctx context.Context, in Input) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	if d, ok := rs.memo.get(key); ok {
+	if d, ok := rs.memo.Get(key); ok {
 		return d, nil
 	}
 	if err := rs.checkUTF8(in); err != nil {
@@ -34,7 +34,7 @@ func (rs *RuleSet) Resolve(ctx context.Context, in Input) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	rs.memo.put(key, d)
+	rs.memo.Put(key, d)
 	return d, nil
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types/ref"
+	"github.com/dlroute/dlroute/internal/memo"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,7 +25,7 @@ type RuleSet struct {
 	slots  map[string]int // input, table and value names -> activation slot
 
 	costLimit uint64
-	memo      *memo
+	memo      *memo.Memo[Decision]
 }
 
 // Manifest describes a rule-set version: manifest.yaml.

@@ -1,0 +1,80 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"testing/fstest"
+)
+
+// The rules archive is how a host hands a rules directory to the module:
+// for each file, a u32 length and its slash-separated path relative to the
+// rules directory ("jax/v3/rules.yaml"), then a u32 length and its bytes.
+// Little-endian, no header: simple enough for any host to write.
+
+// PackFS writes every regular file of fsys into an archive, sorted by path
+// so that equal directories give equal archives.
+func PackFS(fsys fs.FS) ([]byte, error) {
+	var names []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			names = append(names, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var b []byte
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(name)))
+		b = append(b, name...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(data)))
+		b = append(b, data...)
+	}
+	return b, nil
+}
+
+// UnpackFS reads an archive into an in-memory file system. It refuses
+// truncated archives and paths that are absolute or leave the directory.
+func UnpackFS(b []byte) (fs.FS, error) {
+	out := fstest.MapFS{}
+	for len(b) > 0 {
+		name, rest, ok := cutString(b)
+		if !ok {
+			return nil, fmt.Errorf("rules archive is truncated in a path")
+		}
+		data, rest, ok := cutString(rest)
+		if !ok {
+			return nil, fmt.Errorf("rules archive is truncated in %s", name)
+		}
+		if !fs.ValidPath(name) || name == "." || strings.Contains(name, "\\") || path.Clean(name) != name {
+			return nil, fmt.Errorf("rules archive has a path that is not inside the directory: %q", name)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("rules archive has %s twice", name)
+		}
+		out[name] = &fstest.MapFile{Data: []byte(data), Mode: 0o444}
+		b = rest
+	}
+	return out, nil
+}
+
+func decodeJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	return dec.Decode(v)
+}

@@ -1,0 +1,208 @@
+package abi
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Tags of a field of a binary input: one field per declared input of the
+// rule set, in the order dlroute_describe lists them.
+const (
+	TagAbsent = 0 // left out: the default, or (platform_version) ask the host
+	TagNull   = 1
+	TagString = 2 // u32 length, then the UTF-8 bytes
+	TagInt    = 3 // i64
+	TagBool   = 4 // u8, 0 or 1
+	TagDouble = 5 // f64
+	TagJSON   = 6 // u32 length, then a JSON value (lists and maps)
+)
+
+// AppendField appends one input value in the binary layout. Values are
+// what engine.Input holds; a missing value is Absent.
+func AppendField(b []byte, v any, present bool) ([]byte, error) {
+	if !present {
+		return append(b, TagAbsent), nil
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, TagNull), nil
+	case string:
+		b = binary.LittleEndian.AppendUint32(append(b, TagString), uint32(len(x)))
+		return append(b, x...), nil
+	case bool:
+		if x {
+			return append(b, TagBool, 1), nil
+		}
+		return append(b, TagBool, 0), nil
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return binary.LittleEndian.AppendUint64(append(b, TagInt), uint64(int64(x))), nil
+		}
+		return binary.LittleEndian.AppendUint64(append(b, TagDouble), math.Float64bits(x)), nil
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return binary.LittleEndian.AppendUint64(append(b, TagInt), uint64(i)), nil
+		}
+	}
+	if i, ok := toInt64(v); ok {
+		return binary.LittleEndian.AppendUint64(append(b, TagInt), uint64(i)), nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return b, fmt.Errorf("cannot encode %T: %w", v, err)
+	}
+	b = binary.LittleEndian.AppendUint32(append(b, TagJSON), uint32(len(data)))
+	return append(b, data...), nil
+}
+
+func toInt64(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int16:
+		return int64(x), true
+	case int8:
+		return int64(x), true
+	case uint8:
+		return int64(x), true
+	case uint16:
+		return int64(x), true
+	case uint32:
+		return int64(x), true
+	case uint:
+		return int64(x), x <= math.MaxInt64
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	}
+	return 0, false
+}
+
+var errShort = errors.New("binary input ends inside a field")
+
+// DecodeFields reads n fields; present[i] is false for TagAbsent. JSON
+// fields decode with json.Number, as the JSON entry does.
+func DecodeFields(b []byte, n int) (values []any, present []bool, err error) {
+	values, present = make([]any, n), make([]bool, n)
+	for i := range n {
+		if len(b) < 1 {
+			return nil, nil, errShort
+		}
+		tag := b[0]
+		b = b[1:]
+		present[i] = tag != TagAbsent
+		switch tag {
+		case TagAbsent, TagNull:
+		case TagString, TagJSON:
+			if len(b) < 4 || uint64(len(b)-4) < uint64(binary.LittleEndian.Uint32(b)) {
+				return nil, nil, errShort
+			}
+			n := binary.LittleEndian.Uint32(b)
+			data := b[4 : 4+n]
+			b = b[4+n:]
+			if tag == TagString {
+				values[i] = string(data)
+				continue
+			}
+			var v any
+			if err := decodeJSON(data, &v); err != nil {
+				return nil, nil, fmt.Errorf("field %d: %w", i, err)
+			}
+			values[i] = v
+		case TagInt, TagDouble:
+			if len(b) < 8 {
+				return nil, nil, errShort
+			}
+			u := binary.LittleEndian.Uint64(b)
+			b = b[8:]
+			if tag == TagInt {
+				values[i] = int64(u)
+			} else {
+				values[i] = math.Float64frombits(u)
+			}
+		case TagBool:
+			if len(b) < 1 || b[0] > 1 {
+				return nil, nil, errShort
+			}
+			values[i] = b[0] == 1
+			b = b[1:]
+		default:
+			return nil, nil, fmt.Errorf("field %d has unknown tag %d", i, tag)
+		}
+	}
+	if len(b) != 0 {
+		return nil, nil, fmt.Errorf("%d bytes after the last field", len(b))
+	}
+	return values, present, nil
+}
+
+// Kinds of a binary decision.
+const (
+	KindDevice    = 0 // u32 rule index, i64 device type code, i64 device id
+	KindException = 1 // u32 rule index, u32 length + type, u32 length + message
+)
+
+// AppendDevice appends a device decision.
+func AppendDevice(b []byte, rule uint32, code, id int64) []byte {
+	b = binary.LittleEndian.AppendUint32(append(b, KindDevice), rule)
+	b = binary.LittleEndian.AppendUint64(b, uint64(code))
+	return binary.LittleEndian.AppendUint64(b, uint64(id))
+}
+
+// AppendException appends an exception decision.
+func AppendException(b []byte, rule uint32, typ, message string) []byte {
+	b = binary.LittleEndian.AppendUint32(append(b, KindException), rule)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(typ)))
+	b = append(b, typ...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(message)))
+	return append(b, message...)
+}
+
+// Decision is a binary decision, decoded.
+type Decision struct {
+	Kind          byte
+	Rule          uint32
+	Code, ID      int64
+	Type, Message string
+}
+
+// DecodeDecision reads what AppendDevice or AppendException wrote.
+func DecodeDecision(b []byte) (Decision, error) {
+	var d Decision
+	if len(b) < 5 {
+		return d, errShort
+	}
+	d.Kind, d.Rule = b[0], binary.LittleEndian.Uint32(b[1:])
+	b = b[5:]
+	switch d.Kind {
+	case KindDevice:
+		if len(b) != 16 {
+			return d, errShort
+		}
+		d.Code, d.ID = int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+		return d, nil
+	case KindException:
+		typ, rest, ok := cutString(b)
+		msg, rest2, ok2 := cutString(rest)
+		if !ok || !ok2 || len(rest2) != 0 {
+			return d, errShort
+		}
+		d.Type, d.Message = typ, msg
+		return d, nil
+	}
+	return d, fmt.Errorf("unknown decision kind %d", d.Kind)
+}
+
+func cutString(b []byte) (string, []byte, bool) {
+	if len(b) < 4 || uint64(len(b)-4) < uint64(binary.LittleEndian.Uint32(b)) {
+		return "", nil, false
+	}
+	n := binary.LittleEndian.Uint32(b)
+	return string(b[4 : 4+n]), b[4+n:], true
+}

@@ -1,0 +1,236 @@
+// Package guest is what the WebAssembly module does, in plain Go: it holds
+// the loaded rules and answers the module's exports with bytes and a
+// status. wasm/ only converts pointers to slices and calls it, so this
+// logic is tested natively like any package.
+package guest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+)
+
+// AskPlatformVersion asks the host for the platform_version of a device:
+// the "ask the machine" path, for inputs that leave it out.
+type AskPlatformVersion func(device int) (string, error)
+
+// Guest is the module's state: the catalog and the rule sets handed out.
+// It is not safe for concurrent use; neither is a module instance.
+type Guest struct {
+	catalog *engine.Catalog
+	handles []*engine.RuleSet // handle h is handles[h-1]
+	ask     AskPlatformVersion
+}
+
+// New returns a guest that asks the host through ask.
+func New(ask AskPlatformVersion) *Guest { return &Guest{ask: ask} }
+
+// Load replaces the catalog with the rules in archive. On any error the
+// previous catalog stays, and the output is a JSON array of the errors.
+func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
+	fsys, err := abi.UnpackFS(archive)
+	if err != nil {
+		return errorsJSON(engine.ErrorList{{Code: engine.CodeRead, Message: err.Error()}}), abi.StatusLoadError
+	}
+	cat, err := engine.Load(fsys, engine.Options{})
+	if err != nil {
+		list := engine.Errors(err)
+		if len(list) == 0 {
+			list = []*engine.Error{{Code: engine.CodeRead, Message: err.Error()}}
+		}
+		return errorsJSON(list), abi.StatusLoadError
+	}
+	g.catalog = cat
+	return []byte("[]"), abi.StatusOK
+}
+
+// RuleSet returns a handle for a rule set ("jax", "jax@v2"); the same rule
+// set always gets the same handle. Handles outlive a later Load.
+func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
+	if g.catalog == nil {
+		return 0, errorJSON(&engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules loaded"}), abi.StatusNotLoaded
+	}
+	rs, err := g.catalog.RuleSet(ref)
+	if err != nil {
+		return 0, errorJSON(err), abi.StatusNoRuleSet
+	}
+	if i := slices.Index(g.handles, rs); i >= 0 {
+		return uint32(i + 1), nil, abi.StatusOK
+	}
+	g.handles = append(g.handles, rs)
+	return uint32(len(g.handles)), nil, abi.StatusOK
+}
+
+// Description is what dlroute_describe returns for a handle: what a host
+// needs to write binary inputs and read binary decisions.
+type Description struct {
+	Ref         string              `json:"ref"`
+	Inputs      []engine.InputDecl  `json:"inputs"`
+	Rules       []string            `json:"rules"`
+	DeviceTypes []engine.DeviceType `json:"device_types"`
+}
+
+// Describe returns the Description of a handle as JSON.
+func (g *Guest) Describe(h uint32) ([]byte, abi.Status) {
+	rs, ok := g.ruleSet(h)
+	if !ok {
+		return nil, abi.StatusBadHandle
+	}
+	data, _ := json.Marshal(Description{rs.Ref(), rs.Inputs(), rs.RuleIDs(), rs.DeviceTypes()})
+	return data, abi.StatusOK
+}
+
+func (g *Guest) ruleSet(h uint32) (*engine.RuleSet, bool) {
+	if h == 0 || int(h) > len(g.handles) {
+		return nil, false
+	}
+	return g.handles[h-1], true
+}
+
+// Resolve decides a binary input (abi.DecodeFields) and returns a binary
+// decision (abi.AppendDevice, abi.AppendException), or an error object.
+func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.Status) {
+	rs, ok := g.ruleSet(h)
+	if !ok {
+		return nil, abi.StatusBadHandle
+	}
+	decls := rs.Inputs()
+	values, present, err := abi.DecodeFields(in, len(decls))
+	if err != nil {
+		return errorJSON(&engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}), abi.StatusBadArgument
+	}
+	input := make(engine.Input, len(decls))
+	for i, d := range decls {
+		if present[i] {
+			input[d.Name] = values[i]
+		}
+	}
+	d, out, status := g.decide(ctx, rs, input)
+	if status != abi.StatusOK {
+		return out, status
+	}
+	rule := uint32(slices.Index(rs.RuleIDs(), d.Rule))
+	if d.Error != nil {
+		return abi.AppendException(nil, rule, d.Error.Type, d.Error.Message), abi.StatusOK
+	}
+	return abi.AppendDevice(nil, rule, d.DeviceTypeCode, d.DeviceID), abi.StatusOK
+}
+
+// ResolveJSON decides one JSON object, as a line of `dlroute resolve
+// --json`, and returns the decision's JSON, byte for byte what the native
+// engine writes, or an error object.
+func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
+	rs, ok := g.ruleSet(h)
+	if !ok {
+		return nil, abi.StatusBadHandle
+	}
+	in, err := g.decodeAsking(rs, line)
+	if err != nil {
+		return errorJSON(err), abi.StatusInputError
+	}
+	d, out, status := g.decide(ctx, rs, in)
+	if status != abi.StatusOK {
+		return out, status
+	}
+	data, _ := d.MarshalJSON()
+	return data, abi.StatusOK
+}
+
+// decodeAsking decodes a JSON input; a platform_version left out is asked
+// of the host first, so that the input checks see it.
+func (g *Guest) decodeAsking(rs *engine.RuleSet, line []byte) (engine.Input, error) {
+	in, err := rs.DecodeInput(line)
+	var e *engine.Error
+	if err == nil || !errors.As(err, &e) || e.Code != engine.CodeMissingField {
+		return in, err
+	}
+	var obj engine.Input
+	if json.Unmarshal(line, &obj) != nil {
+		return nil, err
+	}
+	if _, has := obj["platform_version"]; has || !declares(rs, "platform_version") {
+		return nil, err
+	}
+	version, askErr := g.askFor(obj)
+	if askErr != nil {
+		return nil, askErr
+	}
+	obj["platform_version"] = version
+	patched, _ := json.Marshal(obj)
+	return rs.DecodeInput(patched)
+}
+
+func declares(rs *engine.RuleSet, name string) bool {
+	return slices.ContainsFunc(rs.Inputs(), func(d engine.InputDecl) bool { return d.Name == name })
+}
+
+// askFor asks the host for the platform version of the input's device:
+// local_hardware_id when it is an int, else device 0.
+func (g *Guest) askFor(in engine.Input) (string, error) {
+	device := 0
+	switch id := in["local_hardware_id"].(type) {
+	case int64:
+		device = int(id)
+	case json.Number:
+		if n, err := id.Int64(); err == nil {
+			device = int(n)
+		}
+	case float64:
+		device = int(id)
+	}
+	if g.ask == nil {
+		return "", &engine.Error{Code: engine.CodeMissingField, Message: "input platform_version is missing and this host cannot ask the machine"}
+	}
+	v, err := g.ask(device)
+	if err != nil {
+		return "", &engine.Error{Code: engine.CodeMissingField, Message: fmt.Sprintf("input platform_version is missing and the host could not read device %d: %v", device, err)}
+	}
+	return v, nil
+}
+
+func (g *Guest) decide(ctx context.Context, rs *engine.RuleSet, in engine.Input) (engine.Decision, []byte, abi.Status) {
+	if _, has := in["platform_version"]; !has && declares(rs, "platform_version") {
+		version, err := g.askFor(in)
+		if err != nil {
+			return engine.Decision{}, errorJSON(err), abi.StatusHostError
+		}
+		in["platform_version"] = version
+	}
+	d, err := rs.Resolve(ctx, in)
+	if err != nil {
+		status := abi.StatusEvalError
+		var e *engine.Error
+		if errors.As(err, &e) && isInputCode(e.Code) {
+			status = abi.StatusInputError
+		}
+		return d, errorJSON(err), status
+	}
+	return d, nil, abi.StatusOK
+}
+
+func isInputCode(c engine.Code) bool {
+	switch c {
+	case engine.CodeJSON, engine.CodeUnknownField, engine.CodeMissingField, engine.CodeWrongType, engine.CodeTooLong, engine.CodeInvalidUTF8:
+		return true
+	}
+	return false
+}
+
+func errorJSON(err error) []byte {
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		e = &engine.Error{Code: engine.CodeEval, Message: err.Error()}
+	}
+	data, _ := json.Marshal(e)
+	return data
+}
+
+func errorsJSON(list []*engine.Error) []byte {
+	data, _ := json.Marshal(list)
+	return data
+}

@@ -1,0 +1,173 @@
+// Package wasmbuild gives hosts the dlroute WebAssembly module, built from
+// this checkout's source on first use and cached by a hash of everything
+// the build reads, so a stale module is never served and the README's
+// commands need no separate build step. RATIONALE.md says why it is built
+// rather than checked in.
+package wasmbuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// ModulePath is the Go module whose ./wasm package is built.
+const ModulePath = "github.com/dlroute/dlroute"
+
+// EnvModule names a prebuilt module file that Module uses instead of
+// building, for machines without the source or a Go toolchain.
+const EnvModule = "DLROUTE_WASM"
+
+// Options configure Module. The zero value builds from the checkout around
+// the working directory into the user cache directory.
+type Options struct {
+	// SourceDir is the root of the dlroute checkout; empty means the
+	// nearest directory above the working directory whose go.mod is
+	// ModulePath.
+	SourceDir string
+	// CacheDir holds built modules by hash; empty means
+	// os.UserCacheDir()/dlroute/wasm.
+	CacheDir string
+	// Progress, when set, gets a line before a build, which takes a minute.
+	Progress io.Writer
+}
+
+// Module returns the module's bytes and the path they were read from: the
+// file named by $DLROUTE_WASM, or the cached build for the current source,
+// building it first when it is missing.
+func Module(ctx context.Context, opts Options) ([]byte, string, error) {
+	if p := os.Getenv(EnvModule); p != "" {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, "", fmt.Errorf("reading the module named by $%s: %w", EnvModule, err)
+		}
+		return data, p, nil
+	}
+	src := opts.SourceDir
+	if src == "" {
+		var err error
+		if src, err = findSource(); err != nil {
+			return nil, "", err
+		}
+	}
+	hash, err := sourceHash(ctx, src)
+	if err != nil {
+		return nil, "", err
+	}
+	cache := opts.CacheDir
+	if cache == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, "", fmt.Errorf("no cache directory for the module: %w", err)
+		}
+		cache = filepath.Join(dir, "dlroute", "wasm")
+	}
+	path := filepath.Join(cache, "dlroute-"+hash[:16]+".wasm")
+	if data, err := os.ReadFile(path); err == nil {
+		return data, path, nil
+	}
+	if opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "building the WebAssembly module from %s (once per source change, about a minute)...\n", src)
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, "", err
+	}
+	tmp, err := os.CreateTemp(cache, "build-*.wasm")
+	if err != nil {
+		return nil, "", err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildmode=c-shared", "-o", tmp.Name(), "./wasm")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, "", fmt.Errorf("building the WebAssembly module: %w\n%s", err, out)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, "", err
+	}
+	data, err := os.ReadFile(path)
+	return data, path, err
+}
+
+// findSource walks up from the working directory to the dlroute checkout.
+func findSource() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(data, []byte("module "+ModulePath+"\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no dlroute source above the working directory to build the WebAssembly module from; set $%s to a built module", EnvModule)
+		}
+		dir = parent
+	}
+}
+
+// sourceHash hashes what the build reads: the Go version, go.mod, go.sum
+// (which pins every dependency) and every file of this module's packages
+// that ./wasm imports, as `go list` reports them for wasip1.
+func sourceHash(ctx context.Context, src string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=Dir,Module,GoFiles,EmbedFiles", "./wasm")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list ./wasm: %w: %s", err, stderr.String())
+	}
+	version, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOVERSION: %w", err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "go %s\n", strings.TrimSpace(string(version)))
+	files := []string{filepath.Join(src, "go.mod"), filepath.Join(src, "go.sum")}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var pkg struct {
+			Dir                 string
+			Module              *struct{ Path string }
+			GoFiles, EmbedFiles []string
+		}
+		if err := dec.Decode(&pkg); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return "", err
+		}
+		if pkg.Module == nil || pkg.Module.Path != ModulePath {
+			continue // the standard library and dependencies: pinned by version and go.sum
+		}
+		for _, f := range append(pkg.GoFiles, pkg.EmbedFiles...) {
+			files = append(files, filepath.Join(pkg.Dir, f))
+		}
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(src, f)
+		fmt.Fprintf(h, "%s %d\n", filepath.ToSlash(rel), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
