@@ -49,6 +49,16 @@ const (
 	CodeTestFailure Code = "test_failure"    // a test case's decision differs from its want
 )
 
+// Input reports whether the code says an input was not valid, as opposed
+// to rules that do not load or an evaluation that could not decide.
+func (c Code) Input() bool {
+	switch c {
+	case CodeJSON, CodeUnknownField, CodeMissingField, CodeWrongType, CodeTooLong, CodeInvalidUTF8:
+		return true
+	}
+	return false
+}
+
 // Position is a place in a rule file. Line and Column count from 1; Column
 // counts bytes, as Go's go/token and CEL do.
 type Position struct {

@@ -107,7 +107,9 @@ func askHost(device int) (string, error) {
 		case abi.HostTooSmall:
 			buf = make([]byte, n)
 		case abi.HostUnavailable:
-			return "", errors.New("no probe answered")
+			return "", guest.ErrNoAnswer
+		case abi.HostFailed:
+			return "", errors.New("the host could not read it")
 		default:
 			return "", fmt.Errorf("platform_version returned status %d", s)
 		}

@@ -12,10 +12,12 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -40,9 +42,10 @@ func init() {
 	commands = map[string]command{
 		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin",
 			"[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", runResolve},
-		"test":  {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
-		"lint":  {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
-		"rules": {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
+		"test":   {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
+		"lint":   {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
+		"rules":  {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
+		"detect": {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
 	}
 }
 
@@ -56,12 +59,13 @@ Commands:
   test      %s
   lint      %s
   rules     %s
+  detect    %s
 
 Run 'dlroute <command> --help' for a command's flags.
 `
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary)
+	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary)
 }
 
 // run is the whole command line, testable: it returns the exit status
@@ -84,7 +88,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
-		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint and rules; see 'dlroute --help'")
+		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint, rules and detect; see 'dlroute --help'")
 		return 2
 	}
 	return c.run(args[1:], stdin, stdout, stderr)
@@ -129,8 +133,17 @@ func rulesFlag(fs *flag.FlagSet) *string {
 
 // loadCatalog loads the embedded rules, or DIR when given.
 func loadCatalog(dir string) (*engine.Catalog, error) {
+	fsys, err := rulesFS(dir)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Load(fsys, engine.Options{Root: cmp.Or(strings.TrimSuffix(dir, "/"), "rules")})
+}
+
+// rulesFS is the embedded rules, or the directory DIR.
+func rulesFS(dir string) (fs.FS, error) {
 	if dir == "" {
-		return engine.Load(rules.FS, engine.Options{})
+		return rules.FS, nil
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		if err == nil {
@@ -138,7 +151,7 @@ func loadCatalog(dir string) (*engine.Catalog, error) {
 		}
 		return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: "--rules takes the directory that holds <name>/<version>/ folders"}
 	}
-	return engine.Load(os.DirFS(dir), engine.Options{Root: strings.TrimSuffix(dir, "/")})
+	return os.DirFS(dir), nil
 }
 
 // printError writes an error as "error: ..." lines, each engine error with

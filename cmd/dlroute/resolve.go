@@ -56,8 +56,12 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var hardwareID nullableInt
 	fs.Var(&hardwareID, "local-hardware-id", "the device's local_hardware_id, an `int` or null (left out: null)")
 	shards := fs.Int("shards", 1, "how many shards the array has")
+	engineKind := engineFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
+	}
+	if !validEngine(*engineKind, stderr) {
+		return 2
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -71,17 +75,14 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	cat, err := loadCatalog(*rulesDir)
-	if err != nil {
-		printError(stderr, err)
-		return 1
-	}
-	rs, err := cat.RuleSet(*ruleset)
-	if err != nil {
-		printError(stderr, err)
-		return 1
-	}
 	ctx := context.Background()
+	_, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, stderr)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	defer done()
+	rs := deciders[0]
 	if !*jsonl {
 		in := engine.Input{"platform": *platform}
 		if set["platform-version"] {
@@ -121,7 +122,7 @@ type inputError struct {
 // decision, or {"input_error":...} for a line that is not a valid input, or
 // {"eval_error":...} when the rules could not decide. A bad line never stops
 // the run; the status is then 1.
-func resolveLines(ctx context.Context, rs *engine.RuleSet, r io.Reader, w io.Writer) int {
+func resolveLines(ctx context.Context, rs decider, r io.Reader, w io.Writer) int {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriter(w)
 	defer out.Flush()
@@ -135,14 +136,15 @@ func resolveLines(ctx context.Context, rs *engine.RuleSet, r io.Reader, w io.Wri
 		if tooLong {
 			status = 1
 			result = map[string]any{"input_error": inputError{Line: n, Code: engine.CodeTooLong, Message: fmt.Sprintf("line is longer than %d bytes", maxLineLen)}}
-		} else if input, derr := rs.DecodeInput(line); derr != nil {
+		} else if decision, rerr := rs.ResolveJSON(ctx, line); rerr != nil {
 			status = 1
-			result = map[string]any{"input_error": toInputError(n, derr)}
-		} else if d, rerr := rs.Resolve(ctx, input); rerr != nil {
-			status = 1
-			result = map[string]any{"eval_error": toInputError(n, rerr)}
+			kind := "eval_error"
+			if e := engine.Errors(rerr); len(e) == 1 && e[0].Code.Input() {
+				kind = "input_error"
+			}
+			result = map[string]any{kind: toInputError(n, rerr)}
 		} else {
-			result = d
+			result = json.RawMessage(decision)
 		}
 		writeJSON(out, result)
 		// Answer as soon as nothing more is waiting, so that a process

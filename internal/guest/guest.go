@@ -16,8 +16,15 @@ import (
 )
 
 // AskPlatformVersion asks the host for the platform_version of a device:
-// the "ask the machine" path, for inputs that leave it out.
+// the "ask the machine" path, for inputs that leave it out. An error that
+// wraps ErrNoAnswer means the host cannot read the machine at all; the
+// input is then checked as it is, and gets the native engine's
+// missing_field error.
 type AskPlatformVersion func(device int) (string, error)
+
+// ErrNoAnswer is what AskPlatformVersion wraps when the host has no way to
+// read the machine.
+var ErrNoAnswer = errors.New("the host cannot read the machine")
 
 // Guest is the module's state: the catalog and the rule sets handed out.
 // It is not safe for concurrent use; neither is a module instance.
@@ -157,6 +164,9 @@ func (g *Guest) decodeAsking(rs *engine.RuleSet, line []byte) (engine.Input, err
 		return nil, err
 	}
 	version, askErr := g.askFor(obj)
+	if errors.Is(askErr, ErrNoAnswer) {
+		return nil, err
+	}
 	if askErr != nil {
 		return nil, askErr
 	}
@@ -184,9 +194,12 @@ func (g *Guest) askFor(in engine.Input) (string, error) {
 		device = int(id)
 	}
 	if g.ask == nil {
-		return "", &engine.Error{Code: engine.CodeMissingField, Message: "input platform_version is missing and this host cannot ask the machine"}
+		return "", ErrNoAnswer
 	}
 	v, err := g.ask(device)
+	if errors.Is(err, ErrNoAnswer) {
+		return "", err
+	}
 	if err != nil {
 		return "", &engine.Error{Code: engine.CodeMissingField, Message: fmt.Sprintf("input platform_version is missing and the host could not read device %d: %v", device, err)}
 	}
@@ -196,29 +209,24 @@ func (g *Guest) askFor(in engine.Input) (string, error) {
 func (g *Guest) decide(ctx context.Context, rs *engine.RuleSet, in engine.Input) (engine.Decision, []byte, abi.Status) {
 	if _, has := in["platform_version"]; !has && declares(rs, "platform_version") {
 		version, err := g.askFor(in)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoAnswer): // checked as it is: missing_field
+		case err != nil:
 			return engine.Decision{}, errorJSON(err), abi.StatusHostError
+		default:
+			in["platform_version"] = version
 		}
-		in["platform_version"] = version
 	}
 	d, err := rs.Resolve(ctx, in)
 	if err != nil {
 		status := abi.StatusEvalError
 		var e *engine.Error
-		if errors.As(err, &e) && isInputCode(e.Code) {
+		if errors.As(err, &e) && e.Code.Input() {
 			status = abi.StatusInputError
 		}
 		return d, errorJSON(err), status
 	}
 	return d, nil, abi.StatusOK
-}
-
-func isInputCode(c engine.Code) bool {
-	switch c {
-	case engine.CodeJSON, engine.CodeUnknownField, engine.CodeMissingField, engine.CodeWrongType, engine.CodeTooLong, engine.CodeInvalidUTF8:
-		return true
-	}
-	return false
 }
 
 func errorJSON(err error) []byte {

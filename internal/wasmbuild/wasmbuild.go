@@ -97,8 +97,31 @@ func Module(ctx context.Context, opts Options) ([]byte, string, error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return nil, "", err
 	}
+	prune(cache, keepBuilds)
 	data, err := os.ReadFile(path)
 	return data, path, err
+}
+
+// keepBuilds is how many built modules the cache keeps, newest first: a
+// few, for switching between branches, but not one per edit forever.
+const keepBuilds = 3
+
+func prune(cache string, keep int) {
+	matches, _ := filepath.Glob(filepath.Join(cache, "dlroute-*.wasm"))
+	type built struct {
+		path string
+		mod  int64
+	}
+	var all []built
+	for _, m := range matches {
+		if st, err := os.Stat(m); err == nil {
+			all = append(all, built{m, st.ModTime().UnixNano()})
+		}
+	}
+	slices.SortFunc(all, func(a, b built) int { return int(b.mod - a.mod) })
+	for i := keep; i < len(all); i++ {
+		os.Remove(all[i].path)
+	}
 }
 
 // findSource walks up from the working directory to the dlroute checkout.

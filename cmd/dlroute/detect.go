@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/hostfuncs"
+)
+
+// probe reads the machine; tests replace it with fixed devices.
+var probe = func(ctx context.Context, opts hostfuncs.ProbeOptions) ([]hostfuncs.Device, []hostfuncs.Attempt) {
+	return hostfuncs.Probe(ctx, hostfuncs.SystemEnv(), opts)
+}
+
+// detected is one device and how the rule set decides it.
+type detected struct {
+	hostfuncs.Device
+	Decision *engine.Decision `json:"decision,omitempty"`
+	Error    *engine.Error    `json:"error,omitempty"`
+}
+
+func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("detect")
+	rulesDir := rulesFlag(fs)
+	ruleset := fs.String("ruleset", "jax", "decide each device with the rule set `NAME[@VERSION]`")
+	askJAX := fs.Bool("ask-jax", false, "also ask an installed JAX (python3 -c 'import jax ...'): exact, but slow to start")
+	asJSON := fs.Bool("json", false, "print one JSON object: devices, their decisions, and each probe tried")
+	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return status
+	}
+	cat, err := loadCatalog(*rulesDir)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	rs, err := cat.RuleSet(*ruleset)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	ctx := context.Background()
+	devices, attempts := probe(ctx, hostfuncs.ProbeOptions{AskJAX: *askJAX})
+	var out []detected
+	for _, d := range devices {
+		in := engine.Input{"platform": d.Platform, "platform_version": d.PlatformVersion, "local_hardware_id": d.Index}
+		dec, err := rs.Resolve(ctx, in)
+		row := detected{Device: d}
+		if err != nil {
+			row.Error = engine.Errors(err)[0]
+		} else {
+			row.Decision = &dec
+		}
+		out = append(out, row)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.Encode(struct {
+			RuleSet  string              `json:"ruleset"`
+			Devices  []detected          `json:"devices"`
+			Attempts []hostfuncs.Attempt `json:"attempts"`
+		}{rs.Ref(), out, attempts})
+		return 0
+	}
+	if !hasGPU(devices) {
+		fmt.Fprintln(stdout, "no GPU found on this machine:")
+		for _, a := range attempts {
+			if a.Err != nil {
+				fmt.Fprintf(stdout, "  %s: %v\n", a.Probe, a.Err)
+			}
+		}
+		fmt.Fprintln(stdout)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "DEVICE\tPLATFORM\tPLATFORM_VERSION\tPROBE\t%s DECIDES\n", strings.ToUpper(rs.Ref()))
+	for _, row := range out {
+		decision := ""
+		switch {
+		case row.Error != nil:
+			decision = "error: " + row.Error.Message
+		case row.Decision.Error != nil:
+			decision = fmt.Sprintf("%s: %s (rule %s)", row.Decision.Error.Type, row.Decision.Error.Message, row.Decision.Rule)
+		default:
+			decision = fmt.Sprintf("%s, device %d (rule %s)", row.Decision.DeviceType, row.Decision.DeviceID, row.Decision.Rule)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%q\t%s\t%s\n", row.Index, row.Platform, row.PlatformVersion, row.Probe, decision)
+	}
+	tw.Flush()
+	return 0
+}
+
+func hasGPU(devices []hostfuncs.Device) bool {
+	for _, d := range devices {
+		if d.Platform != "cpu" {
+			return true
+		}
+	}
+	return false
+}

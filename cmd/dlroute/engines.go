@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+)
+
+// decider is a rule set as the commands use it, from either engine.
+type decider interface {
+	Ref() string
+	Resolve(ctx context.Context, in engine.Input) (engine.Decision, error)
+	// ResolveJSON decides one JSON line: the decision's JSON, or an
+	// *engine.Error whose code says whether the input was at fault.
+	ResolveJSON(ctx context.Context, line []byte) ([]byte, error)
+}
+
+// engineFlag adds --engine to a command.
+func engineFlag(fs *flag.FlagSet) *string {
+	return fs.String("engine", "native", "evaluate with the `native` Go engine or the wasm module (run by wazero)")
+}
+
+// nativeRuleSet is an engine.RuleSet as a decider.
+type nativeRuleSet struct{ *engine.RuleSet }
+
+func (n nativeRuleSet) ResolveJSON(ctx context.Context, line []byte) ([]byte, error) {
+	in, err := n.DecodeInput(line)
+	if err != nil {
+		return nil, err
+	}
+	d, err := n.RuleSet.Resolve(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return d.MarshalJSON()
+}
+
+// openDeciders loads the rules natively (which reports any error in them
+// with its position), then returns a decider for each ref (every version
+// when refs is nil) from the engine named by kind, and a function that
+// releases the engine.
+func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, stderr io.Writer) (*engine.Catalog, []decider, func(), error) {
+	cat, err := loadCatalog(rulesDir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if refs == nil {
+		for _, rs := range cat.RuleSets() {
+			refs = append(refs, rs.Ref())
+		}
+	}
+	var out []decider
+	switch kind {
+	case "native":
+		for _, ref := range refs {
+			rs, err := cat.RuleSet(ref)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			out = append(out, nativeRuleSet{rs})
+		}
+		return cat, out, func() {}, nil
+	case "wasm":
+		module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: stderr})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		runner, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		closeRunner := func() { runner.Close(ctx) }
+		fsys, err := rulesFS(rulesDir)
+		if err == nil {
+			err = runner.Load(ctx, fsys)
+		}
+		for _, ref := range refs {
+			if err != nil {
+				break
+			}
+			var rs *hostfuncs.RuleSet
+			if rs, err = runner.RuleSet(ctx, ref); err == nil {
+				out = append(out, rs)
+			}
+		}
+		if err != nil {
+			closeRunner()
+			return nil, nil, nil, err
+		}
+		return cat, out, closeRunner, nil
+	}
+	panic("unreachable: validEngine checked --engine")
+}
+
+// validEngine reports a bad --engine as a usage error.
+func validEngine(kind string, stderr io.Writer) bool {
+	if kind == "native" || kind == "wasm" {
+		return true
+	}
+	fmt.Fprintf(stderr, "error: unknown engine %q\nhint: --engine is native or wasm\n", kind)
+	return false
+}

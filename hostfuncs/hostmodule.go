@@ -1,0 +1,119 @@
+package hostfuncs
+
+import (
+	"context"
+	"encoding/binary"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/dlroute/dlroute/internal/abi"
+)
+
+// ModuleName is the name the dlroute module imports host functions from.
+const ModuleName = abi.HostModule
+
+// Host is what the host functions do for a guest: read the machine and
+// copy buffers. A nil field makes its function answer "unavailable".
+type Host struct {
+	// PlatformVersion reads the platform_version of a device of this
+	// machine, for inputs that leave it out.
+	PlatformVersion func(ctx context.Context, device int) (string, error)
+	// Buffers holds the buffers guests name by handle.
+	Buffers *Buffers
+	// Copier copies a buffer to host memory for copy_to_host.
+	Copier Copier
+}
+
+// Instantiate instantiates the host module into r, under ModuleName.
+func Instantiate(ctx context.Context, r wazero.Runtime, h Host) (api.Closer, error) {
+	b := r.NewHostModuleBuilder(ModuleName)
+	NewFunctionExporter(h).ExportFunctions(b)
+	return b.Instantiate(ctx)
+}
+
+// FunctionExporter exports the host functions into a builder, for a host
+// that adds them to a module of its own.
+type FunctionExporter interface {
+	ExportFunctions(wazero.HostModuleBuilder)
+}
+
+// NewFunctionExporter returns the exporter of h's functions.
+func NewFunctionExporter(h Host) FunctionExporter { return exporter{h} }
+
+type exporter struct{ h Host }
+
+var i32 = api.ValueTypeI32
+
+func (e exporter) ExportFunctions(b wazero.HostModuleBuilder) {
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(e.h.platformVersion), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("device", "buf", "buf_cap", "len_out").WithResultNames("status").
+		Export("platform_version")
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(e.h.copyToHost), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("buffer", "handle_out").WithResultNames("status").
+		Export("copy_to_host")
+}
+
+// platformVersion is platform_version(device, buf, buf_cap, len_out) ->
+// status: it writes the version's length at len_out and, when it fits,
+// the bytes at buf. HostUnavailable: this host reads no machine;
+// HostFailed: it could not read this device. Every memory access is checked: a guest pointer out of
+// bounds is HostFault, never a panic.
+func (h Host) platformVersion(ctx context.Context, m api.Module, stack []uint64) {
+	device, buf, bufCap, lenOut := int32(stack[0]), uint32(stack[1]), uint32(stack[2]), uint32(stack[3])
+	stack[0] = uint64(h.writePlatformVersion(ctx, m.Memory(), int(device), buf, bufCap, lenOut))
+}
+
+func (h Host) writePlatformVersion(ctx context.Context, mem api.Memory, device int, buf, bufCap, lenOut uint32) uint32 {
+	if h.PlatformVersion == nil {
+		return abi.HostUnavailable
+	}
+	if device < 0 {
+		return abi.HostFailed
+	}
+	v, err := h.PlatformVersion(ctx, device)
+	if err != nil {
+		return abi.HostFailed
+	}
+	if !mem.WriteUint32Le(lenOut, uint32(len(v))) {
+		return abi.HostFault
+	}
+	if uint32(len(v)) > bufCap {
+		return abi.HostTooSmall
+	}
+	if !mem.WriteString(buf, v) {
+		return abi.HostFault
+	}
+	return abi.HostOK
+}
+
+// copyToHost is copy_to_host(buffer, handle_out) -> status: it copies the
+// buffer to host memory with the Copier and writes the new buffer's handle
+// at handle_out.
+func (h Host) copyToHost(ctx context.Context, m api.Module, stack []uint64) {
+	buffer, out := uint32(stack[0]), uint32(stack[1])
+	stack[0] = uint64(h.copy(ctx, m.Memory(), buffer, out))
+}
+
+func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint32 {
+	if h.Buffers == nil || h.Copier == nil {
+		return abi.HostUnavailable
+	}
+	if _, ok := mem.Read(out, 4); !ok {
+		return abi.HostFault // checked first: a copy nobody can receive is not made
+	}
+	src, ok := h.Buffers.Get(buffer)
+	if !ok {
+		return abi.HostUnavailable
+	}
+	dst, err := h.Copier.CopyToHost(ctx, src)
+	if err != nil {
+		return abi.HostFailed
+	}
+	var handle [4]byte
+	binary.LittleEndian.PutUint32(handle[:], h.Buffers.Add(dst))
+	mem.Write(out, handle[:])
+	return abi.HostOK
+}

@@ -1,0 +1,87 @@
+package hostfuncs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute/hostfuncs"
+)
+
+// A machine whose only trace of its NVIDIA GPU is what the kernel module
+// writes under /proc: the device is an NVIDIA GPU of unknown CUDA version.
+func ExampleProbe() {
+	env := hostfuncs.Env{FS: fstest.MapFS{
+		"proc/driver/nvidia/version": {Data: []byte("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n" +
+			"GCC version:  gcc version 12.2.0 (Debian 12.2.0-14) \n")},
+		"proc/driver/nvidia/gpus/0000:18:00.0/information": {Data: []byte("Model: \t\t NVIDIA H100 80GB HBM3\n" +
+			"Bus Location: \t 0000:18:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n")},
+	}}
+	devices, attempts := hostfuncs.Probe(context.Background(), env, hostfuncs.ProbeOptions{})
+	for _, d := range devices {
+		fmt.Printf("%d %s %q (%s)\n", d.Index, d.Platform, d.PlatformVersion, d.Probe)
+	}
+	for _, a := range attempts {
+		fmt.Println(a)
+	}
+	// Output:
+	// 0 gpu "cuda unknown" (proc-nvidia)
+	// cuda-driver: libcuda.so.1: this Env loads no libraries (Env.Open is nil)
+	// nvml: libnvidia-ml.so.1: this Env loads no libraries (Env.Open is nil)
+	// proc-nvidia: ok
+	// rocm: /opt/rocm/.info/version: not found
+	// amdgpu-sysfs: /sys/module/amdgpu: the amdgpu kernel module is not loaded
+	// level-zero: libze_loader.so.1: this Env loads no libraries (Env.Open is nil)
+}
+
+// Asking JAX gives the exact string it tests, here through a fake Run;
+// SystemEnv runs Python for real.
+func ExampleProbe_askJAX() {
+	env := hostfuncs.Env{Run: func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		return []byte(`{"jax": "0.7.2", "devices": [{"id": 0, "local_hardware_id": 0, "platform": "gpu", "platform_version": "PJRT C API\ncuda 12080"}]}`), nil
+	}}
+	devices, _ := hostfuncs.Probe(context.Background(), env, hostfuncs.ProbeOptions{AskJAX: true})
+	out, _ := json.Marshal(devices)
+	fmt.Println(string(out))
+	// Output:
+	// [{"index":0,"platform":"gpu","platform_version":"PJRT C API\ncuda 12080","probe":"jax","detail":"jax 0.7.2, device id 0: the exact client.platform_version"}]
+}
+
+// The real machine: every machine answers with at least its CPU.
+func ExampleSystemEnv() {
+	devices, _ := hostfuncs.Probe(context.Background(), hostfuncs.SystemEnv(), hostfuncs.ProbeOptions{})
+	fmt.Println(len(devices) > 0)
+	// Output: true
+}
+
+func ExampleAttempt_MarshalJSON() {
+	out, _ := json.Marshal([]hostfuncs.Attempt{
+		{Probe: hostfuncs.ProbeCUDADriver, Err: &hostfuncs.ProbeError{Code: hostfuncs.CodeLoadFailed, Source: "libcuda.so.1", Message: "cannot open shared object file: No such file or directory"}},
+		{Probe: hostfuncs.ProbeCPU},
+	})
+	fmt.Println(string(out))
+	// Output:
+	// [{"probe":"cuda-driver","error":"libcuda.so.1: cannot open shared object file: No such file or directory","code":"load_failed"},{"probe":"cpu"}]
+}
+
+// Where there is no CUDA driver, NewCUDACopier says so with a stable code;
+// a host then copies with HostCopier, or not at all.
+func ExampleNewCUDACopier() {
+	env := hostfuncs.Env{Open: func(lib string) (hostfuncs.Library, error) {
+		return nil, errors.New(lib + ": cannot open shared object file: No such file or directory")
+	}}
+	copier, err := hostfuncs.NewCUDACopier(env) // hostfuncs.SystemEnv() on a real machine
+	var pe *hostfuncs.ProbeError
+	if errors.As(err, &pe) {
+		fmt.Println(pe.Code)
+		fmt.Println(err)
+		return
+	}
+	defer copier.Close()
+	// copier.CopyToHost(ctx, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCUDA, Ptr: devicePtr, Size: n})
+	// Output:
+	// load_failed
+	// libcuda.so.1: cannot open shared object file: No such file or directory
+}

@@ -1,0 +1,216 @@
+package hostfuncs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/guest"
+	"github.com/dlroute/dlroute/internal/memo"
+)
+
+// RuleSet is a rule set inside the module, resolved from Go: the same
+// decisions as engine.RuleSet, made by the WebAssembly engine. Equal inputs
+// are answered from a memo on the host side without entering the module.
+// It is safe for concurrent use.
+type RuleSet struct {
+	r           *Runner
+	gen         int
+	desc        guest.Description
+	deviceNames map[int64]string
+	memo        *memo.Memo[engine.Decision]
+	lines       *memo.Memo[[]byte]
+}
+
+// RuleSet returns the rule set named by ref ("jax", "jax@v2") from the
+// rules given to Load. After another Load, get it again.
+func (r *Runner) RuleSet(ctx context.Context, ref string) (*RuleSet, error) {
+	r.mu.Lock()
+	rs, gen := r.sets[ref], r.gen
+	r.mu.Unlock()
+	if rs != nil {
+		return rs, nil
+	}
+	rs = &RuleSet{r: r, gen: gen, deviceNames: map[int64]string{},
+		memo: memo.New[engine.Decision](r.cfg.MemoSize), lines: memo.New[[]byte](r.cfg.MemoSize)}
+	err := r.with(ctx, func(inst *instance) error {
+		h, err := inst.handle(ctx, ref)
+		if err != nil {
+			return err
+		}
+		out, status, err := inst.call(ctx, "dlroute_describe", nil, uint64(h))
+		if err != nil {
+			return err
+		}
+		if status != abi.StatusOK {
+			return &engine.Error{Code: CodeModule, Message: "dlroute_describe: " + status.String()}
+		}
+		return json.Unmarshal(out, &rs.desc)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, dt := range rs.desc.DeviceTypes {
+		rs.deviceNames[dt.Code] = dt.Name
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gen != gen {
+		return nil, &engine.Error{Code: engine.CodeNoRuleSet, Message: "the rules were reloaded while " + ref + " was looked up"}
+	}
+	if prev := r.sets[ref]; prev != nil {
+		return prev, nil
+	}
+	r.sets[ref] = rs
+	return rs, nil
+}
+
+// handle returns the instance's handle for ref, asking the module once.
+func (inst *instance) handle(ctx context.Context, ref string) (uint32, error) {
+	if h, ok := inst.handles[ref]; ok {
+		return h, nil
+	}
+	if inst.gen == 0 {
+		return 0, &engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules are loaded", Hint: "call Runner.Load first"}
+	}
+	if err := inst.grow(ctx, uint32(len(ref)), 0); err != nil {
+		return 0, err
+	}
+	inst.mod.Memory().WriteString(inst.in, ref)
+	stack := append(inst.stack[:0], uint64(inst.in), uint64(len(ref)), uint64(inst.out), uint64(inst.outCap))
+	if err := inst.fns["dlroute_ruleset"].CallWithStack(ctx, stack); err != nil {
+		return 0, &trapError{err}
+	}
+	status, v := abi.Unpack(stack[0])
+	if status == abi.StatusOK {
+		inst.handles[ref] = v
+		return v, nil
+	}
+	return 0, moduleError(status, inst.read(v))
+}
+
+func (inst *instance) read(n uint32) []byte {
+	out, _ := inst.mod.Memory().Read(inst.out, min(n, inst.outCap))
+	return out
+}
+
+// Ref returns "name@version".
+func (rs *RuleSet) Ref() string { return rs.desc.Ref }
+
+// Resolve decides one input through the module's binary entry. Inputs are
+// checked as engine.RuleSet checks them; a platform_version left out is
+// read from the machine by the host's PlatformVersion.
+func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decision, error) {
+	var buf [256]byte
+	key, err := rs.encode(buf[:0], in)
+	if err != nil {
+		return engine.Decision{}, err
+	}
+	if d, ok := rs.memo.Get(key); ok {
+		return d, nil
+	}
+	var d engine.Decision
+	err = rs.call(ctx, "dlroute_resolve", key, func(out []byte) error {
+		bd, err := abi.DecodeDecision(out)
+		if err != nil || int(bd.Rule) >= len(rs.desc.Rules) {
+			return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module answered a decision that does not decode: %v", err)}
+		}
+		d = engine.Decision{Rule: rs.desc.Rules[bd.Rule], RuleSet: rs.desc.Ref}
+		if bd.Kind == abi.KindException {
+			d.Error = &engine.Exception{Type: bd.Type, Message: bd.Message}
+			return nil
+		}
+		d.DeviceType, d.DeviceTypeCode, d.DeviceID = rs.deviceNames[bd.Code], bd.Code, bd.ID
+		return nil
+	})
+	if err != nil {
+		return engine.Decision{}, err
+	}
+	rs.memo.Put(key, d)
+	return d, nil
+}
+
+// ResolveJSON decides one JSON input through the module's JSON entry, for
+// `dlroute resolve --json`: the decision's JSON, byte for byte what the
+// native engine writes, or an *engine.Error for an input or evaluation
+// error.
+func (rs *RuleSet) ResolveJSON(ctx context.Context, line []byte) ([]byte, error) {
+	if out, ok := rs.lines.Get(line); ok {
+		return out, nil
+	}
+	var result []byte
+	err := rs.call(ctx, "dlroute_resolve_json", line, func(out []byte) error {
+		result = slices.Clone(out)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rs.lines.Put(line, result)
+	return result, nil
+}
+
+// call runs a resolve export on an instance with current rules.
+func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode func([]byte) error) error {
+	return rs.r.with(ctx, func(inst *instance) error {
+		if inst.gen != rs.gen {
+			return &engine.Error{Code: engine.CodeNoRuleSet, Message: "the rules were reloaded; get " + rs.desc.Ref + " again"}
+		}
+		h, err := inst.handle(ctx, rs.desc.Ref)
+		if err != nil {
+			return err
+		}
+		out, status, err := inst.call(ctx, name, input, uint64(h))
+		if err != nil {
+			return err
+		}
+		if status != abi.StatusOK {
+			return moduleError(status, out)
+		}
+		return decode(out)
+	})
+}
+
+// moduleError turns an error status and its error object into an
+// *engine.Error.
+func moduleError(status abi.Status, out []byte) error {
+	var e engine.Error
+	if len(out) > 0 && json.Unmarshal(out, &e) == nil && e.Code != "" {
+		return &e
+	}
+	return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module returned %s", status)}
+}
+
+// encode writes an input in the binary layout and checks for fields the
+// rule set does not declare, as the native engine does.
+func (rs *RuleSet) encode(b []byte, in engine.Input) ([]byte, error) {
+	found := 0
+	for _, d := range rs.desc.Inputs {
+		v, ok := in[d.Name]
+		if ok {
+			found++
+		}
+		var err error
+		if b, err = abi.AppendField(b, v, ok); err != nil {
+			return b, &engine.Error{Code: engine.CodeWrongType, Message: fmt.Sprintf("input %s %v", d.Name, err)}
+		}
+	}
+	if found != len(in) {
+		names := make([]string, len(rs.desc.Inputs))
+		for i, d := range rs.desc.Inputs {
+			names[i] = d.Name
+		}
+		for _, k := range slices.Sorted(maps.Keys(in)) {
+			if !slices.Contains(names, k) {
+				return b, &engine.Error{Code: engine.CodeUnknownField, Message: fmt.Sprintf("unknown input %q", k),
+					Hint: "the inputs of " + rs.desc.Ref + " are: " + strings.Join(names, ", ")}
+			}
+		}
+	}
+	return b, nil
+}

@@ -1,0 +1,361 @@
+package hostfuncs
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+)
+
+// RunnerConfig configures NewRunner. Only Module is required.
+type RunnerConfig struct {
+	// Module is the dlroute WebAssembly module (see internal/wasmbuild).
+	Module []byte
+	// CacheDir holds wazero's compiled code, so that a later process
+	// compiles in milliseconds; empty means os.UserCacheDir()/dlroute/wazero.
+	CacheDir string
+	// Host is what the host functions do.
+	Host Host
+	// Instances bounds how many module instances run at once, one per
+	// concurrent call (an instance is not safe for concurrent use); 0
+	// means GOMAXPROCS.
+	Instances int
+	// MemoryLimitPages bounds each instance's memory in 64 KiB pages; 0
+	// means DefaultMemoryLimitPages.
+	MemoryLimitPages uint32
+	// CallTimeout bounds one call into the module; 0 means
+	// DefaultCallTimeout. An instance that runs past it is closed.
+	CallTimeout time.Duration
+	// MemoSize bounds the decisions each RuleSet remembers on the host
+	// side, in front of the module; 0 means engine.DefaultMemoSize,
+	// negative turns the memo off.
+	MemoSize int
+}
+
+// Defaults of RunnerConfig.
+const (
+	DefaultMemoryLimitPages = 8192 // 512 MiB
+	DefaultCallTimeout      = 10 * time.Second
+)
+
+// CodeModule is the code of an *engine.Error about the module itself: not
+// ours, of another ABI version, or trapped twice on one request.
+const CodeModule engine.Code = "module_error"
+
+// Runner runs the dlroute module with wazero: it compiles it once (with a
+// cache on disk), keeps a pool of instances, hands them the rules, and
+// replaces an instance that traps. It is safe for concurrent use.
+type Runner struct {
+	cfg      RunnerConfig
+	rt       wazero.Runtime
+	compiled wazero.CompiledModule
+	slots    chan struct{}  // one per instance that may exist
+	idle     chan *instance // instances waiting for a call
+
+	mu      sync.Mutex
+	archive []byte // the rules every instance loads
+	gen     int    // bumped by each Load
+	sets    map[string]*RuleSet
+}
+
+// NewRunner compiles the module and checks its ABI version. The rules are
+// given by Load.
+func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
+	if len(cfg.Module) < 8 || string(cfg.Module[:4]) != "\x00asm" {
+		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module is not WebAssembly (%d bytes)", len(cfg.Module))}
+	}
+	cfg.Instances = cmp.Or(cfg.Instances, runtime.GOMAXPROCS(0))
+	cfg.MemoryLimitPages = cmp.Or(cfg.MemoryLimitPages, DefaultMemoryLimitPages)
+	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, DefaultCallTimeout)
+	if cfg.MemoSize == 0 {
+		cfg.MemoSize = engine.DefaultMemoSize
+	}
+	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(true)
+	if dir, err := cacheDir(cfg.CacheDir); err == nil {
+		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+			rc = rc.WithCompilationCache(cache)
+		}
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, rc)
+	r := &Runner{cfg: cfg, rt: rt, slots: make(chan struct{}, cfg.Instances), idle: make(chan *instance, cfg.Instances), sets: map[string]*RuleSet{}}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	if _, err := Instantiate(ctx, rt, cfg.Host); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	compiled, err := rt.CompileModule(ctx, cfg.Module)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, &engine.Error{Code: CodeModule, Message: "the module does not compile: " + err.Error()}
+	}
+	r.compiled = compiled
+	// One instance up front: it proves the module is ours and of our ABI.
+	inst, err := r.newInstance(ctx)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	r.slots <- struct{}{}
+	r.idle <- inst
+	return r, nil
+}
+
+func cacheDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "dlroute", "wazero"), nil
+}
+
+// Close closes every instance and the runtime.
+func (r *Runner) Close(ctx context.Context) error { return r.rt.Close(ctx) }
+
+// Load hands a rules directory to the module. It is checked in one
+// instance first: on any error the rules in service stay, and the error is
+// the module's engine.ErrorList. Instances load the new rules before their
+// next call.
+func (r *Runner) Load(ctx context.Context, fsys fs.FS) error {
+	archive, err := abi.PackFS(fsys)
+	if err != nil {
+		return err
+	}
+	return r.with(ctx, func(inst *instance) error {
+		out, status, err := inst.call(ctx, "dlroute_load", archive)
+		if err != nil {
+			return err
+		}
+		if status != abi.StatusOK {
+			var list engine.ErrorList
+			if json.Unmarshal(out, &list) != nil || len(list) == 0 {
+				return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_load returned %s: %s", status, out)}
+			}
+			return list
+		}
+		r.mu.Lock()
+		r.archive, r.sets = archive, map[string]*RuleSet{}
+		r.gen++
+		inst.gen, inst.handles = r.gen, map[string]uint32{}
+		r.mu.Unlock()
+		return nil
+	})
+}
+
+// with runs f on an idle instance, creating one when the pool has room,
+// and gives it back after. An instance whose call failed in wazero (a trap,
+// a deadline) is closed and f runs once more on a fresh one, so the
+// caller's request is not lost to one bad instance.
+func (r *Runner) with(ctx context.Context, f func(*instance) error) error {
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		var inst *instance
+		if inst, err = r.acquire(ctx); err != nil {
+			return err
+		}
+		if err = r.refresh(ctx, inst); err == nil {
+			err = f(inst)
+		}
+		var trap *trapError
+		if !errors.As(err, &trap) {
+			r.idle <- inst
+			return err
+		}
+		inst.mod.Close(context.WithoutCancel(ctx))
+		<-r.slots
+	}
+	return &engine.Error{Code: CodeModule, Message: "the module failed twice on this request: " + err.Error()}
+}
+
+func (r *Runner) acquire(ctx context.Context) (*instance, error) {
+	select {
+	case inst := <-r.idle:
+		return inst, nil
+	default:
+	}
+	select {
+	case inst := <-r.idle:
+		return inst, nil
+	case r.slots <- struct{}{}:
+		inst, err := r.newInstance(ctx)
+		if err != nil {
+			<-r.slots
+			return nil, err
+		}
+		return inst, nil
+	case <-ctx.Done():
+		return nil, &engine.Error{Code: engine.CodeCanceled, Message: context.Cause(ctx).Error()}
+	}
+}
+
+// refresh loads the current rules into an instance that has older ones.
+func (r *Runner) refresh(ctx context.Context, inst *instance) error {
+	r.mu.Lock()
+	archive, gen := r.archive, r.gen
+	r.mu.Unlock()
+	if inst.gen == gen || archive == nil {
+		return nil
+	}
+	_, status, err := inst.call(ctx, "dlroute_load", archive)
+	if err != nil {
+		return err
+	}
+	if status != abi.StatusOK {
+		return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("rules that loaded in one instance failed in another: %s", status)}
+	}
+	inst.gen, inst.handles = gen, map[string]uint32{}
+	return nil
+}
+
+// trapError is a call that failed inside wazero: the instance is unusable.
+type trapError struct{ err error }
+
+func (e *trapError) Error() string { return "the module trapped: " + e.err.Error() }
+func (e *trapError) Unwrap() error { return e.err }
+
+// instance is one module instance with its buffers in guest memory.
+type instance struct {
+	r       *Runner
+	mod     api.Module
+	fns     map[string]api.Function
+	gen     int
+	handles map[string]uint32
+	in, out uint32 // guest buffers
+	inCap   uint32
+	outCap  uint32
+	stack   []uint64
+}
+
+var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_copy_to_host"}
+
+func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().
+		WithSysWalltime().WithSysNanotime().WithStderr(os.Stderr)
+	mod, err := r.rt.InstantiateModule(ctx, r.compiled, cfg)
+	if err != nil {
+		return nil, &engine.Error{Code: CodeModule, Message: "instantiating the module: " + err.Error()}
+	}
+	inst := &instance{r: r, mod: mod, fns: map[string]api.Function{}, handles: map[string]uint32{}, stack: make([]uint64, 5)}
+	for _, name := range exports {
+		if inst.fns[name] = mod.ExportedFunction(name); inst.fns[name] == nil {
+			mod.Close(ctx)
+			return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module does not export %s: it is not a dlroute module", name)}
+		}
+	}
+	if init := mod.ExportedFunction("_initialize"); init != nil {
+		if _, err := init.Call(ctx); err != nil {
+			mod.Close(ctx)
+			return nil, &engine.Error{Code: CodeModule, Message: "_initialize: " + err.Error()}
+		}
+	}
+	v, err := inst.fns["dlroute_abi_version"].Call(ctx)
+	if err != nil || uint32(v[0]) != abi.Version {
+		mod.Close(ctx)
+		got := "?"
+		if err == nil {
+			got = fmt.Sprint(uint32(v[0]))
+		}
+		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module has ABI version %s; this host speaks version %d", got, abi.Version),
+			Hint: "rebuild the module from this source, or use a host of its version"}
+	}
+	if err := inst.grow(ctx, 4096, 4096); err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
+	return inst, nil
+}
+
+// grow makes the guest buffers at least this large.
+func (inst *instance) grow(ctx context.Context, in, out uint32) error {
+	alloc := func(old, size uint32) (uint32, error) {
+		if old != 0 {
+			inst.fns["dlroute_free"].Call(ctx, uint64(old))
+		}
+		res, err := inst.fns["dlroute_alloc"].Call(ctx, uint64(size))
+		if err != nil {
+			return 0, &trapError{err}
+		}
+		if res[0] == 0 {
+			return 0, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module could not allocate %d bytes", size)}
+		}
+		return uint32(res[0]), nil
+	}
+	var err error
+	if in > inst.inCap {
+		if inst.in, err = alloc(inst.in, in); err != nil {
+			return err
+		}
+		inst.inCap = in
+	}
+	if out > inst.outCap {
+		if inst.out, err = alloc(inst.out, out); err != nil {
+			return err
+		}
+		inst.outCap = out
+	}
+	return nil
+}
+
+// takesInput lists the exports with an input buffer before their output
+// buffer.
+var takesInput = map[string]bool{"dlroute_load": true, "dlroute_resolve": true, "dlroute_resolve_json": true}
+
+// call runs an export that takes (args..., input, output buffer), or
+// (args..., output buffer) when it has no input, and returns a packed status
+// and length, growing the output buffer when it is too small. The
+// returned bytes are valid until the next call.
+func (inst *instance) call(ctx context.Context, name string, input []byte, args ...uint64) ([]byte, abi.Status, error) {
+	if err := inst.grow(ctx, uint32(len(input)), 0); err != nil {
+		return nil, 0, err
+	}
+	if !inst.mod.Memory().Write(inst.in, input) {
+		return nil, 0, &trapError{fmt.Errorf("input buffer at %d is outside memory", inst.in)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, inst.r.cfg.CallTimeout)
+	defer cancel()
+	for range 3 {
+		stack := append(inst.stack[:0], args...)
+		if takesInput[name] {
+			stack = append(stack, uint64(inst.in), uint64(len(input)))
+		}
+		stack = append(stack, uint64(inst.out), uint64(inst.outCap))
+		if err := inst.fns[name].CallWithStack(ctx, stack); err != nil {
+			return nil, 0, &trapError{err}
+		}
+		status, n := abi.Unpack(stack[0])
+		if status == abi.StatusTooSmall {
+			if n <= inst.outCap {
+				break // the module asked for what it has: it is confused
+			}
+			if err := inst.grow(ctx, 0, n); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		out, ok := inst.mod.Memory().Read(inst.out, n)
+		if !ok {
+			return nil, 0, &trapError{fmt.Errorf("output of %d bytes at %d is outside memory", n, inst.out)}
+		}
+		return out, status, nil
+	}
+	return nil, 0, &trapError{fmt.Errorf("%s kept answering too_small", name)}
+}

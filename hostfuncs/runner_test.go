@@ -1,0 +1,311 @@
+package hostfuncs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// module is the dlroute module built from this checkout (cached by source
+// hash in the user cache, so only the first run after a change builds).
+var module []byte
+
+func TestMain(m *testing.M) {
+	var err error
+	module, _, err = wasmbuild.Module(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the module for the host tests:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// newRunner starts a runner with the embedded rules loaded.
+func newRunner(t testing.TB, host Host) *Runner {
+	t.Helper()
+	ctx := context.Background()
+	r, err := NewRunner(ctx, RunnerConfig{Module: module, Host: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(ctx) })
+	if err := r.Load(ctx, rules.FS); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func encode(t testing.TB, v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// TestConformance: every case of every embedded rule set decides
+// byte-identically natively, through the module's binary entry, and
+// through its JSON entry.
+func TestConformance(t *testing.T) {
+	ctx := context.Background()
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRunner(t, Host{})
+	n := 0
+	for _, native := range cat.RuleSets() {
+		wasm, err := r.RuleSet(ctx, native.Ref())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range native.Cases() {
+			n++
+			want, err := native.Resolve(ctx, c.Input)
+			if err != nil {
+				t.Fatalf("%s: native: %v", c.Name, err)
+			}
+			wantJSON := encode(t, want)
+			got, err := wasm.Resolve(ctx, c.Input)
+			if gotJSON := encode(t, got); err != nil || !bytes.Equal(gotJSON, wantJSON) {
+				t.Errorf("%s %s: binary entry got %s (%v), native %s", native.Ref(), c.Name, gotJSON, err, wantJSON)
+			}
+			line := encode(t, c.Input)
+			gotLine, err := wasm.ResolveJSON(ctx, line)
+			if err != nil || !bytes.Equal(gotLine, wantJSON) {
+				t.Errorf("%s %s: JSON entry got %s (%v), native %s", native.Ref(), c.Name, gotLine, err, wantJSON)
+			}
+		}
+	}
+	if n < 100 {
+		t.Errorf("only %d cases compared", n)
+	}
+}
+
+// TestConformanceOfInputErrors: a bad line gets the same code and message
+// from the module as from the native engine.
+func TestConformanceOfInputErrors(t *testing.T) {
+	ctx := context.Background()
+	cat, _ := engine.Load(rules.FS, engine.Options{})
+	native, _ := cat.RuleSet("jax")
+	wasm, err := newRunner(t, Host{}).RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`{"platform":"gpu"`,
+		`[1]`,
+		`{"platform":"gpu","platform_version":"cuda","local_hardware_id":"0"}`,
+		`{"platform":"gpu","platform_version":"cuda","colour":"red"}`,
+		`{"platform":"gpu","platform_version":"cuda","platform":"cpu"}`,
+		"{\"platform\":\"gpu\",\"platform_version\":\"\xff\"}",
+		`{"platform":"gpu","platform_version":"` + strings.Repeat("x", engine.MaxStringLen+1) + `"}`,
+	} {
+		_, nerr := native.DecodeInput([]byte(line))
+		_, werr := wasm.ResolveJSON(ctx, []byte(line))
+		ne, we := engine.Errors(nerr), engine.Errors(werr)
+		if len(ne) != 1 || len(we) != 1 || ne[0].Code != we[0].Code || ne[0].Message != we[0].Message {
+			t.Errorf("line %.60q: native %v, module %v", line, nerr, werr)
+		}
+	}
+}
+
+// TestAskTheMachine: an input without platform_version gets it from the
+// host's PlatformVersion, for the device its local_hardware_id names,
+// through a buffer the guest grows when the version is long.
+func TestAskTheMachine(t *testing.T) {
+	ctx := context.Background()
+	long := "PJRT C API\n" + strings.Repeat("x", 300) + " cuda 12030"
+	asked := map[int]int{}
+	var mu sync.Mutex
+	r := newRunner(t, Host{PlatformVersion: func(_ context.Context, device int) (string, error) {
+		mu.Lock()
+		asked[device]++
+		mu.Unlock()
+		switch device {
+		case 0:
+			return "rocm 60200", nil
+		case 1:
+			return long, nil
+		}
+		return "", errors.New("no such device")
+	}})
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 1})
+	if err != nil || d.DeviceType != "kDLCUDA" || d.DeviceID != 1 {
+		t.Errorf("device 1 (a %d-byte version): got %v, %v; want kDLCUDA 1", len(long), d, err)
+	}
+	line, err := rs.ResolveJSON(ctx, []byte(`{"platform":"gpu","local_hardware_id":0,"memory_kind":"pinned_host"}`))
+	if err != nil || !strings.Contains(string(line), `"device_type":"kDLROCMHost"`) {
+		t.Errorf("device 0 through the JSON entry: got %s, %v; want kDLROCMHost", line, err)
+	}
+	_, err = rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 7})
+	if e := engine.Errors(err); len(e) != 1 || !strings.Contains(e[0].Message, "device 7") {
+		t.Errorf("a device the host cannot read: got %v, want an error naming device 7", err)
+	}
+	// A version longer than the guest's first buffer is read again into a
+	// larger one: twice for device 1, once for device 0.
+	if asked[0] != 1 || asked[1] != 2 {
+		t.Errorf("the host was asked %v; want device 0 once and device 1 twice", asked)
+	}
+}
+
+func TestCopyToHost(t *testing.T) {
+	ctx := context.Background()
+	buffers := &Buffers{}
+	r := newRunner(t, Host{Buffers: buffers, Copier: HostCopier{}})
+	data := []byte("an array of bytes standing for a pinned host buffer")
+	src := buffers.Add(Buffer{DeviceType: DeviceCUDAHost, Data: data, Size: int64(len(data))})
+	var status abi.Status
+	var handle uint32
+	err := r.with(ctx, func(inst *instance) error {
+		res, err := inst.fns["dlroute_copy_to_host"].Call(ctx, uint64(src))
+		if err != nil {
+			return err
+		}
+		status, handle = abi.Unpack(res[0])
+		return nil
+	})
+	if err != nil || status != abi.StatusOK {
+		t.Fatalf("dlroute_copy_to_host: %v, %v", status, err)
+	}
+	dst, ok := buffers.Get(handle)
+	if !ok || !bytes.Equal(dst.Data, data) || dst.DeviceType != DeviceCPU || &dst.Data[0] == &data[0] {
+		t.Fatalf("copy: got %+v, want a new kDLCPU buffer with the same bytes", dst)
+	}
+	_ = r.with(ctx, func(inst *instance) error {
+		res, _ := inst.fns["dlroute_copy_to_host"].Call(ctx, 999)
+		if s, hs := abi.Unpack(res[0]); s != abi.StatusHostError || hs != abi.HostUnavailable {
+			t.Errorf("copy of an unknown buffer: got %v/%d, want host_error/%d", s, hs, abi.HostUnavailable)
+		}
+		return nil
+	})
+}
+
+// TestHostFunctionsCheckMemory calls the host functions with pointers
+// outside the guest's memory: they answer HostFault and do not panic.
+func TestHostFunctionsCheckMemory(t *testing.T) {
+	ctx := context.Background()
+	buffers := &Buffers{}
+	h := Host{PlatformVersion: func(context.Context, int) (string, error) { return "cuda 12030", nil }, Buffers: buffers, Copier: HostCopier{}}
+	r := newRunner(t, h)
+	src := buffers.Add(Buffer{DeviceType: DeviceCPU, Data: []byte{1, 2, 3}, Size: 3})
+	_ = r.with(ctx, func(inst *instance) error {
+		mem := inst.mod.Memory()
+		end := mem.Size()
+		tests := []struct {
+			name string
+			got  uint32
+			want uint32
+		}{
+			{"length out of bounds", h.writePlatformVersion(ctx, mem, 0, 0, 64, end), abi.HostFault},
+			{"buffer out of bounds", h.writePlatformVersion(ctx, mem, 0, end-2, 64, 0), abi.HostFault},
+			{"buffer too small", h.writePlatformVersion(ctx, mem, 0, 0, 4, 0), abi.HostTooSmall},
+			{"negative device", h.writePlatformVersion(ctx, mem, -1, 0, 64, 0), abi.HostFailed},
+			{"handle out of bounds", h.copy(ctx, mem, src, end-1), abi.HostFault},
+			{"unknown buffer", h.copy(ctx, mem, 12345, 0), abi.HostUnavailable},
+		}
+		for _, tt := range tests {
+			if tt.got != tt.want {
+				t.Errorf("%s: status %d, want %d", tt.name, tt.got, tt.want)
+			}
+		}
+		return nil
+	})
+}
+
+// TestTrappedInstanceIsReplaced closes an instance behind the runner's
+// back; the next request on it fails in wazero, and is answered by a fresh
+// instance.
+func TestTrappedInstanceIsReplaced(t *testing.T) {
+	ctx := context.Background()
+	r := newRunner(t, Host{})
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := <-r.idle
+	inst.mod.Close(ctx)
+	r.idle <- inst
+	d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "platform_version": "oneapi 2026.0", "local_hardware_id": 0})
+	if err != nil || d.DeviceType != "kDLOneAPI" {
+		t.Fatalf("after a trap: got %v, %v; want kDLOneAPI from a fresh instance", d, err)
+	}
+}
+
+// TestHostPanicDoesNotKillTheProcess: a host function that panics traps
+// the guest; the request fails with a clear error after one retry, and the
+// runner keeps serving.
+func TestHostPanicDoesNotKillTheProcess(t *testing.T) {
+	ctx := context.Background()
+	r := newRunner(t, Host{PlatformVersion: func(context.Context, int) (string, error) { panic("probe exploded") }})
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 0})
+	if e := engine.Errors(err); len(e) != 1 || e[0].Code != CodeModule || !strings.Contains(e[0].Message, "probe exploded") {
+		t.Fatalf("got %v, want a %s naming the panic", err, CodeModule)
+	}
+	d, err := rs.Resolve(ctx, engine.Input{"platform": "cpu", "platform_version": "cpu"})
+	if err != nil || d.DeviceType != "kDLCPU" {
+		t.Fatalf("after the panic: got %v, %v; want kDLCPU", d, err)
+	}
+}
+
+func TestLoadRefusesBrokenRulesAndKeepsServing(t *testing.T) {
+	ctx := context.Background()
+	r := newRunner(t, Host{})
+	fsys := copyRules(t)
+	fsys["jax/v3/rules.yaml"].Data = bytes.Replace(fsys["jax/v3/rules.yaml"].Data, []byte("shards > 1"), []byte("shards >> 1"), 1)
+	err := r.Load(ctx, fsys)
+	if e := engine.Errors(err); len(e) == 0 || e[0].Code != engine.CodeCELSyntax || e[0].Pos == nil || e[0].Pos.File != "rules/jax/v3/rules.yaml" {
+		t.Fatalf("Load of broken rules: %v, want a positioned %s", err, engine.CodeCELSyntax)
+	}
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := rs.Resolve(ctx, engine.Input{"platform": "cpu", "platform_version": "cpu"}); err != nil || d.RuleSet != "jax@v3" {
+		t.Fatalf("after a refused load: %v, %v", d, err)
+	}
+}
+
+func TestConcurrentResolves(t *testing.T) {
+	ctx := context.Background()
+	r := newRunner(t, Host{})
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				v := fmt.Sprintf("fork-%d-%d", g, i)
+				d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "platform_version": v, "local_hardware_id": 0})
+				if err != nil || d.Error == nil || d.Error.Message != "Unknown GPU platform for __dlpack__: "+v {
+					t.Errorf("Resolve(%s) = %v, %v", v, d, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
