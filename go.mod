@@ -4,14 +4,14 @@ go 1.26.8
 
 require (
 	cel.dev/cel-go v0.33.2
+	github.com/ebitengine/purego v0.11.3
+	github.com/tetratelabs/wazero v1.12.0
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (
 	cel.dev/expr v0.25.1 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
-	github.com/ebitengine/purego v0.11.3 // indirect
-	github.com/tetratelabs/wazero v1.12.0 // indirect
 	golang.org/x/exp v0.0.0-20240823005443-9b4947da3948 // indirect
 	golang.org/x/sys v0.44.0 // indirect
 	golang.org/x/text v0.22.0 // indirect

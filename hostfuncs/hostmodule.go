@@ -2,6 +2,7 @@ package hostfuncs
 
 import (
 	"context"
+	"fmt"
 	"encoding/binary"
 
 	"github.com/tetratelabs/wazero"
@@ -73,7 +74,7 @@ func (h Host) writePlatformVersion(ctx context.Context, mem api.Memory, device i
 	if device < 0 {
 		return abi.HostFailed
 	}
-	v, err := h.PlatformVersion(ctx, device)
+	v, err := withDeadline(ctx, func() (string, error) { return h.PlatformVersion(ctx, device) })
 	if err != nil {
 		return abi.HostFailed
 	}
@@ -108,7 +109,7 @@ func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint
 	if !ok {
 		return abi.HostUnavailable
 	}
-	dst, err := h.Copier.CopyToHost(ctx, src)
+	dst, err := withDeadline(ctx, func() (Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
 	if err != nil {
 		return abi.HostFailed
 	}
@@ -116,4 +117,33 @@ func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint
 	binary.LittleEndian.PutUint32(handle[:], h.Buffers.Add(dst))
 	mem.Write(out, handle[:])
 	return abi.HostOK
+}
+
+// withDeadline runs f, the host's own code, and gives up when the call's
+// context ends: a probe that hangs (a driver stuck in its init) makes the
+// call fail with a status instead of holding the guest forever. f goes on
+// in the background until it returns. A panic in f is an error, not the
+// end of the process.
+func withDeadline[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- result{err: fmt.Errorf("host function panicked: %v", p)}
+			}
+		}()
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, context.Cause(ctx)
+	}
 }

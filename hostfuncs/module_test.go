@@ -1,8 +1,8 @@
 package hostfuncs
 
 import (
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"strings"
 	"testing"
 	"testing/fstest"

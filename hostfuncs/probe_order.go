@@ -70,16 +70,16 @@ func (d probeDrivers) probe(ctx context.Context, env Env, opts ProbeOptions) ([]
 // CodeNoDevices, and an ended ctx stops it before it starts.
 func runProbeStep(ctx context.Context, env Env, opts ProbeOptions, p probeStep) (devices []Device, err error) {
 	if ctx.Err() != nil {
-		return nil, &ProbeError{Code: engine.CodeCanceled, Source: p.name, Message: "not tried: " + context.Cause(ctx).Error(), err: ctx.Err()}
+		return nil, &ProbeError{Code: engine.CodeCanceled, Source: "context", Message: "ended before this probe ran: " + context.Cause(ctx).Error(), err: ctx.Err()}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			devices, err = nil, &ProbeError{Code: CodeInternal, Source: p.name, Message: fmt.Sprintf("panic: %v", r)}
+			devices, err = nil, &ProbeError{Code: CodeInternal, Source: "probe", Message: fmt.Sprintf("panic: %v", r)}
 		}
 	}()
 	devices, err = p.run(ctx, env, opts)
 	if err == nil && len(devices) == 0 {
-		err = &ProbeError{Code: CodeNoDevices, Source: p.name, Message: "answered with no device"}
+		err = &ProbeError{Code: CodeNoDevices, Source: "probe", Message: "answered with no device"}
 	}
 	if err != nil {
 		devices = nil

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // deviceLine writes a device as one line of a want list.
@@ -123,7 +124,7 @@ func TestProbe(t *testing.T) {
 		machine: "nvidia-2xh100",
 		libs:    fakes{cuda: &fakeCUDA{panics: true}, nvml: &fakeNVML{version: 12040, count: 2}},
 		devices: []string{`0 gpu "cuda 12040" nvml | ` + cudaDetail, `1 gpu "cuda 12040" nvml | ` + cudaDetail},
-		tried:   []string{"cuda-driver internal_error: cuda-driver: panic: fake driver bug", "nvml ok", noROCm, noAMDGPU, noZE},
+		tried:   []string{"cuda-driver internal_error: probe: panic: fake driver bug", "nvml ok", noROCm, noAMDGPU, noZE},
 	}, {
 		name:    "ROCm's version file gives TF_ROCM_VERSION; GPUs are the KFD nodes with SIMDs",
 		machine: "amd-2xmi300x-rocm",
@@ -224,13 +225,13 @@ func TestProbe(t *testing.T) {
 		libs:    fakes{cuda: h100},
 		ctx:     canceled,
 		tried: []string{
-			"cuda-driver canceled: cuda-driver: not tried: context canceled",
-			"nvml canceled: nvml: not tried: context canceled",
-			"proc-nvidia canceled: proc-nvidia: not tried: context canceled",
-			"rocm canceled: rocm: not tried: context canceled",
-			"amdgpu-sysfs canceled: amdgpu-sysfs: not tried: context canceled",
-			"level-zero canceled: level-zero: not tried: context canceled",
-			"cpu canceled: cpu: not tried: context canceled",
+			"cuda-driver canceled: context: ended before this probe ran: context canceled",
+			"nvml canceled: context: ended before this probe ran: context canceled",
+			"proc-nvidia canceled: context: ended before this probe ran: context canceled",
+			"rocm canceled: context: ended before this probe ran: context canceled",
+			"amdgpu-sysfs canceled: context: ended before this probe ran: context canceled",
+			"level-zero canceled: context: ended before this probe ran: context canceled",
+			"cpu canceled: context: ended before this probe ran: context canceled",
 		},
 	}}
 	for _, tt := range tests {
@@ -258,5 +259,16 @@ func TestProbe(t *testing.T) {
 				t.Errorf("Probe(%s) attempts:\ngot\n%s\nwant\n%s", tt.machine, got, want)
 			}
 		})
+	}
+}
+
+func TestProbeJAXTimeout(t *testing.T) {
+	hang := func(ctx context.Context, name string, args ...string) ([]byte, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	_, attempts := fakes{}.drivers().probe(context.Background(), Env{Run: hang}, ProbeOptions{AskJAX: true, JAXTimeout: 10 * time.Millisecond})
+	if got, want := attemptLine(attempts[0]), "jax command_failed: python3: JAX did not answer within 10ms"; got != want {
+		t.Errorf("a Python that hangs got %q, want %q", got, want)
 	}
 }

@@ -115,7 +115,9 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 		return d, nil
 	}
 	var d engine.Decision
-	err = rs.call(ctx, "dlroute_resolve", key, func(out []byte) error {
+	// A copy goes into the module, so that buf stays on the stack and a
+	// memoised call allocates nothing.
+	err = rs.call(ctx, "dlroute_resolve", slices.Clone(key), func(out []byte) error {
 		bd, err := abi.DecodeDecision(out)
 		if err != nil || int(bd.Rule) >= len(rs.desc.Rules) {
 			return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module answered a decision that does not decode: %v", err)}

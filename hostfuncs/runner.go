@@ -37,8 +37,12 @@ type RunnerConfig struct {
 	// MemoryLimitPages bounds each instance's memory in 64 KiB pages; 0
 	// means DefaultMemoryLimitPages.
 	MemoryLimitPages uint32
-	// CallTimeout bounds one call into the module; 0 means
-	// DefaultCallTimeout. An instance that runs past it is closed.
+	// CallTimeout bounds how long one call into the module waits for the
+	// host functions it calls (a probe, a copy); 0 means
+	// DefaultCallTimeout. The guest's own work is bounded by the CEL cost
+	// limit instead: wazero can only interrupt running code by checking at
+	// every loop (WithCloseOnContextDone), which made this module about 20
+	// times slower (RATIONALE.md).
 	CallTimeout time.Duration
 	// MemoSize bounds the decisions each RuleSet remembers on the host
 	// side, in front of the module; 0 means engine.DefaultMemoSize,
@@ -84,7 +88,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if cfg.MemoSize == 0 {
 		cfg.MemoSize = engine.DefaultMemoSize
 	}
-	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(true)
+	rc := wazero.NewRuntimeConfig()
 	if dir, err := cacheDir(cfg.CacheDir); err == nil {
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			rc = rc.WithCompilationCache(cache)
@@ -128,8 +132,40 @@ func cacheDir(dir string) (string, error) {
 	return filepath.Join(base, "dlroute", "wazero"), nil
 }
 
-// Close closes every instance and the runtime.
-func (r *Runner) Close(ctx context.Context) error { return r.rt.Close(ctx) }
+// Close closes the instances and the runtime. Calls still running fail.
+func (r *Runner) Close(ctx context.Context) error {
+	for {
+		select {
+		case inst := <-r.idle:
+			inst.close()
+		default:
+			return r.rt.Close(ctx)
+		}
+	}
+}
+
+// Prewarm starts every instance the pool may hold and loads the rules into
+// each, so that the first concurrent calls do not wait for it (about half
+// a second an instance).
+func (r *Runner) Prewarm(ctx context.Context) error {
+	var held []*instance
+	defer func() {
+		for _, inst := range held {
+			r.idle <- inst
+		}
+	}()
+	for range r.cfg.Instances {
+		inst, err := r.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		held = append(held, inst)
+		if err := r.refresh(ctx, inst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Load hands a rules directory to the module. It is checked in one
 // instance first: on any error the rules in service stay, and the error is
@@ -180,7 +216,7 @@ func (r *Runner) with(ctx context.Context, f func(*instance) error) error {
 			r.idle <- inst
 			return err
 		}
-		inst.mod.Close(context.WithoutCancel(ctx))
+		inst.close()
 		<-r.slots
 	}
 	return &engine.Error{Code: CodeModule, Message: "the module failed twice on this request: " + err.Error()}
@@ -257,19 +293,19 @@ func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 	inst := &instance{r: r, mod: mod, fns: map[string]api.Function{}, handles: map[string]uint32{}, stack: make([]uint64, 5)}
 	for _, name := range exports {
 		if inst.fns[name] = mod.ExportedFunction(name); inst.fns[name] == nil {
-			mod.Close(ctx)
+			inst.close()
 			return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module does not export %s: it is not a dlroute module", name)}
 		}
 	}
 	if init := mod.ExportedFunction("_initialize"); init != nil {
 		if _, err := init.Call(ctx); err != nil {
-			mod.Close(ctx)
+			inst.close()
 			return nil, &engine.Error{Code: CodeModule, Message: "_initialize: " + err.Error()}
 		}
 	}
 	v, err := inst.fns["dlroute_abi_version"].Call(ctx)
 	if err != nil || uint32(v[0]) != abi.Version {
-		mod.Close(ctx)
+		inst.close()
 		got := "?"
 		if err == nil {
 			got = fmt.Sprint(uint32(v[0]))
@@ -278,7 +314,7 @@ func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 			Hint: "rebuild the module from this source, or use a host of its version"}
 	}
 	if err := inst.grow(ctx, 4096, 4096); err != nil {
-		mod.Close(ctx)
+		inst.close()
 		return nil, err
 	}
 	return inst, nil
@@ -315,6 +351,9 @@ func (inst *instance) grow(ctx context.Context, in, out uint32) error {
 	return nil
 }
 
+// close closes the module.
+func (inst *instance) close() { inst.mod.Close(context.Background()) }
+
 // takesInput lists the exports with an input buffer before their output
 // buffer.
 var takesInput = map[string]bool{"dlroute_load": true, "dlroute_resolve": true, "dlroute_resolve_json": true}
@@ -330,6 +369,8 @@ func (inst *instance) call(ctx context.Context, name string, input []byte, args 
 	if !inst.mod.Memory().Write(inst.in, input) {
 		return nil, 0, &trapError{fmt.Errorf("input buffer at %d is outside memory", inst.in)}
 	}
+	// The deadline reaches the host functions, the one place a call can
+	// wait on the world; see RunnerConfig.CallTimeout.
 	ctx, cancel := context.WithTimeout(ctx, inst.r.cfg.CallTimeout)
 	defer cancel()
 	for range 3 {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
@@ -249,9 +250,9 @@ func TestTrappedInstanceIsReplaced(t *testing.T) {
 	}
 }
 
-// TestHostPanicDoesNotKillTheProcess: a host function that panics traps
-// the guest; the request fails with a clear error after one retry, and the
-// runner keeps serving.
+// TestHostPanicDoesNotKillTheProcess: a host function that panics fails
+// the request with host_error naming the device, and the runner keeps
+// serving.
 func TestHostPanicDoesNotKillTheProcess(t *testing.T) {
 	ctx := context.Background()
 	r := newRunner(t, Host{PlatformVersion: func(context.Context, int) (string, error) { panic("probe exploded") }})
@@ -260,8 +261,8 @@ func TestHostPanicDoesNotKillTheProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 0})
-	if e := engine.Errors(err); len(e) != 1 || e[0].Code != CodeModule || !strings.Contains(e[0].Message, "probe exploded") {
-		t.Fatalf("got %v, want a %s naming the panic", err, CodeModule)
+	if e := engine.Errors(err); len(e) != 1 || !strings.Contains(e[0].Message, "could not read device 0") {
+		t.Fatalf("got %v, want an error saying device 0 could not be read", err)
 	}
 	d, err := rs.Resolve(ctx, engine.Input{"platform": "cpu", "platform_version": "cpu"})
 	if err != nil || d.DeviceType != "kDLCPU" {
@@ -308,4 +309,40 @@ func TestConcurrentResolves(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestCallDeadline: a host function that hangs (a probe stuck in a
+// driver) fails the call after CallTimeout, naming the device, and the
+// runner goes on.
+func TestCallDeadline(t *testing.T) {
+	ctx := context.Background()
+	release := make(chan struct{})
+	defer close(release)
+	r, err := NewRunner(ctx, RunnerConfig{Module: module, CallTimeout: 200 * time.Millisecond, Instances: 1,
+		Host: Host{PlatformVersion: func(_ context.Context, device int) (string, error) {
+			if device == 9 {
+				<-release // a probe that hangs
+			}
+			return "cuda 12030", nil
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	if err := r.Load(ctx, rules.FS); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 9})
+	if e := engine.Errors(err); len(e) != 1 || !strings.Contains(e[0].Message, "device 9") || time.Since(start) > 5*time.Second {
+		t.Fatalf("a hanging probe: got %v after %v, want an error naming device 9 after 200ms", err, time.Since(start))
+	}
+	d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 0})
+	if err != nil || d.DeviceType != "kDLCUDA" {
+		t.Fatalf("after the deadline: got %v, %v; want kDLCUDA", d, err)
+	}
 }

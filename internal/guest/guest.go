@@ -30,8 +30,16 @@ var ErrNoAnswer = errors.New("the host cannot read the machine")
 // It is not safe for concurrent use; neither is a module instance.
 type Guest struct {
 	catalog *engine.Catalog
-	handles []*engine.RuleSet // handle h is handles[h-1]
+	handles []*handle // handle h is handles[h-1]
 	ask     AskPlatformVersion
+}
+
+// handle is a rule set handed out, with what each call needs of it.
+type handle struct {
+	rs         *engine.RuleSet
+	decls      []engine.InputDecl
+	rules      map[string]uint32 // rule id -> index
+	asksOfHost bool              // it declares platform_version
 }
 
 // New returns a guest that asks the host through ask.
@@ -66,10 +74,15 @@ func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	if err != nil {
 		return 0, errorJSON(err), abi.StatusNoRuleSet
 	}
-	if i := slices.Index(g.handles, rs); i >= 0 {
+	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h.rs == rs }); i >= 0 {
 		return uint32(i + 1), nil, abi.StatusOK
 	}
-	g.handles = append(g.handles, rs)
+	h := &handle{rs: rs, decls: rs.Inputs(), rules: map[string]uint32{}}
+	for i, id := range rs.RuleIDs() {
+		h.rules[id] = uint32(i)
+	}
+	h.asksOfHost = slices.ContainsFunc(h.decls, func(d engine.InputDecl) bool { return d.Name == "platform_version" })
+	g.handles = append(g.handles, h)
 	return uint32(len(g.handles)), nil, abi.StatusOK
 }
 
@@ -84,15 +97,16 @@ type Description struct {
 
 // Describe returns the Description of a handle as JSON.
 func (g *Guest) Describe(h uint32) ([]byte, abi.Status) {
-	rs, ok := g.ruleSet(h)
+	hd, ok := g.handle(h)
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	data, _ := json.Marshal(Description{rs.Ref(), rs.Inputs(), rs.RuleIDs(), rs.DeviceTypes()})
+	rs := hd.rs
+	data, _ := json.Marshal(Description{rs.Ref(), hd.decls, rs.RuleIDs(), rs.DeviceTypes()})
 	return data, abi.StatusOK
 }
 
-func (g *Guest) ruleSet(h uint32) (*engine.RuleSet, bool) {
+func (g *Guest) handle(h uint32) (*handle, bool) {
 	if h == 0 || int(h) > len(g.handles) {
 		return nil, false
 	}
@@ -102,11 +116,11 @@ func (g *Guest) ruleSet(h uint32) (*engine.RuleSet, bool) {
 // Resolve decides a binary input (abi.DecodeFields) and returns a binary
 // decision (abi.AppendDevice, abi.AppendException), or an error object.
 func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.Status) {
-	rs, ok := g.ruleSet(h)
+	hd, ok := g.handle(h)
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	decls := rs.Inputs()
+	decls := hd.decls
 	values, present, err := abi.DecodeFields(in, len(decls))
 	if err != nil {
 		return errorJSON(&engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}), abi.StatusBadArgument
@@ -117,11 +131,11 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 			input[d.Name] = values[i]
 		}
 	}
-	d, out, status := g.decide(ctx, rs, input)
+	d, out, status := g.decide(ctx, hd, input)
 	if status != abi.StatusOK {
 		return out, status
 	}
-	rule := uint32(slices.Index(rs.RuleIDs(), d.Rule))
+	rule := hd.rules[d.Rule]
 	if d.Error != nil {
 		return abi.AppendException(nil, rule, d.Error.Type, d.Error.Message), abi.StatusOK
 	}
@@ -132,15 +146,15 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 // --json`, and returns the decision's JSON, byte for byte what the native
 // engine writes, or an error object.
 func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
-	rs, ok := g.ruleSet(h)
+	hd, ok := g.handle(h)
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	in, err := g.decodeAsking(rs, line)
+	in, err := g.decodeAsking(hd, line)
 	if err != nil {
 		return errorJSON(err), abi.StatusInputError
 	}
-	d, out, status := g.decide(ctx, rs, in)
+	d, out, status := g.decide(ctx, hd, in)
 	if status != abi.StatusOK {
 		return out, status
 	}
@@ -150,7 +164,8 @@ func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte,
 
 // decodeAsking decodes a JSON input; a platform_version left out is asked
 // of the host first, so that the input checks see it.
-func (g *Guest) decodeAsking(rs *engine.RuleSet, line []byte) (engine.Input, error) {
+func (g *Guest) decodeAsking(hd *handle, line []byte) (engine.Input, error) {
+	rs := hd.rs
 	in, err := rs.DecodeInput(line)
 	var e *engine.Error
 	if err == nil || !errors.As(err, &e) || e.Code != engine.CodeMissingField {
@@ -160,7 +175,7 @@ func (g *Guest) decodeAsking(rs *engine.RuleSet, line []byte) (engine.Input, err
 	if json.Unmarshal(line, &obj) != nil {
 		return nil, err
 	}
-	if _, has := obj["platform_version"]; has || !declares(rs, "platform_version") {
+	if _, has := obj["platform_version"]; has || !hd.asksOfHost {
 		return nil, err
 	}
 	version, askErr := g.askFor(obj)
@@ -173,10 +188,6 @@ func (g *Guest) decodeAsking(rs *engine.RuleSet, line []byte) (engine.Input, err
 	obj["platform_version"] = version
 	patched, _ := json.Marshal(obj)
 	return rs.DecodeInput(patched)
-}
-
-func declares(rs *engine.RuleSet, name string) bool {
-	return slices.ContainsFunc(rs.Inputs(), func(d engine.InputDecl) bool { return d.Name == name })
 }
 
 // askFor asks the host for the platform version of the input's device:
@@ -206,8 +217,8 @@ func (g *Guest) askFor(in engine.Input) (string, error) {
 	return v, nil
 }
 
-func (g *Guest) decide(ctx context.Context, rs *engine.RuleSet, in engine.Input) (engine.Decision, []byte, abi.Status) {
-	if _, has := in["platform_version"]; !has && declares(rs, "platform_version") {
+func (g *Guest) decide(ctx context.Context, hd *handle, in engine.Input) (engine.Decision, []byte, abi.Status) {
+	if _, has := in["platform_version"]; !has && hd.asksOfHost {
 		version, err := g.askFor(in)
 		switch {
 		case errors.Is(err, ErrNoAnswer): // checked as it is: missing_field
@@ -217,7 +228,7 @@ func (g *Guest) decide(ctx context.Context, rs *engine.RuleSet, in engine.Input)
 			in["platform_version"] = version
 		}
 	}
-	d, err := rs.Resolve(ctx, in)
+	d, err := hd.rs.Resolve(ctx, in)
 	if err != nil {
 		status := abi.StatusEvalError
 		var e *engine.Error

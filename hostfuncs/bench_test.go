@@ -1,0 +1,182 @@
+package hostfuncs
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// benchInputs is one input per row of JAX's table, as in engine's
+// benchmarks.
+var benchInputs = []engine.Input{
+	{"platform": "gpu", "platform_version": "cuda 12030", "local_hardware_id": 0, "shards": 2},
+	{"platform": "cpu", "platform_version": "cpu", "local_hardware_id": 0},
+	{"platform": "gpu", "platform_version": "cuda 12030", "memory_kind": "pinned_host", "local_hardware_id": 0},
+	{"platform": "gpu", "platform_version": "PJRT C API\ncuda 12030", "memory_kind": "device", "local_hardware_id": 1},
+	{"platform": "gpu", "platform_version": "rocm 60200", "memory_kind": "pinned_host", "local_hardware_id": 0},
+	{"platform": "gpu", "platform_version": "rocm 60200", "local_hardware_id": 2},
+	{"platform": "gpu", "platform_version": "oneapi 2026.0", "local_hardware_id": 0},
+	{"platform": "gpu", "platform_version": "<unknown>", "local_hardware_id": 0},
+	{"platform": "gpu", "platform_version": "cuda 12030", "local_hardware_id": nil},
+	{"platform": "tpu", "platform_version": "PJRT C API\nTFRT TPU v2", "memory_kind": "pinned_host", "local_hardware_id": 0},
+	{"platform": "tpu", "platform_version": "PJRT C API\nTFRT TPU v2", "memory_kind": "device", "local_hardware_id": 0},
+	{"platform": "METAL", "platform_version": "PJRT C API\nmetal 1.0", "local_hardware_id": 0},
+}
+
+func benchRuleSet(b *testing.B, cfg RunnerConfig) *RuleSet {
+	ctx := context.Background()
+	cfg.Module = module
+	r, err := NewRunner(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close(ctx) })
+	if err := r.Load(ctx, rules.FS); err != nil {
+		b.Fatal(err)
+	}
+	if err := r.Prewarm(ctx); err != nil {
+		b.Fatal(err)
+	}
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rs
+}
+
+// uniqueInput is an unknown GPU platform never seen before: a miss in
+// every memo.
+func uniqueInput(i int64) engine.Input {
+	return engine.Input{"platform": "gpu", "platform_version": "fork " + strconv.FormatInt(i, 10), "local_hardware_id": 0}
+}
+
+// BenchmarkWasmResolve: "native" is engine.RuleSet.Resolve (memoised), the
+// baseline; "warm" is the module with repeated inputs (answered by the
+// host's memo); "guest-memo" turns the host memo off (each call enters the
+// module, whose engine remembers); "miss" gives every call a new input
+// (the module evaluates the rules each time); "native-miss" is the same
+// natively.
+func BenchmarkWasmResolve(b *testing.B) {
+	ctx := context.Background()
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	native, _ := cat.RuleSet("jax")
+	b.Run("native", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := native.Resolve(ctx, benchInputs[i%len(benchInputs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		rs := benchRuleSet(b, RunnerConfig{})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := rs.Resolve(ctx, benchInputs[i%len(benchInputs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("guest-memo", func(b *testing.B) {
+		rs := benchRuleSet(b, RunnerConfig{MemoSize: -1})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := rs.Resolve(ctx, benchInputs[i%len(benchInputs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	var n atomic.Int64
+	b.Run("native-miss", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := native.Resolve(ctx, uniqueInput(n.Add(1))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("miss", func(b *testing.B) {
+		rs := benchRuleSet(b, RunnerConfig{MemoSize: -1})
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := rs.Resolve(ctx, uniqueInput(n.Add(1))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkWasmResolveParallel is "miss" from GOMAXPROCS goroutines, one
+// instance each: run with -cpu 1,2 to compare throughput.
+func BenchmarkWasmResolveParallel(b *testing.B) {
+	ctx := context.Background()
+	rs := benchRuleSet(b, RunnerConfig{MemoSize: -1})
+	var n atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := rs.Resolve(ctx, uniqueInput(n.Add(1))); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkCompile is wazero compiling the module: "warm" from the
+// compilation cache on disk, as every start after the first; "cold" into an
+// empty cache (run it with -benchtime 1x). It also reports the module's
+// size, gzipped, and an instance's memory after the rules are loaded.
+func BenchmarkCompile(b *testing.B) {
+	ctx := context.Background()
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	w.Write(module)
+	w.Close()
+	compile := func(b *testing.B, dir string) {
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
+		defer rt.Close(ctx)
+		if _, err := rt.CompileModule(ctx, module); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			compile(b, b.TempDir())
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		dir := b.TempDir()
+		compile(b, dir)
+		for b.Loop() {
+			compile(b, dir)
+		}
+		b.ReportMetric(float64(len(module)), "module-B")
+		b.ReportMetric(float64(gz.Len()), "gzip-B")
+	})
+	b.Run("instance", func(b *testing.B) {
+		rs := benchRuleSet(b, RunnerConfig{})
+		var pages uint32
+		for b.Loop() {
+			rs.r.with(ctx, func(inst *instance) error {
+				pages = inst.mod.Memory().Size()
+				return nil
+			})
+		}
+		b.ReportMetric(float64(pages), "memory-B/instance")
+	})
+}
