@@ -2,8 +2,8 @@ package hostfuncs
 
 import (
 	"context"
-	"fmt"
 	"encoding/binary"
+	"fmt"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
