@@ -85,3 +85,20 @@ func ExampleNewCUDACopier() {
 	// load_failed
 	// libcuda.so.1: cannot open shared object file: No such file or directory
 }
+
+// The "ask the machine" path: a host function that reads this machine
+// once and answers each device's platform_version.
+func ExampleMachinePlatformVersion() {
+	env := hostfuncs.Env{FS: fstest.MapFS{
+		"opt/rocm/.info/version": {Data: []byte("6.2.0-66\n")},
+		"sys/class/kfd/kfd/topology/nodes/1/properties": {Data: []byte("simd_count 304\ngfx_target_version 90402\n")},
+	}}
+	ask := hostfuncs.MachinePlatformVersion(env, hostfuncs.ProbeOptions{})
+	v, err := ask(context.Background(), 0)
+	fmt.Printf("%q %v\n", v, err)
+	_, err = ask(context.Background(), 3)
+	fmt.Println(err != nil)
+	// Output:
+	// "rocm 60200" <nil>
+	// true
+}

@@ -35,7 +35,10 @@ type RunnerConfig struct {
 	// means GOMAXPROCS.
 	Instances int
 	// MemoryLimitPages bounds each instance's memory in 64 KiB pages; 0
-	// means DefaultMemoryLimitPages.
+	// means DefaultMemoryLimitPages. The limit is reserved up front (as
+	// address space; the pages are touched only as the guest grows), so
+	// that growing never copies the guest's memory: copying made a miss
+	// 40% slower.
 	MemoryLimitPages uint32
 	// CallTimeout bounds how long one call into the module waits for the
 	// host functions it calls (a probe, a copy); 0 means
@@ -52,7 +55,7 @@ type RunnerConfig struct {
 
 // Defaults of RunnerConfig.
 const (
-	DefaultMemoryLimitPages = 8192 // 512 MiB
+	DefaultMemoryLimitPages = 2048 // 128 MiB: an instance with the jax rules uses 20 MiB
 	DefaultCallTimeout      = 10 * time.Second
 )
 
@@ -88,7 +91,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if cfg.MemoSize == 0 {
 		cfg.MemoSize = engine.DefaultMemoSize
 	}
-	rc := wazero.NewRuntimeConfig()
+	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithMemoryCapacityFromMax(true)
 	if dir, err := cacheDir(cfg.CacheDir); err == nil {
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			rc = rc.WithCompilationCache(cache)
