@@ -90,7 +90,7 @@ func ExampleNewCUDACopier() {
 // once and answers each device's platform_version.
 func ExampleMachinePlatformVersion() {
 	env := hostfuncs.Env{FS: fstest.MapFS{
-		"opt/rocm/.info/version": {Data: []byte("6.2.0-66\n")},
+		"opt/rocm/.info/version":                        {Data: []byte("6.2.0-66\n")},
 		"sys/class/kfd/kfd/topology/nodes/1/properties": {Data: []byte("simd_count 304\ngfx_target_version 90402\n")},
 	}}
 	ask := hostfuncs.MachinePlatformVersion(env, hostfuncs.ProbeOptions{})
