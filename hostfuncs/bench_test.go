@@ -117,20 +117,39 @@ func BenchmarkWasmResolve(b *testing.B) {
 	})
 }
 
-// BenchmarkWasmResolveParallel is "miss" from GOMAXPROCS goroutines, one
-// instance each: run with -cpu 1,2 to compare throughput.
+// BenchmarkWasmResolveParallel runs resolves from GOMAXPROCS goroutines,
+// one module instance each: run it with -cpu 1,2 and compare. "native-miss"
+// is the native engine on the same inputs, the control: what this machine
+// gives two goroutines of this kind of work.
 func BenchmarkWasmResolveParallel(b *testing.B) {
 	ctx := context.Background()
-	rs := benchRuleSet(b, RunnerConfig{MemoSize: -1})
+	cat, err := engine.Load(rules.FS, engine.Options{MemoSize: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	native, _ := cat.RuleSet("jax")
 	var n atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := rs.Resolve(ctx, uniqueInput(n.Add(1))); err != nil {
-				b.Error(err)
-				return
+	parallel := func(b *testing.B, resolve func(engine.Input) error, input func() engine.Input) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := resolve(input()); err != nil {
+					b.Error(err)
+					return
+				}
 			}
-		}
+		})
+	}
+	unique := func() engine.Input { return uniqueInput(n.Add(1)) }
+	repeated := func() engine.Input { return benchInputs[n.Add(1)%int64(len(benchInputs))] }
+	wasm := func(rs *RuleSet) func(engine.Input) error {
+		return func(in engine.Input) error { _, err := rs.Resolve(ctx, in); return err }
+	}
+	b.Run("native-miss", func(b *testing.B) {
+		parallel(b, func(in engine.Input) error { _, err := native.Resolve(ctx, in); return err }, unique)
 	})
+	b.Run("warm", func(b *testing.B) { parallel(b, wasm(benchRuleSet(b, RunnerConfig{})), repeated) })
+	b.Run("guest-memo", func(b *testing.B) { parallel(b, wasm(benchRuleSet(b, RunnerConfig{MemoSize: -1})), repeated) })
+	b.Run("miss", func(b *testing.B) { parallel(b, wasm(benchRuleSet(b, RunnerConfig{MemoSize: -1})), unique) })
 }
 
 // BenchmarkCompile is wazero compiling the module: "warm" from the
