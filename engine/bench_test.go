@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
@@ -42,6 +43,9 @@ func BenchmarkResolve(b *testing.B) {
 		name string
 		memo int
 	}{{"rules", 0}, {"rules-uncached", -1}} {
+		if bc.name == "rules" {
+			defer b.Run("rules-unique", benchUnique)
+		}
 		cat, err := engine.Load(rules.FS, engine.Options{MemoSize: bc.memo})
 		if err != nil {
 			b.Fatal(err)
@@ -55,6 +59,23 @@ func BenchmarkResolve(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// benchUnique is the memoised engine fed a new input every time, as an
+// attacker would: every call is a miss and a Put into a full memo.
+func benchUnique(b *testing.B) {
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rs, _ := cat.RuleSet("jax@v3")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		in := engine.Input{"platform": "gpu", "platform_version": "fork " + strconv.Itoa(i), "local_hardware_id": 0}
+		if _, err := rs.Resolve(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

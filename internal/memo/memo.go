@@ -6,24 +6,32 @@ package memo
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxKey is the longest key remembered: longer keys are never stored, so a
 // memo of n entries holds at most n*MaxKey bytes of keys.
 const MaxKey = 512
 
-// shards is how many independently locked parts a memo has. Readers of
-// one lock still write its reader count, so goroutines that share one lock
-// slow each other down; spread over shards, two goroutines resolving
-// different inputs rarely meet.
-const shards = 16
+// shards is how many independent parts a memo has.
+const shards = 64
 
-// Memo remembers up to its size values. When a shard is full it drops an
-// arbitrary entry of it (Go's map order): O(1), with no bookkeeping on the
-// read path, and a stream of unique keys cannot grow it. A nil *Memo
-// remembers nothing.
+// Memo remembers up to about its size values, and is built for a workload
+// of few keys read very often (a process sees a handful of devices) that
+// must also survive many keys read once (an attacker's unique strings).
+//
+// Each shard has a read map, immutable behind an atomic pointer, and a
+// dirty map of newer entries under a lock, as sync.Map does: a read of a
+// settled key takes no lock and writes no shared memory, so goroutines
+// resolving the same input do not slow each other down. A key read from
+// the dirty map soon moves to the read map. Moving copies the shard, at
+// most size/64 entries, once per size/256 new keys, so a Put costs a few
+// entry copies however many keys stream by; a full shard sheds a quarter
+// of its entries, arbitrary ones (Go's map order). A nil *Memo remembers
+// nothing.
 type Memo[V any] struct {
 	seed   maphash.Seed
+	size   int // per shard
 	shards [shards]shard[V]
 }
 
@@ -31,10 +39,11 @@ type Memo[V any] struct {
 // one hash share a slot (the later replaces the earlier), and a lookup
 // compares the key, so a collision costs a miss, never a wrong value.
 type shard[V any] struct {
-	mu      sync.RWMutex
-	size    int
-	entries map[uint64]entry[V]
-	_       [40]byte // keeps shards on separate cache lines
+	read   atomic.Pointer[map[uint64]entry[V]]
+	mu     sync.Mutex
+	dirty  map[uint64]entry[V] // entries not yet in read
+	misses int                 // reads that found their key in dirty
+	_      [32]byte            // keeps shards on separate cache lines
 }
 
 type entry[V any] struct {
@@ -42,16 +51,16 @@ type entry[V any] struct {
 	v   V
 }
 
-// New returns a memo of about size entries (rounded up to a multiple of 16),
-// or nil (no memo) when size < 1.
+// New returns a memo of about size entries (at least 4 a shard), or nil
+// (no memo) when size < 1.
 func New[V any](size int) *Memo[V] {
 	if size < 1 {
 		return nil
 	}
-	m := &Memo[V]{seed: maphash.MakeSeed()}
+	m := &Memo[V]{seed: maphash.MakeSeed(), size: max((size+shards-1)/shards, 4)}
 	for i := range m.shards {
-		m.shards[i].size = (size + shards - 1) / shards
-		m.shards[i].entries = map[uint64]entry[V]{}
+		m.shards[i].read.Store(&map[uint64]entry[V]{})
+		m.shards[i].dirty = map[uint64]entry[V]{}
 	}
 	return m
 }
@@ -63,17 +72,23 @@ func (m *Memo[V]) shard(key []byte) (*shard[V], uint64) {
 
 // Get returns the value remembered for key. It does not allocate.
 func (m *Memo[V]) Get(key []byte) (V, bool) {
+	var zero V
 	if m == nil {
-		var zero V
 		return zero, false
 	}
 	s, h := m.shard(key)
-	s.mu.RLock()
-	e, ok := s.entries[h]
-	s.mu.RUnlock()
+	e, ok := (*s.read.Load())[h]
 	if !ok || e.key != string(key) { // a comparison: the conversion does not allocate
-		var zero V
-		return zero, false
+		s.mu.Lock()
+		if e, ok = s.dirty[h]; ok {
+			if s.misses++; s.misses >= len(s.dirty) {
+				s.settle(m.size)
+			}
+		}
+		s.mu.Unlock()
+		if !ok || e.key != string(key) {
+			return zero, false
+		}
 	}
 	return e.v, true
 }
@@ -86,13 +101,37 @@ func (m *Memo[V]) Put(key []byte, v V) {
 	s, h := m.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, replacing := s.entries[h]; !replacing && len(s.entries) >= s.size {
-		for k := range s.entries {
-			delete(s.entries, k)
-			break
+	if e, ok := (*s.read.Load())[h]; ok && e.key == string(key) {
+		return // rules are pure: the value is the one remembered
+	}
+	s.dirty[h] = entry[V]{string(key), v}
+	if len(*s.read.Load())+len(s.dirty) > m.size || len(s.dirty) > m.size/4 {
+		s.settle(m.size)
+	}
+}
+
+// settle moves the dirty entries into a new read map, shedding entries
+// down to three quarters of size when over it. The caller holds mu.
+func (s *shard[V]) settle(size int) {
+	read := *s.read.Load()
+	next := make(map[uint64]entry[V], len(read)+len(s.dirty))
+	for h, e := range read {
+		next[h] = e
+	}
+	for h, e := range s.dirty {
+		next[h] = e
+	}
+	if len(next) > size {
+		for h := range next {
+			if len(next) <= size*3/4 {
+				break
+			}
+			delete(next, h)
 		}
 	}
-	s.entries[h] = entry[V]{string(key), v}
+	s.read.Store(&next)
+	s.dirty = map[uint64]entry[V]{}
+	s.misses = 0
 }
 
 // Len reports how many values are remembered.
@@ -103,9 +142,15 @@ func (m *Memo[V]) Len() int {
 	n := 0
 	for i := range m.shards {
 		s := &m.shards[i]
-		s.mu.RLock()
-		n += len(s.entries)
-		s.mu.RUnlock()
+		s.mu.Lock()
+		read := *s.read.Load()
+		n += len(read)
+		for h := range s.dirty {
+			if _, both := read[h]; !both {
+				n++
+			}
+		}
+		s.mu.Unlock()
 	}
 	return n
 }
