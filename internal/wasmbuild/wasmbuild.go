@@ -7,6 +7,7 @@ package wasmbuild
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -36,7 +37,8 @@ type Options struct {
 	// ModulePath.
 	SourceDir string
 	// CacheDir holds built modules by hash; empty means
-	// os.UserCacheDir()/dlroute/wasm.
+	// os.UserCacheDir()/dlroute/wasm, or the temporary directory when there
+	// is no user cache directory.
 	CacheDir string
 	// Progress, when set, gets a line before a build, which takes a minute.
 	Progress io.Writer
@@ -68,7 +70,7 @@ func Module(ctx context.Context, opts Options) ([]byte, string, error) {
 	if cache == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
-			return nil, "", fmt.Errorf("no cache directory for the module: %w", err)
+			dir = os.TempDir() // no $HOME, as in some CI jobs
 		}
 		cache = filepath.Join(dir, "dlroute", "wasm")
 	}
@@ -118,7 +120,7 @@ func prune(cache string, keep int) {
 			all = append(all, built{m, st.ModTime().UnixNano()})
 		}
 	}
-	slices.SortFunc(all, func(a, b built) int { return int(b.mod - a.mod) })
+	slices.SortFunc(all, func(a, b built) int { return cmp.Compare(b.mod, a.mod) })
 	for i := keep; i < len(all); i++ {
 		os.Remove(all[i].path)
 	}
