@@ -13,7 +13,9 @@ import (
 // fakeMachine replaces the probes for one test.
 func fakeMachine(t *testing.T, devices []hostfuncs.Device, attempts []hostfuncs.Attempt) {
 	old := probe
-	probe = func(context.Context, hostfuncs.ProbeOptions) ([]hostfuncs.Device, []hostfuncs.Attempt) { return devices, attempts }
+	probe = func(context.Context, hostfuncs.ProbeOptions) ([]hostfuncs.Device, []hostfuncs.Attempt) {
+		return devices, attempts
+	}
 	t.Cleanup(func() { probe = old })
 }
 
@@ -48,7 +50,9 @@ func TestDetectWithoutGPU(t *testing.T) {
 		Devices []struct {
 			Index    int
 			Probe    string
-			Decision struct{ DeviceType string `json:"device_type"` }
+			Decision struct {
+				DeviceType string `json:"device_type"`
+			}
 		}
 		Attempts []map[string]any
 	}
