@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"fmt"
-	"github.com/dlroute/dlroute/internal/memo"
 	"io/fs"
 	"path"
 	"regexp"
@@ -13,6 +12,8 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dlroute/dlroute/internal/memo"
 )
 
 // builder compiles one version directory, collecting every error.

@@ -3,8 +3,9 @@ package engine
 import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types/ref"
-	"github.com/dlroute/dlroute/internal/memo"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dlroute/dlroute/internal/memo"
 )
 
 // RuleSet is one version of a rule set, compiled: its inputs, tables,

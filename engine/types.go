@@ -13,6 +13,8 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+
+	"github.com/dlroute/dlroute/internal/number"
 )
 
 // MaxStringLen is the longest string an input may carry, in bytes. Real
@@ -179,11 +181,11 @@ func (t *valueType) checkScalar(b []byte, v any) ([]byte, error) {
 			return append(b, s...), nil
 		}
 	case kindInt, kindDeviceType:
-		if i, ok := asInt(v); ok {
+		if i, ok := number.Int(v); ok {
 			return binary.LittleEndian.AppendUint64(append(b, 'i'), uint64(i)), nil
 		}
 	case kindUint:
-		if i, ok := asInt(v); ok && i >= 0 {
+		if i, ok := number.Int(v); ok && i >= 0 {
 			return binary.LittleEndian.AppendUint64(append(b, 'u'), uint64(i)), nil
 		}
 	case kindDouble:
@@ -286,7 +288,7 @@ func dynOf(v any) *valueType {
 	case map[string]any:
 		return dynTypes[kindMap]
 	}
-	if _, ok := asInt(v); ok {
+	if _, ok := number.Int(v); ok {
 		return dynTypes[kindInt]
 	}
 	if _, ok := asDouble(v); ok {
@@ -304,10 +306,10 @@ func (t *valueType) celValue(v any) ref.Val {
 	case kindString:
 		return types.String(v.(string))
 	case kindInt, kindDeviceType:
-		i, _ := asInt(v)
+		i, _ := number.Int(v)
 		return types.Int(i)
 	case kindUint:
-		i, _ := asInt(v)
+		i, _ := number.Int(v)
 		return types.Uint(uint64(i))
 	case kindDouble:
 		f, _ := asDouble(v)
@@ -342,7 +344,7 @@ func asDouble(v any) (float64, bool) {
 		f, err := x.Float64()
 		return f, err == nil
 	}
-	if i, ok := asInt(v); ok {
+	if i, ok := number.Int(v); ok {
 		return float64(i), true
 	}
 	return 0, false
@@ -358,45 +360,8 @@ func checkString(s string) error {
 	return nil
 }
 
-func asInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case uint:
-		return int64(x), x <= math.MaxInt64
-	case uint64:
-		return int64(x), x <= math.MaxInt64
-	case uint32:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return int64(x), true
-		}
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i, true
-		}
-		if f, err := x.Float64(); err == nil {
-			return asInt(f) // 1.0 and 1e0 are ints, as a float64 is
-		}
-	}
-	return 0, false
-}
-
 func goTypeName(v any) string {
-	if _, ok := asInt(v); ok {
+	if _, ok := number.Int(v); ok {
 		return "an int"
 	}
 	switch v.(type) {

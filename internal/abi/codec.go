@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dlroute/dlroute/internal/number"
 )
 
 // Tags of a field of a binary input: one field per declared input of the
@@ -37,18 +39,12 @@ func AppendField(b []byte, v any, present bool) ([]byte, error) {
 			return append(b, TagBool, 1), nil
 		}
 		return append(b, TagBool, 0), nil
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return binary.LittleEndian.AppendUint64(append(b, TagInt), uint64(int64(x))), nil
-		}
-		return binary.LittleEndian.AppendUint64(append(b, TagDouble), math.Float64bits(x)), nil
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return binary.LittleEndian.AppendUint64(append(b, TagInt), uint64(i)), nil
-		}
 	}
-	if i, ok := toInt64(v); ok {
+	if i, ok := number.Int(v); ok {
 		return binary.LittleEndian.AppendUint64(append(b, TagInt), uint64(i)), nil
+	}
+	if x, ok := v.(float64); ok {
+		return binary.LittleEndian.AppendUint64(append(b, TagDouble), math.Float64bits(x)), nil
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -56,32 +52,6 @@ func AppendField(b []byte, v any, present bool) ([]byte, error) {
 	}
 	b = binary.LittleEndian.AppendUint32(append(b, TagJSON), uint32(len(data)))
 	return append(b, data...), nil
-}
-
-func toInt64(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int32:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int8:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint:
-		return int64(x), x <= math.MaxInt64
-	case uint64:
-		return int64(x), x <= math.MaxInt64
-	}
-	return 0, false
 }
 
 var errShort = errors.New("binary input ends inside a field")

@@ -1,0 +1,117 @@
+package abi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestArchiveRoundTrip(t *testing.T) {
+	in := fstest.MapFS{
+		"jax/v3/rules.yaml":    {Data: []byte("rules: []\n")},
+		"jax/v3/manifest.yaml": {Data: []byte("name: jax\n")},
+		"exchange/v1/x.yaml":   {Data: nil},
+	}
+	archive, err := PackFS(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := PackFS(in)
+	if string(archive) != string(again) {
+		t.Fatal("PackFS is not deterministic")
+	}
+	out, err := UnpackFS(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range in {
+		got := out.(fstest.MapFS)[name]
+		if got == nil || string(got.Data) != string(f.Data) {
+			t.Errorf("%s: got %v, want %q", name, got, f.Data)
+		}
+	}
+}
+
+func TestUnpackRefuses(t *testing.T) {
+	entry := func(path, data string) string {
+		b, _ := AppendField(nil, path, true)
+		b2, _ := AppendField(nil, data, true)
+		return string(b[1:]) + string(b2[1:]) // a string field is a tag, then the archive's u32-length form
+	}
+	good := entry("jax/v3/rules.yaml", "x")
+	tests := map[string]string{
+		"a path that leaves the directory": entry("../etc/passwd", "x"),
+		"an absolute path":                 entry("/etc/passwd", "x"),
+		"a backslash":                      entry(`jax\v3\rules.yaml`, "x"),
+		"a path given twice":               good + good,
+		"truncated in a path":              good[:3],
+		"truncated in the data":            good[:len(good)-1],
+	}
+	for name, archive := range tests {
+		if _, err := UnpackFS([]byte(archive)); err == nil {
+			t.Errorf("%s: UnpackFS accepted it", name)
+		}
+	}
+}
+
+func TestFieldsRoundTrip(t *testing.T) {
+	values := []any{"cuda 12030", nil, int64(-3), true, 1.5, []any{json.Number("2"), json.Number("0")}}
+	var b []byte
+	for _, v := range values {
+		var err error
+		if b, err = AppendField(b, v, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ = AppendField(b, nil, false)
+	got, present, err := DecodeFields(b, len(values)+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range values {
+		if want, _ := json.Marshal(v); !present[i] || string(mustJSON(t, got[i])) != string(want) {
+			t.Errorf("field %d: got %#v, want %#v", i, got[i], v)
+		}
+	}
+	if present[len(values)] {
+		t.Errorf("an absent field decoded as present")
+	}
+	for _, n := range []int{len(values), len(values) + 2} {
+		if _, _, err := DecodeFields(b, n); err == nil {
+			t.Errorf("DecodeFields of %d fields from %d accepted it", n, len(values)+1)
+		}
+	}
+	if _, _, err := DecodeFields(b[:len(b)-3], len(values)+1); err == nil {
+		t.Errorf("a truncated input decoded")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDecisionRoundTrip(t *testing.T) {
+	dev, err := DecodeDecision(AppendDevice(nil, 4, 2, 7))
+	if err != nil || dev != (Decision{Kind: KindDevice, Rule: 4, Code: 2, ID: 7}) {
+		t.Errorf("device: %+v, %v", dev, err)
+	}
+	msg := "Unknown GPU platform for __dlpack__: " + strings.Repeat("x", 300)
+	exc, err := DecodeDecision(AppendException(nil, 2, "BufferError", msg))
+	if err != nil || exc.Type != "BufferError" || exc.Message != msg || exc.Rule != 2 {
+		t.Errorf("exception: %+v, %v", exc, err)
+	}
+	full := AppendException(nil, 2, "BufferError", "m")
+	for n := range len(full) {
+		if _, err := DecodeDecision(full[:n]); err == nil {
+			t.Errorf("a decision cut to %d bytes decoded", n)
+		}
+	}
+	if s := Pack(StatusTooSmall, 900); func() bool { st, v := Unpack(s); return st != StatusTooSmall || v != 900 }() {
+		t.Errorf("Pack/Unpack do not round-trip")
+	}
+}
