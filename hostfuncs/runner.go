@@ -38,7 +38,7 @@ type RunnerConfig struct {
 	// means DefaultMemoryLimitPages. The limit is reserved up front (as
 	// address space; the pages are touched only as the guest grows), so
 	// that growing never copies the guest's memory: copying made a miss
-	// 40% slower.
+	// about a third slower.
 	MemoryLimitPages uint32
 	// CallTimeout bounds how long one call into the module waits for the
 	// host functions it calls (a probe, a copy); 0 means
