@@ -143,7 +143,7 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 // error.
 func (rs *RuleSet) ResolveJSON(ctx context.Context, line []byte) ([]byte, error) {
 	if out, ok := rs.lines.Get(line); ok {
-		return out, nil
+		return slices.Clone(out), nil // the memo's copy stays the memo's
 	}
 	var result []byte
 	err := rs.call(ctx, "dlroute_resolve_json", line, func(out []byte) error {
