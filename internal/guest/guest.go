@@ -26,6 +26,13 @@ type AskPlatformVersion func(device int) (string, error)
 // read the machine.
 var ErrNoAnswer = errors.New("the host cannot read the machine")
 
+// hostError is a host that tried to read the machine and failed: the
+// status is host_error, the error object the engine.Error inside.
+type hostError struct{ e *engine.Error }
+
+func (h hostError) Error() string { return h.e.Error() }
+func (h hostError) Unwrap() error { return h.e }
+
 // Guest is the module's state: the catalog and the rule sets handed out.
 // It is not safe for concurrent use; neither is a module instance.
 type Guest struct {
@@ -151,6 +158,9 @@ func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte,
 		return nil, abi.StatusBadHandle
 	}
 	in, err := g.decodeAsking(hd, line)
+	if errors.As(err, new(hostError)) {
+		return errorJSON(err), abi.StatusHostError
+	}
 	if err != nil {
 		return errorJSON(err), abi.StatusInputError
 	}
@@ -212,7 +222,7 @@ func (g *Guest) askFor(in engine.Input) (string, error) {
 		return "", err
 	}
 	if err != nil {
-		return "", &engine.Error{Code: engine.CodeMissingField, Message: fmt.Sprintf("input platform_version is missing and the host could not read device %d: %v", device, err)}
+		return "", hostError{&engine.Error{Code: engine.CodeMissingField, Message: fmt.Sprintf("input platform_version is missing and the host could not read device %d: %v", device, err)}}
 	}
 	return v, nil
 }
