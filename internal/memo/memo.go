@@ -110,24 +110,25 @@ func (m *Memo[V]) Put(key []byte, v V) {
 	}
 }
 
-// settle moves the dirty entries into a new read map, shedding entries
-// down to three quarters of size when over it. The caller holds mu.
+// settle moves the dirty entries into a new read map. When that would hold
+// more than size entries, it first sheds older (read) entries, arbitrary
+// ones, down to three quarters of size: the entries just added stay. The
+// caller holds mu.
 func (s *shard[V]) settle(size int) {
 	read := *s.read.Load()
 	next := make(map[uint64]entry[V], len(read)+len(s.dirty))
+	keep := len(read)
+	if len(read)+len(s.dirty) > size {
+		keep = max(size*3/4-len(s.dirty), 0)
+	}
 	for h, e := range read {
+		if len(next) >= keep {
+			break
+		}
 		next[h] = e
 	}
 	for h, e := range s.dirty {
 		next[h] = e
-	}
-	if len(next) > size {
-		for h := range next {
-			if len(next) <= size*3/4 {
-				break
-			}
-			delete(next, h)
-		}
 	}
 	s.read.Store(&next)
 	s.dirty = map[uint64]entry[V]{}
