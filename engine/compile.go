@@ -400,7 +400,7 @@ func (b *builder) values(f *sourceFile, env *cel.Env, n *yaml.Node) *cel.Env {
 		}
 		env = next
 		b.slot(fl.key.Value)
-		b.rs.values = append(b.rs.values, value{name: fl.key.Value, expr: c.expr, prg: c.prg})
+		b.rs.values = append(b.rs.values, value{name: fl.key.Value, compiled: c})
 	}
 	return env
 }

@@ -58,7 +58,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return v, true
 	}
 	val := &a.rs.values[slot-len(a.rs.inputs)-len(a.rs.tables)]
-	out, err := a.eval(compiled{val.expr, val.prg})
+	out, err := a.eval(val.compiled)
 	if err != nil {
 		if a.err == nil {
 			a.err = err

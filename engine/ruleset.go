@@ -74,8 +74,7 @@ type table struct {
 
 type value struct {
 	name string
-	expr expression
-	prg  cel.Program
+	compiled
 }
 
 type rule struct {

@@ -156,6 +156,49 @@ func BenchmarkWasmResolveParallel(b *testing.B) {
 	b.Run("miss", func(b *testing.B) { parallel(b, wasm(benchRuleSet(b, RunnerConfig{MemoSize: -1})), unique) })
 }
 
+// BenchmarkTurnedDown measures the runner as it is against wazero's
+// WithCloseOnContextDone, which it does not use (RATIONALE.md): a call of
+// a trivial export, and a miss.
+func BenchmarkTurnedDown(b *testing.B) {
+	ctx := context.Background()
+	var n atomic.Int64
+	trivial := func(rs *RuleSet) func(*testing.B) {
+		return func(b *testing.B) {
+			rs.r.with(ctx, func(inst *instance) error {
+				stack := make([]uint64, 1)
+				for b.Loop() {
+					if err := inst.fns["dlroute_abi_version"].CallWithStack(ctx, stack); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return nil
+			})
+		}
+	}
+	miss := func(rs *RuleSet) func(*testing.B) {
+		return func(b *testing.B) {
+			for b.Loop() {
+				if _, err := rs.Resolve(ctx, uniqueInput(n.Add(1))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		cfg  RunnerConfig
+	}{
+		{"as-is", RunnerConfig{MemoSize: -1}},
+		{"close-on-context-done", RunnerConfig{MemoSize: -1, closeOnContextDone: true}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			rs := benchRuleSet(b, c.cfg)
+			b.Run("trivial-export", trivial(rs))
+			b.Run("miss", miss(rs))
+		})
+	}
+}
+
 // BenchmarkCompile is wazero compiling the module: "warm" from the
 // compilation cache on disk, as every start after the first; "cold" into an
 // empty cache (run it with -benchtime 1x). It also reports the module's

@@ -35,10 +35,7 @@ type RunnerConfig struct {
 	// means GOMAXPROCS.
 	Instances int
 	// MemoryLimitPages bounds each instance's memory in 64 KiB pages; 0
-	// means DefaultMemoryLimitPages. The limit is reserved up front (as
-	// address space; the pages are touched only as the guest grows), so
-	// that growing never copies the guest's memory: copying made a miss
-	// about a third slower.
+	// means DefaultMemoryLimitPages.
 	MemoryLimitPages uint32
 	// CallTimeout bounds how long one call into the module waits for the
 	// host functions it calls (a probe, a copy); 0 means
@@ -51,6 +48,10 @@ type RunnerConfig struct {
 	// side, in front of the module; 0 means engine.DefaultMemoSize,
 	// negative turns the memo off.
 	MemoSize int
+
+	// closeOnContextDone turns on wazero's WithCloseOnContextDone, which
+	// the runner does not use; BenchmarkTurnedDown shows why.
+	closeOnContextDone bool
 }
 
 // Defaults of RunnerConfig.
@@ -91,7 +92,7 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	if cfg.MemoSize == 0 {
 		cfg.MemoSize = engine.DefaultMemoSize
 	}
-	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithMemoryCapacityFromMax(true)
+	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(cfg.closeOnContextDone)
 	if dir, err := cacheDir(cfg.CacheDir); err == nil {
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			rc = rc.WithCompilationCache(cache)
@@ -201,8 +202,8 @@ func (r *Runner) Load(ctx context.Context, fsys fs.FS) error {
 }
 
 // with runs f on an idle instance, creating one when the pool has room,
-// and gives it back after. An instance whose call failed in wazero (a trap,
-// a deadline) is closed and f runs once more on a fresh one, so the
+// and gives it back after. An instance whose call failed in wazero (a
+// trap) is closed and f runs once more on a fresh one, so the
 // caller's request is not lost to one bad instance.
 func (r *Runner) with(ctx context.Context, f func(*instance) error) error {
 	var err error
