@@ -122,6 +122,15 @@ func TestConformanceOfInputErrors(t *testing.T) {
 			t.Errorf("line %.60q: native %v, module %v", line, nerr, werr)
 		}
 	}
+	// The binary entry checks for undeclared fields on the host side: the
+	// same code, message and hint as the native engine.
+	in := engine.Input{"platform": "gpu", "platform_version": "cuda", "colour": "red"}
+	_, nerr := native.Resolve(ctx, in)
+	_, werr := wasm.Resolve(ctx, in)
+	ne, we := engine.Errors(nerr), engine.Errors(werr)
+	if len(ne) != 1 || len(we) != 1 || *ne[0] != *we[0] {
+		t.Errorf("an undeclared field: native %#v, module %#v", nerr, werr)
+	}
 }
 
 // TestAskTheMachine: an input without platform_version gets it from the
