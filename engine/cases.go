@@ -17,10 +17,15 @@ type Case struct {
 }
 
 // Want is what a case expects. Exactly one of DeviceType and Error is set;
-// Rule, when set, must be the rule that decides.
+// Rule, when set, must be the rule that decides. With a device, Copy,
+// Capsule and Flags are checked when set; a case that wants a copy says
+// copy: true, and one that sets flags lists every flag.
 type Want struct {
 	DeviceType string     `json:"device_type,omitempty"`
 	DeviceID   *int64     `json:"device_id,omitempty"`
+	Copy       *bool      `json:"copy,omitempty"`
+	Capsule    string     `json:"capsule,omitempty"`
+	Flags      *Flags     `json:"flags,omitempty"`
 	Error      *Exception `json:"error,omitempty"`
 	Rule       string     `json:"rule,omitempty"`
 }
@@ -33,16 +38,26 @@ func (w Want) Matches(d Decision) bool {
 	if w.Error != nil {
 		return d.Error != nil && *d.Error == *w.Error
 	}
-	return d.Error == nil && d.DeviceType == w.DeviceType && (w.DeviceID == nil || *w.DeviceID == d.DeviceID)
+	return d.Error == nil && d.DeviceType == w.DeviceType && (w.DeviceID == nil || *w.DeviceID == d.DeviceID) &&
+		(w.Copy == nil || *w.Copy == d.Copy) && (w.Capsule == "" || w.Capsule == d.Capsule) && (w.Flags == nil || *w.Flags == d.Flags)
 }
 
 // String is the want in the decision's JSON shape, for messages.
 func (w Want) String() string {
-	d := Decision{DeviceType: w.DeviceType, Error: w.Error, Rule: w.Rule}
+	s := fmt.Sprintf(`{"device_type":%q`, w.DeviceType)
 	if w.DeviceID != nil {
-		d.DeviceID = *w.DeviceID
+		s += fmt.Sprintf(`,"device_id":%d`, *w.DeviceID)
 	}
-	s := fmt.Sprintf(`{"device_type":%q,"device_id":%d`, d.DeviceType, d.DeviceID)
+	if w.Copy != nil {
+		s += fmt.Sprintf(`,"copy":%t`, *w.Copy)
+	}
+	if w.Capsule != "" {
+		s += fmt.Sprintf(`,"capsule":%q`, w.Capsule)
+	}
+	if w.Flags != nil {
+		flags, _ := w.Flags.MarshalJSON()
+		s += `,"flags":` + string(flags)
+	}
 	if w.Error != nil {
 		s = fmt.Sprintf(`{"error":{"type":%q,"message":%q}`, w.Error.Type, w.Error.Message)
 	}
@@ -131,7 +146,7 @@ func (b *builder) tests(f *sourceFile) {
 
 func (b *builder) want(f *sourceFile, n *yaml.Node, name string) Want {
 	var w Want
-	fields := f.mapping(&b.errs, n, "want", []string{"device_type", "device_id", "error", "rule"})
+	fields := f.mapping(&b.errs, n, "want", []string{"device_type", "device_id", "copy", "capsule", "flags", "error", "rule"})
 	if r := lookup(fields, "rule"); r != nil {
 		w.Rule, _ = f.scalar(&b.errs, r, "rule")
 		if !contains(b.rs.RuleIDs(), w.Rule) {
@@ -152,6 +167,7 @@ func (b *builder) want(f *sourceFile, n *yaml.Node, name string) Want {
 			}
 			w.DeviceID = &v
 		}
+		b.wantExport(f, fields, &w)
 	case en != nil && dt == nil:
 		ef := f.mapping(&b.errs, en, "error", []string{"type", "message"})
 		w.Error = &Exception{}
@@ -165,4 +181,33 @@ func (b *builder) want(f *sourceFile, n *yaml.Node, name string) Want {
 		b.add(f.errNode(CodeSchema, n, "case %s must want either device_type (and device_id) or error", name))
 	}
 	return w
+}
+
+// wantExport reads what a case wants of an export: copy, capsule, flags.
+func (b *builder) wantExport(f *sourceFile, fields []field, w *Want) {
+	if n := lookup(fields, "copy"); n != nil {
+		var v bool
+		if err := n.Decode(&v); err != nil || n.Tag != "!!bool" {
+			b.add(f.errNode(CodeSchema, n, "copy must be true or false, not %s", kindName(n)))
+		}
+		w.Copy = &v
+	}
+	if n := lookup(fields, "capsule"); n != nil {
+		w.Capsule, _ = f.scalar(&b.errs, n, "capsule")
+		if w.Capsule != CapsuleUnversioned && w.Capsule != CapsuleVersioned {
+			b.add(f.errNode(CodeSchema, n, "capsule must be %s or %s", CapsuleUnversioned, CapsuleVersioned))
+		}
+	}
+	if n := lookup(fields, "flags"); n != nil {
+		var names []string
+		if err := n.Decode(&names); err != nil || n.Kind != yaml.SequenceNode {
+			b.add(f.errNode(CodeSchema, n, "flags must be a list of flag names, such as [DLPACK_FLAG_BITMASK_IS_COPIED]"))
+			return
+		}
+		flags, err := ParseFlags(names)
+		if err != nil {
+			b.add(f.errNode(CodeSchema, n, "%v", err))
+		}
+		w.Flags = &flags
+	}
 }

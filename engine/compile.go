@@ -24,11 +24,29 @@ type builder struct {
 	names map[string]Position // every name visible to CEL, for duplicates
 	codes map[string]int64    // device type name -> code
 	sizes sizeBounds          // for the static cost estimate
+	imp   importFunc          // loads an imported version
+
+	inherited []string // device types that came from imports
+}
+
+// builtinNames are the names every rule set sees without declaring them.
+var builtinNames = append([]string{"device_type_names"}, flagNames...)
+
+// builtins declares the DLPack flags and device_type_names, a map from
+// each device type code to its name: device_type_names[dl_device[0]].
+func (b *builder) builtins() []cel.EnvOption {
+	names := make(map[int64]string, len(b.rs.deviceTypes))
+	for _, dt := range b.rs.deviceTypes {
+		names[dt.Code] = dt.Name
+	}
+	return append(flagConstants(),
+		cel.Constant("device_type_names", cel.MapType(cel.IntType, cel.StringType), types.DefaultTypeAdapter.NativeToValue(names)))
 }
 
 // loadVersion reads and compiles rules/<name>/<version>/. It returns a
-// RuleSet only when the version has no error at all.
-func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
+// RuleSet only when the version has no error at all. imp loads a version
+// the rules import, or says why it cannot.
+func loadVersion(fsys fs.FS, dir string, opts Options, imp importFunc) (*RuleSet, ErrorList) {
 	name, version := path.Split(dir)
 	name = strings.TrimSuffix(name, "/")
 	b := &builder{
@@ -37,6 +55,7 @@ func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
 		names: map[string]Position{},
 		codes: map[string]int64{},
 		sizes: sizeBounds{inputs: map[string]*valueType{}, tables: map[string]tableSize{}},
+		imp:   imp,
 	}
 	if _, ok := parseVersion(version); !ok {
 		return nil, ErrorList{{Code: CodeBadVersion, Pos: &Position{File: path.Join(opts.root(), dir)},
@@ -44,8 +63,13 @@ func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
 			Hint:    "name versions v1, v2, ...; the highest is the default"}}
 	}
 	files := map[string]*sourceFile{}
+	var missingTypes *Error
 	for _, fn := range []string{ManifestFile, DeviceTypesFile, RulesFile, TestsFile} {
 		f, err := readSource(fsys, dir, fn, opts)
+		if fn == DeviceTypesFile && err != nil && err.Code == CodeMissingFile {
+			missingTypes = err // optional where the rules import a version
+			continue
+		}
 		if err != nil {
 			b.errs = append(b.errs, err)
 			continue
@@ -56,9 +80,21 @@ func loadVersion(fsys fs.FS, dir string, opts Options) (*RuleSet, ErrorList) {
 		return nil, b.errs
 	}
 	b.manifest(files[ManifestFile])
-	b.deviceTypes(files[DeviceTypesFile])
+	root, err := files[RulesFile].parseYAML()
+	if err != nil {
+		b.add(err)
+		return nil, b.errs
+	}
+	ruleFields := files[RulesFile].mapping(&b.errs, root, "rules.yaml", []string{"imports", "inputs", "tables", "values", "rules"})
+	b.imports(files[RulesFile], lookup(ruleFields, "imports"))
+	switch {
+	case files[DeviceTypesFile] != nil:
+		b.deviceTypes(files[DeviceTypesFile])
+	case lookup(ruleFields, "imports") == nil:
+		b.add(missingTypes)
+	}
 	if len(b.errs) == 0 {
-		b.ruleFile(files[RulesFile])
+		b.ruleFile(files[RulesFile], root, ruleFields)
 	}
 	if len(b.errs) == 0 {
 		b.tests(files[TestsFile])
@@ -86,6 +122,10 @@ func (b *builder) add(e *Error) { b.errs = append(b.errs, e) }
 func (b *builder) declare(f *sourceFile, key *yaml.Node, what string) bool {
 	if !isIdent(key.Value) {
 		b.add(f.errNode(CodeSchema, key, "%s name %q is not a CEL identifier", what, key.Value))
+		return false
+	}
+	if contains(builtinNames, key.Value) {
+		b.add(f.errNode(CodeDuplicate, key, "%s name %q is built in; choose another", what, key.Value))
 		return false
 	}
 	if prev, dup := b.names[key.Value]; dup {
@@ -163,6 +203,12 @@ func (b *builder) deviceTypes(f *sourceFile) {
 			b.add(f.errNode(CodeSchema, fl.value, "the code of %s must be a non-negative int, not %s", fl.key.Value, kindName(fl.value)))
 			continue
 		}
+		if inherited, ok := b.codes[fl.key.Value]; ok && b.inheritedType(fl.key.Value) {
+			if inherited != code {
+				b.add(f.errNode(CodeDuplicate, fl.value, "%s is %d in the imported rules; here %d", fl.key.Value, inherited, code))
+			}
+			continue // the same entry as the import's
+		}
 		if prev, dup := b.rs.deviceNames[code]; dup {
 			b.add(f.errNode(CodeDuplicate, fl.value, "code %d is already %s", code, prev))
 			continue
@@ -179,15 +225,9 @@ func (b *builder) deviceTypes(f *sourceFile) {
 	}
 }
 
-// ruleFile compiles rules.yaml: inputs, tables, values, then rules, each
-// seeing the names declared before it.
-func (b *builder) ruleFile(f *sourceFile) {
-	root, err := f.parseYAML()
-	if err != nil {
-		b.add(err)
-		return
-	}
-	fields := f.mapping(&b.errs, root, "rules.yaml", []string{"inputs", "tables", "values", "rules"})
+// ruleFile compiles rules.yaml: imports' inputs, inputs, tables, imports'
+// decisions, values, then rules, each seeing the names declared before it.
+func (b *builder) ruleFile(f *sourceFile, root *yaml.Node, fields []field) {
 	opts := []cel.EnvOption{
 		// Versions pinned so that a cel-go upgrade adds no function to a
 		// rule set behind its back; see RATIONALE.md.
@@ -197,6 +237,8 @@ func (b *builder) ruleFile(f *sourceFile) {
 	for _, dt := range b.rs.deviceTypes {
 		opts = append(opts, cel.Constant(dt.Name, cel.IntType, types.Int(dt.Code)))
 	}
+	opts = append(opts, b.builtins()...)
+	opts = append(opts, b.importedInputs()...)
 	if n := f.required(&b.errs, fields, root, "inputs", "rules.yaml"); n != nil {
 		opts = append(opts, b.inputs(f, n)...)
 	}
@@ -206,6 +248,7 @@ func (b *builder) ruleFile(f *sourceFile) {
 	if n := lookup(fields, "tables"); n != nil {
 		opts = append(opts, b.tables(f, n)...)
 	}
+	opts = append(opts, b.importedDecisions()...)
 	env, cerr := cel.NewEnv(opts...)
 	if cerr != nil {
 		b.add(f.errNode(CodeCELType, root, "%v", cerr))
@@ -391,6 +434,11 @@ func (b *builder) values(f *sourceFile, env *cel.Env, n *yaml.Node) *cel.Env {
 		}
 		c, ast := b.compile(env, expression{f, fl.value, src}, "value "+fl.key.Value, nil, "")
 		if ast == nil {
+			// Declared as dyn, so that what reads it is still checked
+			// without an "undeclared reference" for each use.
+			if next, err := env.Extend(cel.Variable(fl.key.Value, cel.DynType)); err == nil {
+				env = next
+			}
 			continue
 		}
 		next, err := env.Extend(cel.Variable(fl.key.Value, ast.OutputType()))
@@ -415,7 +463,7 @@ func (b *builder) rules(f *sourceFile, env *cel.Env, n *yaml.Node) {
 	}
 	ids := map[string]Position{}
 	for _, rn := range n.Content {
-		fields := f.mapping(&b.errs, rn, "a rule", []string{"id", "doc", "when", "device", "error"})
+		fields := f.mapping(&b.errs, rn, "a rule", []string{"id", "doc", "when", "device", "copy", "capsule", "flags", "error"})
 		if fields == nil {
 			continue
 		}
@@ -442,8 +490,14 @@ func (b *builder) rules(f *sourceFile, env *cel.Env, n *yaml.Node) {
 			b.add(f.errNode(CodeSchema, en, "%s has both device and error; an outcome is one of them", what))
 		case dn != nil:
 			r.device = b.deviceOutcome(f, env, dn, what)
+			b.exportFields(f, env, fields, r.device, what)
 		case en != nil:
 			r.raise = b.raiseOutcome(f, env, en, what)
+			for _, k := range []string{"copy", "capsule", "flags"} {
+				if n := lookup(fields, k); n != nil {
+					b.add(f.errNode(CodeSchema, n, "%s raises an error; %s goes with a device", what, k))
+				}
+			}
 		default:
 			b.add(f.errNode(CodeSchema, rn, "%s needs an outcome: device: {type, id} or error: {type, message}", what))
 		}
@@ -465,6 +519,22 @@ func (b *builder) deviceOutcome(f *sourceFile, env *cel.Env, n *yaml.Node, what 
 		}
 	}
 	return out
+}
+
+// exportFields compiles what a device outcome may add: copy (a bool),
+// capsule (a string: dltensor or dltensor_versioned) and flags (a list of
+// DLPACK_FLAG_BITMASK_* constants).
+func (b *builder) exportFields(f *sourceFile, env *cel.Env, fields []field, out *deviceOutcome, what string) {
+	opt := func(key string, dst *compiled, want []types.Kind, desc string) {
+		if n := lookup(fields, key); n != nil {
+			if src, ok := f.scalar(&b.errs, n, key); ok {
+				*dst, _ = b.compile(env, expression{f, n, src}, what+": "+key, want, desc)
+			}
+		}
+	}
+	opt("copy", &out.copy, kinds(types.BoolKind), "a bool")
+	opt("capsule", &out.capsule, kinds(types.StringKind), "a string, dltensor or dltensor_versioned")
+	opt("flags", &out.flags, kinds(types.ListKind), "a list of DLPACK_FLAG_BITMASK_* constants")
 }
 
 func (b *builder) raiseOutcome(f *sourceFile, env *cel.Env, n *yaml.Node, what string) *raiseOutcome {

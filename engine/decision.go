@@ -16,6 +16,14 @@ type Decision struct {
 	DeviceTypeCode int64
 	// DeviceID is the DLDevice device_id.
 	DeviceID int64
+	// Copy is set when the array is first copied into the device, and the
+	// copy exported: the exchange's "copy, then export".
+	Copy bool
+	// Capsule is the capsule kind, CapsuleUnversioned or CapsuleVersioned,
+	// where the rule set decides it; empty otherwise.
+	Capsule string
+	// Flags are the DLPack flags of a versioned capsule.
+	Flags Flags
 	// Error is the exception raised instead of a device, or nil. It is
 	// shared between equal decisions: do not modify it.
 	Error *Exception
@@ -37,6 +45,9 @@ type decisionJSON struct {
 	DeviceType     string     `json:"device_type,omitempty"`
 	DeviceTypeCode *int64     `json:"device_type_code,omitempty"`
 	DeviceID       *int64     `json:"device_id,omitempty"`
+	Copy           bool       `json:"copy,omitempty"`
+	Capsule        string     `json:"capsule,omitempty"`
+	Flags          Flags      `json:"flags,omitempty"`
 	Error          *Exception `json:"error,omitempty"`
 	Rule           string     `json:"rule"`
 	RuleSet        string     `json:"ruleset"`
@@ -51,13 +62,14 @@ func (d Decision) Equal(o Decision) bool {
 
 // MarshalJSON writes the decision as
 // {"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"...","ruleset":"jax@v3"}
-// or {"error":{"type":"BufferError","message":"..."},"rule":"...","ruleset":"..."}.
+// (with "copy":true, "capsule" and "flags" where the rules decide them) or {"error":{"type":"BufferError","message":"..."},"rule":"...","ruleset":"..."}.
 // json.Marshal escapes '<', '>' and '&' in every output; a json.Encoder with
 // SetEscapeHTML(false), as the command line uses, keeps "<unknown>" as is.
 func (d Decision) MarshalJSON() ([]byte, error) {
 	w := decisionJSON{Error: d.Error, Rule: d.Rule, RuleSet: d.RuleSet}
 	if d.Error == nil {
 		w.DeviceType, w.DeviceTypeCode, w.DeviceID = d.DeviceType, &d.DeviceTypeCode, &d.DeviceID
+		w.Copy, w.Capsule, w.Flags = d.Copy, d.Capsule, d.Flags
 	}
 	return marshalJSON(w)
 }
@@ -80,7 +92,7 @@ func (d *Decision) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*d = Decision{DeviceType: w.DeviceType, Error: w.Error, Rule: w.Rule, RuleSet: w.RuleSet}
+	*d = Decision{DeviceType: w.DeviceType, Copy: w.Copy, Capsule: w.Capsule, Flags: w.Flags, Error: w.Error, Rule: w.Rule, RuleSet: w.RuleSet}
 	if w.DeviceTypeCode != nil {
 		d.DeviceTypeCode = *w.DeviceTypeCode
 	}

@@ -27,6 +27,7 @@ const (
 	CodeWrongOutcomeType Code = "wrong_outcome_type"  // a device id, device type or message has the wrong type
 	CodeBadVersion       Code = "bad_version"         // a version directory name is not v<N>[.<N>...]
 	CodeNoRuleSet        Code = "no_ruleset"          // a name or version that is not loaded
+	CodeImport           Code = "import"              // an import names no loadable version, or conflicts
 )
 
 // Codes for an input that is not valid for a rule set.
@@ -90,7 +91,8 @@ type Error struct {
 	// Hint, when set, says what usually fixes the error.
 	Hint string `json:"hint,omitempty"`
 
-	err error // the cause, for errors.Is and errors.As
+	err     error // the cause, for errors.Is and errors.As
+	follows bool  // a consequence of another error in the list: listed last
 }
 
 // Error formats the error the way cel-go does: "file:line:col: message",

@@ -82,6 +82,7 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	if err != nil {
 		return nil, ErrorList{{Code: CodeRead, Message: fmt.Sprintf("reading %s: %v", opts.root(), err), err: err}}
 	}
+	l := &loader{fsys: fsys, opts: opts, dirs: map[string]*loading{}}
 	for _, set := range names {
 		if !set.IsDir() || strings.HasPrefix(set.Name(), ".") {
 			continue
@@ -92,15 +93,21 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 			continue
 		}
 		for _, v := range versions {
-			if !v.IsDir() || strings.HasPrefix(v.Name(), ".") {
-				continue
+			if v.IsDir() && !strings.HasPrefix(v.Name(), ".") {
+				dir := path.Join(set.Name(), v.Name())
+				l.dirs[dir] = &loading{}
+				l.order = append(l.order, dir)
 			}
-			dir := path.Join(set.Name(), v.Name())
-			rs, verrs := loadVersion(fsys, dir, opts)
-			errs = append(errs, verrs...)
-			if rs != nil {
-				c.sets[rs.name] = append(c.sets[rs.name], rs)
-			}
+		}
+	}
+	for _, dir := range l.order {
+		l.load(dir)
+	}
+	for _, dir := range l.order {
+		st := l.dirs[dir]
+		errs = append(errs, st.errs...)
+		if st.rs != nil {
+			c.sets[st.rs.name] = append(c.sets[st.rs.name], st.rs)
 		}
 	}
 	if len(errs) > 0 {
@@ -117,6 +124,57 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	return c, nil
 }
 
+// loader compiles the versions of one rules directory, each once, an
+// imported version before the version that imports it.
+type loader struct {
+	fsys  fs.FS
+	opts  Options
+	dirs  map[string]*loading // by "name/version"
+	order []string
+}
+
+type loading struct {
+	started, done bool
+	rs            *RuleSet
+	errs          ErrorList
+}
+
+// load compiles dir once, and returns the rule set (nil on errors, which
+// Load collects).
+func (l *loader) load(dir string) *RuleSet {
+	st := l.dirs[dir]
+	if st.started {
+		return st.rs
+	}
+	st.started = true
+	st.rs, st.errs = loadVersion(l.fsys, dir, l.opts, l.importer(dir))
+	st.done = true
+	return st.rs
+}
+
+// importer resolves the imports of dir: "name@version", loaded first.
+func (l *loader) importer(from string) importFunc {
+	return func(ref string) (*RuleSet, string, bool) {
+		name, version, pinned := strings.Cut(ref, "@")
+		if !pinned || name == "" || version == "" {
+			return nil, fmt.Sprintf("import %q must name a version, such as %s@v1: a new version of the import must not change this one behind its back", ref, cmp.Or(name, "jax")), false
+		}
+		dir := path.Join(name, version)
+		st, ok := l.dirs[dir]
+		switch {
+		case !ok:
+			return nil, fmt.Sprintf("import %s: there is no %s/%s in %s", ref, name, version, l.opts.root()), false
+		case dir == from || st.started && !st.done:
+			return nil, fmt.Sprintf("import %s: a cycle of imports", ref), false
+		}
+		rs := l.load(dir)
+		if rs == nil {
+			return nil, fmt.Sprintf("import %s does not load; see its errors", ref), true
+		}
+		return rs, "", false
+	}
+}
+
 func sortErrors(errs ErrorList) {
 	slices.SortStableFunc(errs, func(a, b *Error) int {
 		var pa, pb Position
@@ -126,8 +184,18 @@ func sortErrors(errs ErrorList) {
 		if b.Pos != nil {
 			pb = *b.Pos
 		}
-		return cmp.Or(cmp.Compare(pa.File, pb.File), cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Column, pb.Column))
+		return cmp.Or(compareBool(a.follows, b.follows), cmp.Compare(pa.File, pb.File), cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Column, pb.Column))
 	})
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // readSource reads one file of a version, within MaxRuleFileSize.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/interpreter"
 )
 
@@ -30,7 +32,7 @@ func (rs *RuleSet) Resolve(ctx context.Context, in Input) (Decision, error) {
 	if err := rs.checkUTF8(in); err != nil {
 		return Decision{}, err
 	}
-	d, err := rs.evaluate(ctx, in)
+	d, err := rs.evaluate(ctx, in, nil)
 	if err != nil {
 		return Decision{}, err
 	}
@@ -41,10 +43,12 @@ func (rs *RuleSet) Resolve(ctx context.Context, in Input) (Decision, error) {
 // activation is the variables of one evaluation: inputs and tables bound up
 // front, values computed the first time a rule reads them.
 type activation struct {
-	rs   *RuleSet
-	ctx  context.Context
-	vals []ref.Val // by slot
-	err  *Error    // the first failure inside a value
+	rs    *RuleSet
+	ctx   context.Context
+	in    Input
+	vals  []ref.Val // by slot
+	err   *Error    // the first failure inside a value
+	trace *tracer   // nil unless explaining
 }
 
 var _ interpreter.Activation = (*activation)(nil)
@@ -57,8 +61,16 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	if v := a.vals[slot]; v != nil {
 		return v, true
 	}
-	val := &a.rs.values[slot-len(a.rs.inputs)-len(a.rs.tables)]
-	out, err := a.eval(val.compiled)
+	i := slot - len(a.rs.inputs) - len(a.rs.tables)
+	val := &a.rs.values[i]
+	var out ref.Val
+	var err *Error
+	if val.imp != nil {
+		out, err = a.importDecision(i, val)
+	} else {
+		out, err = a.eval(val.compiled)
+	}
+	a.trace.value(i, out, err)
 	if err != nil {
 		if a.err == nil {
 			a.err = err
@@ -67,6 +79,29 @@ func (a *activation) ResolveName(name string) (any, bool) {
 	}
 	a.vals[slot] = out
 	return out, true
+}
+
+// importDecision decides the input with an imported rule set.
+func (a *activation) importDecision(i int, val *value) (ref.Val, *Error) {
+	sub := importInput(val.imp, a.in)
+	var d Decision
+	var err error
+	if a.trace != nil {
+		var x Explanation
+		x, err = val.imp.Explain(a.ctx, sub)
+		d = x.Decision
+		a.trace.imports[i] = &x
+	} else {
+		d, err = val.imp.Resolve(a.ctx, sub)
+	}
+	if err != nil {
+		e := &Error{Code: CodeEval, Message: fmt.Sprintf("import %s (%s): %v", val.name, val.imp.ref, err), err: err}
+		if inner, ok := err.(*Error); ok {
+			e.Code, e.Pos, e.Source, e.Hint = inner.Code, inner.Pos, inner.Source, inner.Hint
+		}
+		return nil, e
+	}
+	return decisionValue(d), nil
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
@@ -96,12 +131,13 @@ func (a *activation) eval(c compiled) (ref.Val, *Error) {
 	return out, nil
 }
 
-// evaluate runs the rules in order; see Resolve.
-func (rs *RuleSet) evaluate(ctx context.Context, in Input) (Decision, error) {
+// evaluate runs the rules in order; see Resolve. A tracer, when given,
+// records each rule tried and each value computed.
+func (rs *RuleSet) evaluate(ctx context.Context, in Input, trace *tracer) (Decision, error) {
 	if err := ctx.Err(); err != nil {
 		return Decision{}, &Error{Code: CodeCanceled, Message: err.Error(), err: err}
 	}
-	a := &activation{rs: rs, ctx: ctx, vals: make([]ref.Val, len(rs.slots))}
+	a := &activation{rs: rs, ctx: ctx, in: in, vals: make([]ref.Val, len(rs.slots)), trace: trace}
 	for i, decl := range rs.inputs {
 		v, ok := in[decl.Name]
 		if !ok {
@@ -115,6 +151,7 @@ func (rs *RuleSet) evaluate(ctx context.Context, in Input) (Decision, error) {
 	for i := range rs.rules {
 		r := &rs.rules[i]
 		ok, err := a.evalKind(r.when, types.BoolType, "a bool")
+		a.trace.rule(r, ok == types.True, err)
 		if err != nil {
 			return Decision{}, err
 		}
@@ -145,10 +182,59 @@ func (rs *RuleSet) evaluate(ctx context.Context, in Input) (Decision, error) {
 			return Decision{}, err
 		}
 		d.DeviceID = int64(id.(types.Int))
+		if err := a.exportFields(r, &d); err != nil {
+			return Decision{}, err
+		}
 		return d, nil
 	}
 	return Decision{}, &Error{Code: CodeNoMatch, Message: fmt.Sprintf("no rule of %s matched", rs.ref),
 		Hint: "end the rules with a catch-all rule (when: true)"}
+}
+
+// exportFields evaluates a device outcome's copy, capsule and flags, and
+// checks that they make a DLPack export: flags only travel in a versioned
+// capsule.
+func (a *activation) exportFields(r *rule, d *Decision) *Error {
+	o := r.device
+	if o.copy.prg != nil {
+		v, err := a.evalKind(o.copy, types.BoolType, "a bool")
+		if err != nil {
+			return err
+		}
+		d.Copy = v == types.True
+	}
+	if o.capsule.prg != nil {
+		v, err := a.evalKind(o.capsule, types.StringType, "a string")
+		if err != nil {
+			return err
+		}
+		d.Capsule = string(v.(types.String))
+		if d.Capsule != CapsuleUnversioned && d.Capsule != CapsuleVersioned {
+			return o.capsule.expr.errAt(CodeBadOutcome, 1, 0, "rule %s: capsule %q is not %s or %s", r.id, d.Capsule, CapsuleUnversioned, CapsuleVersioned)
+		}
+	}
+	if o.flags.prg != nil {
+		v, err := a.eval(o.flags)
+		if err != nil {
+			return err
+		}
+		list, ok := v.(traits.Lister)
+		if !ok {
+			return o.flags.expr.errAt(CodeBadOutcome, 1, 0, "evaluated to %s; want a list of flags", v.Type().TypeName())
+		}
+		for it := list.Iterator(); it.HasNext() == types.True; {
+			elem := it.Next()
+			bit, ok := elem.(types.Int)
+			if !ok || bit <= 0 || bit&(bit-1) != 0 || bits.TrailingZeros64(uint64(bit)) >= len(flagNames) {
+				return o.flags.expr.errAt(CodeBadOutcome, 1, 0, "rule %s: %v is not a DLPACK_FLAG_BITMASK_* flag", r.id, elem)
+			}
+			d.Flags |= Flags(bit)
+		}
+		if d.Flags != 0 && d.Capsule != CapsuleVersioned {
+			return o.flags.expr.errAt(CodeBadOutcome, 1, 0, "rule %s: flags %s need a %s capsule; an unversioned one has no flags", r.id, d.Flags, CapsuleVersioned)
+		}
+	}
+	return nil
 }
 
 // evalKind evaluates an expression whose checked type allows dyn, and checks

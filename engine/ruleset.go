@@ -18,12 +18,13 @@ type RuleSet struct {
 	deviceTypes   []DeviceType
 	deviceNames   map[int64]string
 
-	inputs []input
-	tables []table
-	values []value
-	rules  []rule
-	cases  []Case
-	slots  map[string]int // input, table and value names -> activation slot
+	imports []imported
+	inputs  []input
+	tables  []table
+	values  []value
+	rules   []rule
+	cases   []Case
+	slots   map[string]int // input, table and value names -> activation slot
 
 	costLimit uint64
 	memo      *memo.Memo[Decision]
@@ -72,9 +73,12 @@ type table struct {
 	val  ref.Val
 }
 
+// value is a named intermediate value, computed the first time a rule
+// reads it: an expression, or (imp set) an import's decision.
 type value struct {
 	name string
 	compiled
+	imp *RuleSet
 }
 
 type rule struct {
@@ -90,8 +94,12 @@ type compiled struct {
 	prg  cel.Program
 }
 
+// deviceOutcome is an export to a device. copy, capsule and flags are
+// optional (prg nil): a copy into the device first, the capsule kind, and
+// the DLPack flags.
 type deviceOutcome struct {
-	typ, id compiled
+	typ, id              compiled
+	copy, capsule, flags compiled
 }
 
 type raiseOutcome struct {

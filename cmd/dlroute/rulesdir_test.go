@@ -137,10 +137,12 @@ func TestRulesDirBrokenRule(t *testing.T) {
 		}
 	}
 
-	// lint reports on stdout, and ends with the count.
+	// lint reports on stdout, the cause first, then the versions that
+	// import the broken one (exchange@v1 and v2), and ends with the count.
 	stdout, stderr, status := runDlroute(t, "lint", "--rules", dir)
-	if !strings.Contains(stdout, pos) || !strings.Contains(stdout, caret) || !strings.HasSuffix(stdout, "\n1 error\n") || stderr != "" || status != 1 {
-		t.Errorf("dlroute lint --rules DIR\ngot status %d, stderr %q, stdout:\n%s\nwant stdout to hold:\n%s ...%s1 error", status, stderr, stdout, pos, caret)
+	follow := "exchange/v2/rules.yaml:10:8: import jax@v3 does not load; see its errors"
+	if !strings.HasPrefix(stdout, pos) || !strings.Contains(stdout, caret) || !strings.Contains(stdout, follow) || !strings.HasSuffix(stdout, "\n3 errors\n") || stderr != "" || status != 1 {
+		t.Errorf("dlroute lint --rules DIR\ngot status %d, stderr %q, stdout:\n%s\nwant stdout to start:\n%s ...%s, then hold %q, and end: 3 errors", status, stderr, stdout, pos, caret, follow)
 	}
 }
 
