@@ -16,6 +16,13 @@ type Explanation struct {
 	Trace    Trace    `json:"trace"`
 }
 
+// MarshalJSON writes {"decision":{...},"trace":{...}} without escaping
+// HTML, as the command line writes decisions.
+func (x Explanation) MarshalJSON() ([]byte, error) {
+	type plain Explanation
+	return marshalJSON(plain(x))
+}
+
 // Trace is the rules tried and the values computed for one decision.
 type Trace struct {
 	// Rules are the rules tried, in order; the last one matched and

@@ -157,6 +157,18 @@ func (rs *RuleSet) ResolveJSON(ctx context.Context, line []byte) ([]byte, error)
 	return result, nil
 }
 
+// ExplainJSON decides one JSON input through the module and returns the
+// JSON of its engine.Explanation, byte for byte what the native engine's
+// Explain gives; explanations are not memoised.
+func (rs *RuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, error) {
+	var result []byte
+	err := rs.call(ctx, "dlroute_explain_json", line, func(out []byte) error {
+		result = slices.Clone(out)
+		return nil
+	})
+	return result, err
+}
+
 // call runs a resolve export on an instance with current rules.
 func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode func([]byte) error) error {
 	return rs.r.with(ctx, func(inst *instance) error {

@@ -285,7 +285,7 @@ type instance struct {
 	stack   []uint64
 }
 
-var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_copy_to_host"}
+var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_copy_to_host"}
 
 func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().
@@ -360,7 +360,7 @@ func (inst *instance) close() { inst.mod.Close(context.Background()) }
 
 // takesInput lists the exports with an input buffer before their output
 // buffer.
-var takesInput = map[string]bool{"dlroute_load": true, "dlroute_resolve": true, "dlroute_resolve_json": true}
+var takesInput = map[string]bool{"dlroute_load": true, "dlroute_resolve": true, "dlroute_resolve_json": true, "dlroute_explain_json": true}
 
 // call runs an export that takes (args..., input, output buffer), or
 // (args..., output buffer) when it has no input, and returns a packed status

@@ -80,6 +80,12 @@ func resolveJSON(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, 
 	return write(out, outCap, data, status)
 }
 
+//go:wasmexport dlroute_explain_json
+func explainJSON(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
+	data, status := g.ExplainJSON(context.Background(), h, bytesAt(in, inLen))
+	return write(out, outCap, data, status)
+}
+
 //go:wasmexport dlroute_copy_to_host
 func copyToHost(buffer uint32) uint64 {
 	var handle uint32

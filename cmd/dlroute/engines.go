@@ -18,6 +18,9 @@ type decider interface {
 	// ResolveJSON decides one JSON line: the decision's JSON, or an
 	// *engine.Error whose code says whether the input was at fault.
 	ResolveJSON(ctx context.Context, line []byte) ([]byte, error)
+	// ExplainJSON decides one JSON line with its trace: the JSON of an
+	// engine.Explanation, or an error as ResolveJSON's.
+	ExplainJSON(ctx context.Context, line []byte) ([]byte, error)
 }
 
 // engineFlag adds --engine to a command.
@@ -38,6 +41,18 @@ func (n nativeRuleSet) ResolveJSON(ctx context.Context, line []byte) ([]byte, er
 		return nil, err
 	}
 	return d.MarshalJSON()
+}
+
+func (n nativeRuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, error) {
+	in, err := n.DecodeInput(line)
+	if err != nil {
+		return nil, err
+	}
+	x, err := n.RuleSet.Explain(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return x.MarshalJSON()
 }
 
 // openDeciders loads the rules natively (which reports any error in them

@@ -6,10 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"strconv"
+	"slices"
+	"strings"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -18,44 +18,13 @@ import (
 // engine's string limit, so a long field gets the field's own error.
 const maxLineLen = 4 << 20
 
-// nullableInt is the --local-hardware-id flag: an int, or "null".
-type nullableInt struct {
-	set bool
-	v   any
-}
-
-func (n *nullableInt) String() string {
-	if !n.set || n.v == nil {
-		return ""
-	}
-	return fmt.Sprint(n.v)
-}
-
-func (n *nullableInt) Set(s string) error {
-	n.set = true
-	if s == "null" || s == "None" {
-		n.v = nil
-		return nil
-	}
-	i, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return fmt.Errorf("want an int or null")
-	}
-	n.v = i
-	return nil
-}
-
 func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("resolve")
 	rulesDir := rulesFlag(fs)
 	ruleset := fs.String("ruleset", "jax", "the rule set `NAME[@VERSION]`; without a version, the newest")
 	jsonl := fs.Bool("json", false, "read one JSON input object per line on stdin; write one JSON line each")
-	platform := fs.String("platform", "", "x.platform(): cpu, gpu, tpu, or a plugin's name")
-	version := fs.String("platform-version", "", "the device's client.platform_version, such as 'cuda 12030'")
-	memoryKind := fs.String("memory-kind", "", "the sharding's memory kind: device (default), pinned_host, ...")
-	var hardwareID nullableInt
-	fs.Var(&hardwareID, "local-hardware-id", "the device's local_hardware_id, an `int` or null (left out: null)")
-	shards := fs.Int("shards", 1, "how many shards the array has")
+	inputs := addInputFlags(fs)
+	explain := fs.Bool("explain", false, "say how each decision was reached: the rules tried and every value")
 	engineKind := engineFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
@@ -63,13 +32,12 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !validEngine(*engineKind, stderr) {
 		return 2
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *jsonl && (set["platform"] || set["platform-version"] || set["memory-kind"] || set["local-hardware-id"] || set["shards"]) {
-		fmt.Fprintln(stderr, "error: --json reads inputs from stdin; it does not mix with input flags")
+	given := inputs.given()
+	if *jsonl && len(given) > 0 {
+		fmt.Fprintf(stderr, "error: --json reads inputs from stdin; it does not mix with input flags (%s)\n", strings.Join(given, " "))
 		return 2
 	}
-	if !*jsonl && !set["platform"] {
+	if !*jsonl && !slices.Contains(given, "--platform") {
 		fmt.Fprintln(stderr, "error: resolve needs --platform (and usually --platform-version), or --json")
 		fmt.Fprintln(stderr, "hint: dlroute resolve --platform gpu --platform-version 'cuda 12030' --local-hardware-id 0")
 		return 2
@@ -84,26 +52,20 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer done()
 	rs := deciders[0]
 	if !*jsonl {
-		in := engine.Input{"platform": *platform}
-		if set["platform-version"] {
-			in["platform_version"] = *version
+		line, _ := json.Marshal(inputs.input())
+		if *explain {
+			return explainOne(ctx, rs, line, stdout, stderr)
 		}
-		if set["memory-kind"] {
-			in["memory_kind"] = *memoryKind
-		}
-		if hardwareID.set {
-			in["local_hardware_id"] = hardwareID.v
-		}
-		if set["shards"] {
-			in["shards"] = *shards
-		}
-		d, err := rs.Resolve(ctx, in)
+		d, err := rs.ResolveJSON(ctx, line)
 		if err != nil {
 			printError(stderr, err)
 			return 1
 		}
-		writeJSON(stdout, d)
+		stdout.Write(append(d, '\n'))
 		return 0
+	}
+	if *explain {
+		return explainLines(ctx, rs, stdin, stdout)
 	}
 	return resolveLines(ctx, rs, stdin, stdout)
 }
@@ -123,6 +85,11 @@ type inputError struct {
 // {"eval_error":...} when the rules could not decide. A bad line never stops
 // the run; the status is then 1.
 func resolveLines(ctx context.Context, rs decider, r io.Reader, w io.Writer) int {
+	return answerLines(ctx, rs.ResolveJSON, r, w)
+}
+
+// answerLines answers each line with decide; see resolveLines.
+func answerLines(ctx context.Context, decide func(context.Context, []byte) ([]byte, error), r io.Reader, w io.Writer) int {
 	in := bufio.NewReaderSize(r, 64<<10)
 	out := bufio.NewWriter(w)
 	defer out.Flush()
@@ -136,7 +103,7 @@ func resolveLines(ctx context.Context, rs decider, r io.Reader, w io.Writer) int
 		if tooLong {
 			status = 1
 			result = map[string]any{"input_error": inputError{Line: n, Code: engine.CodeTooLong, Message: fmt.Sprintf("line is longer than %d bytes", maxLineLen)}}
-		} else if decision, rerr := rs.ResolveJSON(ctx, line); rerr != nil {
+		} else if decision, rerr := decide(ctx, line); rerr != nil {
 			status = 1
 			kind := "eval_error"
 			if e := engine.Errors(rerr); len(e) == 1 && e[0].Code.Input() {

@@ -153,6 +153,32 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 // --json`, and returns the decision's JSON, byte for byte what the native
 // engine writes, or an error object.
 func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
+	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input) ([]byte, abi.Status) {
+		d, out, status := g.decide(ctx, hd, in)
+		if status != abi.StatusOK {
+			return out, status
+		}
+		data, _ := d.MarshalJSON()
+		return data, abi.StatusOK
+	})
+}
+
+// ExplainJSON decides one JSON object as ResolveJSON does and returns the
+// JSON of its engine.Explanation: the decision and how it was reached.
+func (g *Guest) ExplainJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
+	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input) ([]byte, abi.Status) {
+		x, err := hd.rs.Explain(ctx, in)
+		if err != nil {
+			return errorJSON(err), statusOf(err)
+		}
+		data, _ := x.MarshalJSON()
+		return data, abi.StatusOK
+	})
+}
+
+// answerJSON decodes a JSON input, asking the host for a platform version
+// left out, and answers it.
+func (g *Guest) answerJSON(ctx context.Context, h uint32, line []byte, answer func(*handle, engine.Input) ([]byte, abi.Status)) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
 	if !ok {
 		return nil, abi.StatusBadHandle
@@ -164,12 +190,7 @@ func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte,
 	if err != nil {
 		return errorJSON(err), abi.StatusInputError
 	}
-	d, out, status := g.decide(ctx, hd, in)
-	if status != abi.StatusOK {
-		return out, status
-	}
-	data, _ := d.MarshalJSON()
-	return data, abi.StatusOK
+	return answer(hd, in)
 }
 
 // decodeAsking decodes a JSON input; a platform_version left out is asked
@@ -240,14 +261,19 @@ func (g *Guest) decide(ctx context.Context, hd *handle, in engine.Input) (engine
 	}
 	d, err := hd.rs.Resolve(ctx, in)
 	if err != nil {
-		status := abi.StatusEvalError
-		var e *engine.Error
-		if errors.As(err, &e) && e.Code.Input() {
-			status = abi.StatusInputError
-		}
-		return d, errorJSON(err), status
+		return d, errorJSON(err), statusOf(err)
 	}
 	return d, nil, abi.StatusOK
+}
+
+// statusOf is the status of an engine error: input_error when the input
+// is at fault, else eval_error.
+func statusOf(err error) abi.Status {
+	var e *engine.Error
+	if errors.As(err, &e) && e.Code.Input() {
+		return abi.StatusInputError
+	}
+	return abi.StatusEvalError
 }
 
 func errorJSON(err error) []byte {

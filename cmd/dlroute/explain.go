@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// explainOne decides one input with its trace and prints it for a person:
+// the decision, the rules tried, and every value, with where each is in
+// the rule files. An import's decision is explained below its value.
+func explainOne(ctx context.Context, rs decider, line []byte, stdout, stderr io.Writer) int {
+	data, err := rs.ExplainJSON(ctx, line)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	var x engine.Explanation
+	if err := json.Unmarshal(data, &x); err != nil {
+		printError(stderr, fmt.Errorf("reading the explanation: %w", err))
+		return 1
+	}
+	writeExplanation(stdout, x, "")
+	return 0
+}
+
+func writeExplanation(w io.Writer, x engine.Explanation, indent string) {
+	fmt.Fprintf(w, "%sdecision: %s\n", indent, x.Decision)
+	fmt.Fprintf(w, "%srules of %s, tried in order until one matches:\n", indent, x.Decision.RuleSet)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range x.Trace.Rules {
+		mark := "no"
+		switch {
+		case r.Error != "":
+			mark = "FAILED: " + r.Error
+		case r.Matched:
+			mark = "MATCHED"
+		}
+		fmt.Fprintf(tw, "%s  %s\t%s\t%s\n", indent, r.Rule, r.Position, mark)
+	}
+	tw.Flush()
+	if len(x.Trace.Values) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%svalues (* read by the decision):\n", indent)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range x.Trace.Values {
+		used := " "
+		if v.Used {
+			used = "*"
+		}
+		shown := "= " + compactJSON(v.Value)
+		if v.Error != "" {
+			shown = "failed: " + v.Error
+		}
+		where := ""
+		if v.Position != nil {
+			where = v.Position.String()
+		}
+		fmt.Fprintf(tw, "%s%s %s\t%s\t%s\n", indent, used, v.Name, where, shown)
+	}
+	tw.Flush()
+	for _, v := range x.Trace.Values {
+		if v.Import != nil {
+			fmt.Fprintf(w, "%simport %s (%s):\n", indent, v.Name, v.Import.Decision.RuleSet)
+			writeExplanation(w, *v.Import, indent+"    ")
+		}
+	}
+}
+
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// explainLines is resolveLines with each decision's trace:
+// {"decision":{...},"trace":{...}} per line.
+func explainLines(ctx context.Context, rs decider, r io.Reader, w io.Writer) int {
+	return answerLines(ctx, rs.ExplainJSON, r, w)
+}
