@@ -239,8 +239,11 @@ func (b *builder) ruleFile(f *sourceFile, root *yaml.Node, fields []field) {
 	}
 	opts = append(opts, b.builtins()...)
 	opts = append(opts, b.importedInputs()...)
-	if n := f.required(&b.errs, fields, root, "inputs", "rules.yaml"); n != nil {
+	switch n := lookup(fields, "inputs"); {
+	case n != nil:
 		opts = append(opts, b.inputs(f, n)...)
+	case len(b.rs.imports) == 0: // an importing version may add none
+		f.required(&b.errs, fields, root, "inputs", "rules.yaml")
 	}
 	if len(b.errs) > 0 {
 		return // every expression would fail on the inputs it cannot see

@@ -26,6 +26,7 @@ type importFunc func(ref string) (rs *RuleSet, why string, follows bool)
 type imported struct {
 	alias string
 	rs    *RuleSet
+	pos   Position // of the import's ref in rules.yaml
 }
 
 // imports reads the imports section: alias -> "name@version". Each import
@@ -47,8 +48,8 @@ func (b *builder) imports(f *sourceFile, n *yaml.Node) {
 			b.add(e)
 			continue
 		}
-		b.rs.imports = append(b.rs.imports, imported{alias: fl.key.Value, rs: rs})
 		at := f.position(f.offset(fl.value.Line, fl.value.Column))
+		b.rs.imports = append(b.rs.imports, imported{alias: fl.key.Value, rs: rs, pos: at})
 		for _, dt := range rs.deviceTypes {
 			if code, seen := b.codes[dt.Name]; seen {
 				if code != dt.Code {
@@ -119,7 +120,7 @@ func (b *builder) importedDecisions() []cel.EnvOption {
 	var opts []cel.EnvOption
 	for _, im := range b.rs.imports {
 		b.slot(im.alias)
-		b.rs.values = append(b.rs.values, value{name: im.alias, imp: im.rs})
+		b.rs.values = append(b.rs.values, value{name: im.alias, imp: im.rs, pos: im.pos})
 		opts = append(opts, cel.Variable(im.alias, cel.MapType(cel.StringType, cel.DynType)))
 	}
 	return opts

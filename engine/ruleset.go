@@ -79,6 +79,7 @@ type value struct {
 	name string
 	compiled
 	imp *RuleSet
+	pos Position // of an import
 }
 
 type rule struct {

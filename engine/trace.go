@@ -127,7 +127,7 @@ func (t *tracer) value(i int, v ref.Val, err *Error) {
 	}
 	t.done[i] = true
 	val := t.rs.values[i]
-	step := ValueStep{Name: val.name}
+	step := ValueStep{Name: val.name, Position: &val.pos}
 	if val.imp == nil {
 		p := val.expr.position(1, 0)
 		step.Position = &p

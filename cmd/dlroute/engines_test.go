@@ -9,7 +9,8 @@ import (
 	"github.com/dlroute/dlroute/rules"
 )
 
-// TestResolveEnginesAgree: `dlroute resolve --json` writes the same bytes
+// TestResolveEnginesAgree: `dlroute resolve --json` (and with --explain)
+// writes the same bytes
 // with --engine native and --engine wasm, for every case of every rule
 // set and for lines that are not valid inputs.
 func TestResolveEnginesAgree(t *testing.T) {
@@ -32,17 +33,23 @@ func TestResolveEnginesAgree(t *testing.T) {
 		lines = append(lines, `{"platform":"gpu"`, ``, `{"platform":"gpu","platform_version":"cuda","local_hardware_id":"0"}`,
 			`{"platform":"gpu","platform_version":"cuda","colour":"red"}`, "{\"platform\":\"gpu\",\"platform_version\":\"\xff\"}")
 		stdin := strings.Join(lines, "\n") + "\n"
-		var outputs [2]string
-		for i, kind := range []string{"native", "wasm"} {
-			var out, errOut strings.Builder
-			status := run([]string{"resolve", "--json", "--ruleset", rs.Ref(), "--engine", kind}, strings.NewReader(stdin), &out, &errOut)
-			if status != 1 || strings.Count(out.String(), "\n") != len(lines) {
-				t.Fatalf("%s --engine %s: status %d (want 1: the bad lines), %d lines for %d, stderr:\n%s", rs.Ref(), kind, status, strings.Count(out.String(), "\n"), len(lines), errOut.String())
+		for _, explain := range []bool{false, true} {
+			args := []string{"resolve", "--json", "--ruleset", rs.Ref()}
+			if explain {
+				args = append(args, "--explain")
 			}
-			outputs[i] = out.String()
-		}
-		if outputs[0] != outputs[1] {
-			t.Errorf("%s: the engines differ:\nnative:\n%s\nwasm:\n%s", rs.Ref(), outputs[0], outputs[1])
+			var outputs [2]string
+			for i, kind := range []string{"native", "wasm"} {
+				var out, errOut strings.Builder
+				status := run(append(args, "--engine", kind), strings.NewReader(stdin), &out, &errOut)
+				if status != 1 || strings.Count(out.String(), "\n") != len(lines) {
+					t.Fatalf("%s --engine %s: status %d (want 1: the bad lines), %d lines for %d, stderr:\n%s", strings.Join(args, " "), kind, status, strings.Count(out.String(), "\n"), len(lines), errOut.String())
+				}
+				outputs[i] = out.String()
+			}
+			if outputs[0] != outputs[1] {
+				t.Errorf("%s: the engines differ:\nnative:\n%s\nwasm:\n%s", strings.Join(args, " "), outputs[0], outputs[1])
+			}
 		}
 	}
 }
