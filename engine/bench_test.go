@@ -105,3 +105,41 @@ func TestSwitchAgreesWithRules(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkExchange is the exchange rule set, which imports jax@v3, over
+// the inputs of its own tests: "rules" memoised as hosts use it,
+// "rules-uncached" with every memo off (the exchange's and the import's),
+// and Explain, which evaluates every value of both and bypasses the memo.
+func BenchmarkExchange(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name    string
+		memo    int
+		explain bool
+	}{{"rules", 0, false}, {"rules-uncached", -1, false}, {"explain", 0, true}} {
+		cat, err := engine.Load(rules.FS, engine.Options{MemoSize: bc.memo})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rs, _ := cat.RuleSet("exchange@v2")
+		var inputs []engine.Input
+		for _, c := range rs.Cases() {
+			inputs = append(inputs, c.Input)
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				in := inputs[i%len(inputs)]
+				var err error
+				if bc.explain {
+					_, err = rs.Explain(ctx, in)
+				} else {
+					_, err = rs.Resolve(ctx, in)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
