@@ -6,6 +6,7 @@
 //	dlroute test [--rules DIR]
 //	dlroute lint [--rules DIR]
 //	dlroute rules [--rules DIR]
+//	dlroute playground [--addr 127.0.0.1:8080] [--rules DIR]
 //
 // The rules are embedded in the binary; --rules DIR reads a rules directory
 // at start-up instead, so a marker edit needs no rebuild.
@@ -42,10 +43,11 @@ func init() {
 	commands = map[string]command{
 		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin",
 			"[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", runResolve},
-		"test":   {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
-		"lint":   {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
-		"rules":  {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
-		"detect": {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
+		"test":       {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
+		"lint":       {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
+		"rules":      {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
+		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
+		"playground": {"serve the browser playground: edit rules and inputs, see decisions", "[--addr HOST:PORT] [--rules DIR] [--static DIR]", runPlayground},
 	}
 }
 
@@ -55,17 +57,18 @@ Usage:
   dlroute <command> [flags]
 
 Commands:
-  resolve   %s
-  test      %s
-  lint      %s
-  rules     %s
-  detect    %s
+  resolve    %s
+  test       %s
+  lint       %s
+  rules      %s
+  detect     %s
+  playground %s
 
 Run 'dlroute <command> --help' for a command's flags.
 `
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary)
+	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary, commands["playground"].summary)
 }
 
 // run is the whole command line, testable: it returns the exit status
@@ -88,7 +91,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
-		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint, rules and detect; see 'dlroute --help'")
+		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint, rules, detect and playground; see 'dlroute --help'")
 		return 2
 	}
 	return c.run(args[1:], stdin, stdout, stderr)
