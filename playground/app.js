@@ -228,6 +228,7 @@ function editedPaths() {
 // kind, "rules" or "input", names what the person changed, for the
 // page's performance measures.
 function schedule(kind = "other") {
+  app.keepHash = false;
   app.changeAt ??= performance.now();
   app.changeKind = app.changeKind && app.changeKind !== kind ? "other" : kind;
   if (app.scheduled) return;
@@ -283,7 +284,10 @@ function buildEditors() {
     tabs.append(h("button", { role: "tab", class: "tab", "data-path": path, "data-testid": `tab-${own ? name : path}`, onclick: () => openFile(path) },
       own ? name : `${path.split("/").slice(0, 2).join("@").replace("/", "@")} (imported) rules.yaml`));
   }
-  if (!paths.includes(app.active)) app.active = paths.find((p) => p.endsWith("/rules.yaml")) ?? paths[0];
+  // A new rule set opens its own rules.yaml, unless a link names a file.
+  const wanted = app.wantFile ?? (app.active.startsWith(dirOf(app.ref) + "/") ? app.active : "");
+  app.wantFile = undefined;
+  app.active = paths.includes(wanted) ? wanted : paths.find((p) => p.endsWith("/rules.yaml")) ?? paths[0];
   openFile(app.active);
 }
 
@@ -417,9 +421,9 @@ async function updateLink() {
     return;
   }
   app.writtenHash = "#" + frag;
-  if (location.hash !== app.writtenHash) history.replaceState(null, "", app.writtenHash);
+  if (location.hash !== app.writtenHash && !app.keepHash) history.replaceState(null, "", app.writtenHash);
   link.href = app.writtenHash;
-  const kb = (location.href.length / 1024).toFixed(1);
+  const kb = (link.href.length / 1024).toFixed(1);
   link.textContent = `link (${kb} KB)`;
   link.classList.toggle("long", frag.length > LINK_WARN);
   link.title = frag.length > LINK_WARN
@@ -436,7 +440,7 @@ function applyState(s) {
   if (!app.refs.includes(s.ref)) showMessage(`The link names ${s.ref}, which these rules do not have; showing ${app.ref}.`, "warn");
   else if (unknown.length) showMessage(`The link edits ${unknown.join(", ")}, which these rules do not have; those edits were left out.`, "warn");
   const ref = app.refs.includes(s.ref) ? s.ref : app.ref;
-  if (s.file) app.active = s.file;
+  app.wantFile = s.file;
   app.ref = "";
   selectRef(ref);
   setInput(s.input);
@@ -481,9 +485,10 @@ async function start() {
   $("download").addEventListener("click", download);
   $("revert").addEventListener("click", revertFile);
   $("copy-link").addEventListener("click", async () => {
+    app.keepHash = false;
     await updateLink();
     try {
-      await navigator.clipboard.writeText(location.href);
+      await navigator.clipboard.writeText($("share-link").href);
       showMessage("The link is copied.", "info");
     } catch {
       showMessage("Copy the link from the address bar: this page may not write the clipboard.", "info");
@@ -511,6 +516,7 @@ async function fromLink() {
     if (s) applyState(s);
   } catch (e) {
     if (!(e instanceof StateError)) throw e;
+    app.keepHash = true; // the link stays in the address bar until the person changes something
     showMessage(`This link could not be read: ${e.message}. The page starts from the seed's case instead.`, "error");
   }
 }
@@ -550,7 +556,10 @@ function showStatus() {
   const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
   const cold = performance.getEntriesByName("dlroute:cold-to-first-decision")[0];
   const parts = [];
-  if (wasm) parts.push(`module ${(wasm.decodedBodySize / 1048576).toFixed(1)} MiB, ${wasm.transferSize ? (wasm.transferSize / 1048576).toFixed(1) + " MiB transferred" : "from cache"}`);
+  if (wasm) {
+    const cached = wasm.transferSize < wasm.encodedBodySize / 10;
+    parts.push(`module ${(wasm.decodedBodySize / 1048576).toFixed(1)} MiB, ${cached ? "from the browser's cache" : (wasm.transferSize / 1048576).toFixed(1) + " MiB transferred"}`);
+  }
   if (cold) parts.push(`first decision ${Math.round(cold.duration)} ms after the page was asked for`);
   parts.push(`rules: ${app.source}`);
   $("status").textContent = parts.join(" · ");
@@ -575,7 +584,7 @@ window.dlroute = {
   // link makes the share link for the state now and returns it.
   async link() {
     await updateLink();
-    return location.href;
+    return $("share-link").href;
   },
   edited: () => Object.fromEntries(app.edits),
   rulesTar() {

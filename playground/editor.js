@@ -153,12 +153,13 @@ export class Editor {
       g.textContent = String(n);
       const b = el("div", "bl");
       b.dataset.line = String(n);
+      // Marks are namespaced (is-hit): the page's own classes never apply.
       const cls = this.marks.lines.get(n);
-      if (cls) b.classList.add(cls), g.classList.add(cls);
+      if (cls) b.classList.add(`is-${cls}`), g.classList.add(`is-${cls}`);
       const errs = errorsByLine.get(n);
       if (errs) {
-        b.classList.add("err");
-        g.classList.add("err");
+        b.classList.add("is-err");
+        g.classList.add("is-err");
         g.title = errs.map((e) => e.message).join("\n");
       }
       paintLine(b, text, spansByLine.get(n));
@@ -187,7 +188,7 @@ function paintLine(b, text, spans) {
     if (c.start < at) continue; // overlapping marks: the first wins
     if (c.start > at) b.append(text.slice(at, c.start));
     const m = document.createElement("mark");
-    m.className = c.cls;
+    m.className = `is-${c.cls}`;
     m.textContent = c.start < text.length ? text.slice(c.start, c.end) : " ";
     b.append(m);
     at = Math.max(c.end, c.start + 1);

@@ -28,37 +28,37 @@ export class StateError extends Error {}
 export async function decodeState(fragment) {
   const hash = fragment.replace(/^#/, "");
   if (hash === "") return null;
-  if (!hash.startsWith("s=")) throw new StateError(`the link's fragment is not a playground state (it should start with #s=)`);
+  if (!hash.startsWith("s=")) throw new StateError(`its fragment is not a playground state, which starts with #s=`);
   let packed;
   try {
     packed = unbase64url(hash.slice(2));
   } catch {
-    throw new StateError("the link's state is not valid base64url: was it cut short or changed?");
+    throw new StateError("its state is not valid base64url; the link may have been cut short or changed");
   }
   let text;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(await pipe(packed, new DecompressionStream("deflate-raw"), READ_MAX));
   } catch (e) {
     if (e instanceof StateError) throw e;
-    throw new StateError("the link's state does not decompress: was it cut short or changed?");
+    throw new StateError("its state does not decompress; the link may have been cut short or changed");
   }
   let state;
   try {
     state = JSON.parse(text);
   } catch {
-    throw new StateError("the link's state is not valid JSON");
+    throw new StateError("its state is not valid JSON");
   }
-  if (typeof state !== "object" || state === null || Array.isArray(state)) throw new StateError("the link's state is not an object");
-  if (state.v !== STATE_VERSION) throw new StateError(`the link's state is version ${JSON.stringify(state.v)}; this page reads version ${STATE_VERSION}`);
-  if (typeof state.ref !== "string") throw new StateError("the link's state names no rule set");
-  if (typeof state.input !== "string") throw new StateError("the link's state has no input");
+  if (typeof state !== "object" || state === null || Array.isArray(state)) throw new StateError("its state is not a JSON object");
+  if (state.v !== STATE_VERSION) throw new StateError(`its state is version ${JSON.stringify(state.v)}, and this page reads version ${STATE_VERSION}`);
+  if (typeof state.ref !== "string") throw new StateError("its state names no rule set");
+  if (typeof state.input !== "string") throw new StateError("its state has no input");
   const edits = state.edits ?? {};
   if (typeof edits !== "object" || Array.isArray(edits) || Object.values(edits).some((t) => typeof t !== "string")) {
-    throw new StateError("the link's edits are not a map of file names to texts");
+    throw new StateError("its edits are not a map of file names to texts");
   }
   for (const path of Object.keys(edits)) {
     if (!/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(path) || path.includes("..")) {
-      throw new StateError(`the link edits ${JSON.stringify(path)}, which is not a rules file (<name>/<version>/<file>)`);
+      throw new StateError(`it edits ${JSON.stringify(path)}, which is not a rules file (<name>/<version>/<file>)`);
     }
   }
   return { ref: state.ref, input: state.input, edits, file: typeof state.file === "string" ? state.file : undefined };
@@ -79,7 +79,7 @@ async function pipe(bytes, stream, max) {
     n += value.length;
     if (n > max) {
       reader.cancel().catch(() => {});
-      throw new StateError(`the link's state inflates to more than ${max >> 20} MiB`);
+      throw new StateError(`its state inflates to more than ${max >> 20} MiB`);
     }
     chunks.push(value);
   }

@@ -64,7 +64,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		if !strings.Contains(js, `"platform_version":"PJRT C API\ncuda 12030"`) {
 			t.Errorf("the JSON input is %s, want the form's platform_version in it", js)
 		}
-		hit := eval[bool](p, `!!document.querySelector('[data-testid=editors] .bl.hit') && !!document.querySelector('[data-testid=editors] mark.marker')`)
+		hit := eval[bool](p, `!!document.querySelector('[data-testid=editors] .bl.is-hit') && !!document.querySelector('[data-testid=editors] mark.is-marker')`)
 		if !hit {
 			t.Errorf("the rules file marks no deciding rule or no marker row")
 		}
@@ -109,7 +109,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			pos := nativeErrorPosition(t, edited, engine.Code(c.code))
 			p.waitFor(c.name+" in the problems", fmt.Sprintf(`document.querySelector('[data-testid=problems]').innerText.includes(%q)`, pos))
 			line := strings.Split(pos, ":")[1]
-			p.waitFor(c.name+" marked in the editor", fmt.Sprintf(`!!document.querySelector('[data-testid=editors] .bl.err[data-line="%s"]')`, line))
+			p.waitFor(c.name+" marked in the editor", fmt.Sprintf(`!!document.querySelector('[data-testid=editors] .bl.is-err[data-line="%s"]')`, line))
 			if text, rule, state := p.decision(); state != "stale" || rule != "gpu" || !strings.Contains(text, "kDLCUDA") {
 				t.Errorf("with %s the decision is %q by %s (%s), want the last good one, (kDLCUDA, 0) by gpu, shown as stale", c.name, text, rule, state)
 			}
