@@ -132,6 +132,22 @@ func (rs *RuleSet) Inputs() []InputDecl {
 	return out
 }
 
+// Imports returns the versions this one imports, alias -> "name@version",
+// in file order as pairs; nil when it imports none.
+func (rs *RuleSet) Imports() []Import {
+	var out []Import
+	for _, im := range rs.imports {
+		out = append(out, Import{Alias: im.alias, Ref: im.rs.ref})
+	}
+	return out
+}
+
+// Import is one entry of a version's imports.
+type Import struct {
+	Alias string `json:"alias"` // the value the importer reads, such as "jax"
+	Ref   string `json:"ref"`   // the imported version, such as "jax@v3"
+}
+
 // RuleIDs returns the rule ids, in the order they are tried.
 func (rs *RuleSet) RuleIDs() []string {
 	out := make([]string, len(rs.rules))

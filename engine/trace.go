@@ -67,7 +67,8 @@ func (rs *RuleSet) Explain(ctx context.Context, in Input) (Explanation, error) {
 	if err := rs.checkUTF8(in); err != nil {
 		return Explanation{}, err
 	}
-	t := &tracer{rs: rs, values: make([]ValueStep, len(rs.values)), done: make([]bool, len(rs.values)), imports: map[int]*Explanation{}}
+	t := &tracer{rs: rs, values: make([]ValueStep, len(rs.values)), done: make([]bool, len(rs.values)),
+		computed: make([]ref.Val, len(rs.values)), imports: map[int]*Explanation{}}
 	d, err := rs.evaluate(ctx, in, t)
 	x := Explanation{Decision: d, Trace: Trace{Rules: t.rules}}
 	// The values the decision did not read, computed in a fresh activation
@@ -83,6 +84,10 @@ func (rs *RuleSet) Explain(ctx context.Context, in Input) (Explanation, error) {
 	}
 	for i, tb := range rs.tables {
 		a.vals[len(rs.inputs)+i] = tb.val
+	}
+	first := len(rs.inputs) + len(rs.tables)
+	for i, v := range t.computed {
+		a.vals[first+i] = v // nil where not computed, or failed
 	}
 	for i, v := range rs.values {
 		if !t.done[i] {
@@ -103,11 +108,12 @@ func (rs *RuleSet) Explain(ctx context.Context, in Input) (Explanation, error) {
 // tracer records an evaluation for Explain. Its methods do nothing on a
 // nil tracer, so Resolve pays one nil check per step.
 type tracer struct {
-	rs      *RuleSet
-	rules   []RuleStep
-	values  []ValueStep // by value index
-	done    []bool
-	imports map[int]*Explanation
+	rs       *RuleSet
+	rules    []RuleStep
+	values   []ValueStep // by value index
+	done     []bool
+	computed []ref.Val // what each value evaluated to, reused by the second pass
+	imports  map[int]*Explanation
 }
 
 func (t *tracer) rule(r *rule, matched bool, err *Error) {
@@ -136,6 +142,7 @@ func (t *tracer) value(i int, v ref.Val, err *Error) {
 		step.Error = err.Message
 	} else {
 		step.Value = nativeValue(v)
+		t.computed[i] = v
 	}
 	t.values[i] = step
 }

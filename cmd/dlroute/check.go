@@ -94,7 +94,7 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("rules")
 	rulesDir := rulesFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object per version: manifest, inputs, rule ids, device types")
+	asJSON := fs.Bool("json", false, "print one JSON object per version: manifest, imports, inputs, rule ids, device types")
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
@@ -110,10 +110,11 @@ func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Ref         string              `json:"ref"`
 				Default     bool                `json:"default"`
 				Manifest    engine.Manifest     `json:"manifest"`
+				Imports     []engine.Import     `json:"imports,omitempty"`
 				Inputs      []engine.InputDecl  `json:"inputs"`
 				Rules       []string            `json:"rules"`
 				DeviceTypes []engine.DeviceType `json:"device_types"`
-			}{rs.Ref(), isDefault(cat, rs), rs.Manifest(), rs.Inputs(), rs.RuleIDs(), rs.DeviceTypes()})
+			}{rs.Ref(), isDefault(cat, rs), rs.Manifest(), rs.Imports(), rs.Inputs(), rs.RuleIDs(), rs.DeviceTypes()})
 		}
 		return 0
 	}
