@@ -10,7 +10,7 @@
 //   - rules.json: {"source": ..., "files": {"jax/v3/rules.yaml": "...", ...}},
 //     the rules directory the page starts from;
 //   - dlroute.wasm: the module, as application/wasm, gzip-compressed once
-//     when the Handler is made.
+//     (by internal/wasmbuild.Gzipped, which caches it, or by New).
 //
 // Every response carries ContentSecurityPolicy and an ETag; a client that
 // accepts gzip gets every resource compressed.
@@ -61,6 +61,10 @@ type Options struct {
 	Source string
 	// Module is the dlroute WebAssembly module (internal/wasmbuild.Module).
 	Module []byte
+	// ModuleGzip, when set, is Module gzip-compressed
+	// (internal/wasmbuild.Gzipped, which caches it); New compresses
+	// Module itself otherwise.
+	ModuleGzip []byte
 }
 
 // Handler serves the playground. It is immutable after New and safe for
@@ -85,8 +89,9 @@ var contentTypes = map[string]string{
 	".wasm": "application/wasm",
 }
 
-// New prepares every resource: it reads the rules and compresses them,
-// the assets and the module (a second or two for the module's 27 MB).
+// New prepares every resource: it reads the rules, and compresses them,
+// the assets and the module (a second for the module's 27 MB, unless
+// Options.ModuleGzip has it done already).
 func New(opts Options) (*Handler, error) {
 	if len(opts.Module) == 0 {
 		return nil, errors.New("playground: no WebAssembly module")
@@ -100,7 +105,9 @@ func New(opts Options) (*Handler, error) {
 		r := &resource{body: data, contentType: contentTypes[path.Ext(name)]}
 		sum := sha256.Sum256(data)
 		r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
-		if r.gz, err = compress(data); err != nil {
+		if name == "dlroute.wasm" && opts.ModuleGzip != nil {
+			r.gz = opts.ModuleGzip
+		} else if r.gz, err = compress(data); err != nil {
 			return nil, err
 		}
 		h.files[name] = r

@@ -45,12 +45,12 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}
 	ctx, stop := serveContext()
 	defer stop()
-	module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: stderr})
+	module, gz, err := wasmbuild.Gzipped(ctx, wasmbuild.Options{Progress: stderr})
 	if err != nil {
 		printError(stderr, err)
 		return 1
 	}
-	opts := playground.Options{Rules: rules, Source: cmp.Or(*rulesDir, "embedded"), Module: module}
+	opts := playground.Options{Rules: rules, Source: cmp.Or(*rulesDir, "embedded"), Module: module, ModuleGzip: gz}
 	if *static != "" {
 		if err := playground.WriteSite(*static, opts); err != nil {
 			printError(stderr, err)

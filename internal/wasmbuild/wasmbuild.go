@@ -123,6 +123,7 @@ func prune(cache string, keep int) {
 	slices.SortFunc(all, func(a, b built) int { return cmp.Compare(b.mod, a.mod) })
 	for i := keep; i < len(all); i++ {
 		os.Remove(all[i].path)
+		os.Remove(all[i].path + ".gz") // Gzipped's
 	}
 }
 
