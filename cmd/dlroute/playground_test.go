@@ -188,6 +188,11 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		}
 		p.waitFor("the imported rules' tab", `!!document.querySelector('[data-testid="tab-jax/v3/rules.yaml"]')`)
 		p.screenshot("08-exchange.png")
+		// Edits of the exchange reload it and the version it imports.
+		before := len(p.timings().RulesEdits)
+		p.typeInto("editor-rules.yaml", "rules:\n", true, "  # typed key by key\n")
+		p.wantDecision("the exchange after an edit", "unknown-platform-host-copy", "(kDLCPU, 0)")
+		report["exchange_rules_edit_to_decision_ms"] = summarize(p.timings().RulesEdits[before:])
 	})
 
 	t.Run("a malformed link", func(t *testing.T) {
@@ -200,6 +205,34 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			t.Errorf("the message is %q, want it to say the link could not be read", m)
 		}
 		q.screenshot("09-malformed-link.png")
+	})
+
+	t.Run("--rules DIR", func(t *testing.T) {
+		dir := t.TempDir()
+		for name, data := range filesIn(t, rules.FS) {
+			if !strings.HasPrefix(name, "jax/v3/") {
+				continue
+			}
+			if name == "jax/v3/rules.yaml" {
+				data = []byte(strings.Replace(string(data), "      - {marker: oneapi, device: kDLOneAPI}\n", "      - {marker: oneapi, device: kDLOneAPI}\n      - {marker: nvfork, device: kDLCUDA}\n", 1))
+			}
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.open(servePlayground(t, "--rules", dir))
+		if refs := eval[[]string](q, `window.dlroute.refs()`); !slices.Equal(refs, []string{"jax@v3"}) {
+			t.Errorf("the page offers %v, want the directory's jax@v3 only", refs)
+		}
+		q.paste("input-platform_version", "nvfork 1.0")
+		q.wantDecision("the directory's marker", "gpu", "(kDLCUDA, 0)")
+		if status := q.text("status"); !strings.Contains(status, dir) {
+			t.Errorf("the status line says %q, want it to name %s", status, dir)
+		}
 	})
 
 	t.Run("served by a static server", func(t *testing.T) {
