@@ -13,10 +13,6 @@ import (
 	"sync/atomic"
 )
 
-// CodeDomainTooLarge is the code of Diff's refusal when the domain the rules
-// give holds more inputs than DiffOptions.MaxInputs. (It sits here, beside
-// the one function that returns it, rather than in errors.go.)
-const CodeDomainTooLarge Code = "domain_too_large"
 
 // DefaultMaxInputs is the most inputs Diff tries when DiffOptions.MaxInputs
 // is 0: a few seconds of work on one core, two decisions an input.
@@ -35,6 +31,9 @@ type DiffOptions struct {
 	// Examples is how many inputs each group shows, the first in the
 	// domain's order. 0 means DefaultDiffExamples; a negative value, none.
 	Examples int
+	// Domain, when set, is the inputs to try instead of DeriveDomain(a, b):
+	// a derived domain narrowed to the values a caller cares about.
+	Domain *Domain
 }
 
 // DiffReport is what Diff found: every input of the domain it tried, and
@@ -125,7 +124,10 @@ func (x DiffExample) MarshalJSON() ([]byte, error) {
 // DiffOptions.MaxInputs with CodeDomainTooLarge, and stops with
 // CodeCanceled when ctx ends.
 func Diff(ctx context.Context, a, b *RuleSet, opts DiffOptions) (*DiffReport, error) {
-	dom := DeriveDomain(a, b)
+	dom := opts.Domain
+	if dom == nil {
+		dom = DeriveDomain(a, b)
+	}
 	n := dom.Size()
 	if limit := cmp.Or(opts.MaxInputs, DefaultMaxInputs); n > limit {
 		size := fmt.Sprint(n)
@@ -244,7 +246,7 @@ func (rs *RuleSet) decideFresh(ctx context.Context, in Input, buf []byte) Answer
 	if err := rs.checkUTF8(in); err != nil {
 		return answerOf(Decision{}, err)
 	}
-	return answerOf(rs.evaluate(ctx, in))
+	return answerOf(rs.evaluate(ctx, in, nil))
 }
 
 // report merges the workers' tallies into groups in domain order.

@@ -183,14 +183,14 @@ func TestDiffInputsDeclaredByOne(t *testing.T) {
 }
 
 func TestDiffMaxInputs(t *testing.T) {
-	_, err := engine.Diff(t.Context(), loadRuleSet(t, "jax@v2"), loadRuleSet(t, "jax@v3"), engine.DiffOptions{MaxInputs: 383})
+	_, err := engine.Diff(t.Context(), loadRuleSet(t, "jax@v2"), loadRuleSet(t, "jax@v3"), engine.DiffOptions{MaxInputs: 287})
 	var e *engine.Error
 	if !errors.As(err, &e) || e.Code != engine.CodeDomainTooLarge || e.Hint == "" ||
-		!strings.Contains(e.Message, "384 inputs") || !strings.Contains(e.Message, "platform 4 × platform_version 4") {
-		t.Errorf("Diff with MaxInputs 383 got %#v, want %s saying 384 inputs and why, with a hint", err, engine.CodeDomainTooLarge)
+		!strings.Contains(e.Message, "288 inputs") || !strings.Contains(e.Message, "platform 4 × platform_version 4") {
+		t.Errorf("Diff with MaxInputs 287 got %#v, want %s saying 288 inputs and why, with a hint", err, engine.CodeDomainTooLarge)
 	}
-	if _, err := engine.Diff(t.Context(), loadRuleSet(t, "jax@v2"), loadRuleSet(t, "jax@v3"), engine.DiffOptions{MaxInputs: 384}); err != nil {
-		t.Errorf("Diff with MaxInputs 384: %v", err)
+	if _, err := engine.Diff(t.Context(), loadRuleSet(t, "jax@v2"), loadRuleSet(t, "jax@v3"), engine.DiffOptions{MaxInputs: 288}); err != nil {
+		t.Errorf("Diff with MaxInputs 288: %v", err)
 	}
 }
 
@@ -274,7 +274,7 @@ func TestAnswerEqual(t *testing.T) {
 }
 
 // BenchmarkDiff is `dlroute diff jax@v2 jax@v3`: the domain derived, and
-// 384 inputs decided by both versions without their memos.
+// 288 inputs decided by both versions without their memos.
 func BenchmarkDiff(b *testing.B) {
 	v2, v3 := loadRuleSet(b, "jax@v2"), loadRuleSet(b, "jax@v3")
 	b.ReportAllocs()
@@ -295,5 +295,72 @@ func BenchmarkDeriveDomain(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		engine.DeriveDomain(v2, v3)
+	}
+}
+
+// The exchange imports jax@v3, so its derived domain tries JAX's markers
+// and platforms too, and the dl_device values its rules compare with
+// through target (a conditional whose branch is dl_device).
+func TestDeriveDomainFollowsImports(t *testing.T) {
+	dom := engine.DeriveDomain(embedded(t, "exchange@v2"))
+	values := map[string]string{}
+	for _, in := range dom.Inputs {
+		b, _ := json.Marshal(in.Values)
+		values[in.Name] = string(b)
+	}
+	for name, want := range map[string][]string{
+		"platform":         {`"cpu"`, `"gpu"`, `"tpu"`},
+		"platform_version": {`"cuda"`, `"rocm"`, `"oneapi"`, `unknown`},
+		"memory_kind":      {`"pinned_host"`},
+		"dl_device":        {`null`, `[1,0]`, `[2,0]`, `[10,0]`, `[1,-1]`, `[]`},
+		"copy":             {`null`, `false`, `true`},
+		"max_version":      {`null`, `[1,0]`, `[0,0]`, `[]`},
+		"stream":           {`null`, `-2`, `0`, `1`, `2`},
+	} {
+		for _, w := range want {
+			if !strings.Contains(values[name], w) {
+				t.Errorf("%s: %s lacks %s", name, values[name], w)
+			}
+		}
+	}
+}
+
+// exchange@v1 and v2 differ only where copy=False forbids a needed copy:
+// ValueError (JAX) against BufferError (the __dlpack__ text). The full
+// derived domain is over a million inputs, so this narrows it to the
+// values that matter; `dlroute diff --max-inputs 2000000 exchange@v1
+// exchange@v2` runs the whole of it.
+func TestDiffExchangeVersions(t *testing.T) {
+	v1, v2 := embedded(t, "exchange@v1"), embedded(t, "exchange@v2")
+	narrow := map[string][]any{
+		"platform":          {"cpu", "gpu"},
+		"platform_version":  {"cuda 12030", "<unknown>"},
+		"memory_kind":       {"device", "pinned_host"},
+		"local_hardware_id": {int64(0)},
+		"shards":            {int64(1)},
+		"dl_device":         {nil, []any{int64(1), int64(0)}, []any{int64(2), int64(1)}},
+		"copy":              {nil, false, true},
+		"max_version":       {nil, []any{int64(1), int64(1)}},
+		"stream":            {nil},
+	}
+	dom := engine.DeriveDomain(v1, v2)
+	for i := range dom.Inputs {
+		vals, ok := narrow[dom.Inputs[i].Name]
+		if !ok {
+			t.Fatalf("no narrowed values for %s", dom.Inputs[i].Name)
+		}
+		dom.Inputs[i].Values = vals
+	}
+	rep, err := engine.Diff(context.Background(), v1, v2, engine.DiffOptions{Domain: dom, Examples: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 14: a cpu array to (kDLCUDA, 1) (8), cuda device memory to the host
+	// or (kDLCUDA, 1) (4), pinned cuda memory to (kDLCUDA, 1) (2); 12: the
+	// unknown platform with copy=False, whatever else was asked.
+	want := "copy-false-needs-copy (ValueError) -> copy-false-needs-copy (BufferError): 14 [error.type]\n" +
+		"copy-false-unknown-platform (ValueError) -> copy-false-unknown-platform (BufferError): 12 [error.type]\n"
+	if got := groupsOf(rep); got != want {
+		t.Errorf("exchange@v1 -> exchange@v2 over %d inputs:\n%s\nwant\n%s", dom.Size(), got, want)
 	}
 }

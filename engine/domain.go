@@ -73,8 +73,12 @@ func (d *Domain) input(i int, dst Input, skip []bool) {
 //     of a table column it is tested against through a comprehension
 //     (platform_version.contains(m.marker) in gpu_markers.filter(m, ...)
 //     gives every marker), device-type constants (dl_device[0] == kDLCPU
-//     gives 1), and numbers it is compared with, with their neighbours
-//     for <, <=, > and >= (shards > 1 gives 0, 1 and 2). Strings keep the
+//     gives 1), and numbers it is compared with, as the two values either
+//     side of the boundary an ordering draws (shards > 1 gives 1 and 2,
+//     stream < -1 gives -2 and -1). A value that may be an input (a bare
+//     alias, or a conditional with the input as a branch: target:
+//     dl_device != null ? dl_device : source) is tested as that input, and
+//     the tests of imported versions are read too. Strings keep the
 //     order the rules name them in; numbers are sorted;
 //   - an unknown value that no rule names: for a string "<unknown>" (or
 //     "<unknown 2>", ..., or a single character, when a rule names that or
@@ -99,14 +103,14 @@ func (d *Domain) input(i int, dst Input, skip []bool) {
 // platform.lowerAscii() == 'gpu'), the input also gets every value of its
 // type that any test names.
 //
-// The domain is small on purpose: for the shipped jax@v3 it is 384 inputs.
+// The domain is small on purpose: for the shipped jax@v3 it is 288 inputs.
 // Its inputs are the boundaries the rules draw; inputs between them decide
 // as their neighbours do unless a rule tests them in a way not followed.
 func DeriveDomain(sets ...*RuleSet) *Domain {
 	var order []string
 	byName := map[string]*domainVar{}
 	var tested []any
-	for _, rs := range sets {
+	for _, rs := range withImports(sets) {
 		r := readDomain(rs)
 		tested = append(tested, r.tested...)
 		for i := range rs.inputs {
@@ -132,6 +136,28 @@ func DeriveDomain(sets ...*RuleSet) *Domain {
 		d.Inputs = append(d.Inputs, byName[name].candidates(name, tested))
 	}
 	return d
+}
+
+// withImports is sets and every version they import, transitively, each
+// once: an import's tests are tests of the importer's inputs too.
+func withImports(sets []*RuleSet) []*RuleSet {
+	var out []*RuleSet
+	seen := map[*RuleSet]bool{}
+	var add func(*RuleSet)
+	add = func(rs *RuleSet) {
+		if seen[rs] {
+			return
+		}
+		seen[rs] = true
+		out = append(out, rs)
+		for _, im := range rs.imports {
+			add(im.rs)
+		}
+	}
+	for _, rs := range sets {
+		add(rs)
+	}
+	return out
 }
 
 // domainVar is one input as every rule set declares and tests it.

@@ -36,13 +36,13 @@ type probes struct {
 // variable: m.marker in gpu_markers.filter(m, ...)), or opaque.
 type domainReader struct {
 	rs      *RuleSet
-	aliases map[string]string // value name -> what it is a bare alias of
+	aliases map[string][]string // value name -> what it may stand for: a bare name, or a conditional's branches
 	inputs  map[string]*probes
 	tested  []any // every probe value of every test, for the fallback
 }
 
 func readDomain(rs *RuleSet) *domainReader {
-	r := &domainReader{rs: rs, aliases: map[string]string{}, inputs: map[string]*probes{}}
+	r := &domainReader{rs: rs, aliases: map[string][]string{}, inputs: map[string]*probes{}}
 	for _, in := range rs.inputs {
 		r.inputs[in.Name] = &probes{elems: map[int64][]any{}}
 	}
@@ -62,15 +62,20 @@ func readDomain(rs *RuleSet) *domainReader {
 		if e == nil {
 			continue
 		}
-		if e.Kind() == ast.IdentKind {
-			r.aliases[v.name] = r.resolve(e.AsIdent())
+		if names := aliasOf(e); len(names) > 0 {
+			r.aliases[v.name] = names
 		}
 		r.walk(e, nil)
 	}
 	for _, rl := range rs.rules {
 		texts := []string{rl.when.expr.text}
-		if rl.device != nil {
-			texts = append(texts, rl.device.typ.expr.text, rl.device.id.expr.text)
+		if o := rl.device; o != nil {
+			texts = append(texts, o.typ.expr.text, o.id.expr.text)
+			for _, c := range []compiled{o.copy, o.capsule, o.flags} {
+				if c.prg != nil {
+					texts = append(texts, c.expr.text)
+				}
+			}
 		}
 		if rl.raise != nil {
 			texts = append(texts, rl.raise.message.expr.text)
@@ -84,16 +89,55 @@ func readDomain(rs *RuleSet) *domainReader {
 	return r
 }
 
-// resolve follows value aliases to the input or table a name stands for.
-func (r *domainReader) resolve(name string) string {
-	for range len(r.aliases) + 1 {
-		to, ok := r.aliases[name]
-		if !ok {
-			break
+// aliasOf is what a value's expression may be, name for name: a bare
+// name (kind: memory_kind), or the names among a conditional's branches
+// (target: dl_device != null ? dl_device : source), so that tests of the
+// value are tests of those names.
+func aliasOf(e ast.Expr) []string {
+	switch e.Kind() {
+	case ast.IdentKind:
+		return []string{e.AsIdent()}
+	case ast.CallKind:
+		if c := e.AsCall(); c.FunctionName() == operators.Conditional && len(c.Args()) == 3 {
+			return append(aliasOf(c.Args()[1]), aliasOf(c.Args()[2])...)
 		}
-		name = to
 	}
-	return name
+	return nil
+}
+
+// resolve follows value aliases to the inputs or tables a name may stand
+// for; a name that is no alias stands for itself.
+func (r *domainReader) resolve(name string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var follow func(string)
+	follow = func(n string) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		to, ok := r.aliases[n]
+		if !ok {
+			out = append(out, n)
+			return
+		}
+		for _, t := range to {
+			follow(t)
+		}
+	}
+	follow(name)
+	return out
+}
+
+// subjects are the inputs among names.
+func (r *domainReader) subjects(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if r.inputs[n] != nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // scope maps a comprehension's variables to the table they range over, or
@@ -122,23 +166,27 @@ func (r *domainReader) walk(e ast.Expr, sc scope) {
 		args := c.Args()
 		switch fn := c.FunctionName(); {
 		case len(args) == 2 && (fn == operators.Equals || fn == operators.NotEquals || orderings[fn]):
-			r.test(args[0], args[1], orderings[fn], sc)
+			r.test(args[0], args[1], fn, sc)
 		case len(args) == 2 && fn == operators.In:
-			r.test(args[0], args[1], false, sc)
+			r.test(args[0], args[1], fn, sc)
 		case c.IsMemberFunction() && len(args) == 1 && (fn == overloads.Contains || fn == overloads.StartsWith || fn == overloads.EndsWith):
-			r.test(c.Target(), args[0], false, sc)
+			r.test(c.Target(), args[0], fn, sc)
 		case fn == operators.Index || fn == operators.OptIndex:
-			if op := r.operand(e, sc); op.subject != "" && op.index >= 0 {
-				p := r.inputs[op.subject] // an element read, tested or not, is in every list
-				p.elems[op.index] = append(p.elems[op.index], op.values...)
+			if op := r.operand(e, sc); op.index >= 0 {
+				for _, subj := range op.subjects {
+					p := r.inputs[subj] // an element read, tested or not, is in every list
+					p.elems[op.index] = append(p.elems[op.index], op.values...)
+				}
 			}
 		case fn == overloads.Size:
 			subject := c.Target()
 			if !c.IsMemberFunction() && len(args) == 1 {
 				subject = args[0]
 			}
-			if op := r.operand(subject, sc); op.subject != "" && op.index < 0 {
-				r.inputs[op.subject].sized = true
+			if op := r.operand(subject, sc); op.index < 0 {
+				for _, subj := range op.subjects {
+					r.inputs[subj].sized = true
+				}
 			}
 		}
 		if c.IsMemberFunction() {
@@ -181,10 +229,11 @@ func (r *domainReader) tableOf(e ast.Expr, sc scope) string {
 	if _, shadowed := sc[e.AsIdent()]; shadowed {
 		return ""
 	}
-	name := r.resolve(e.AsIdent())
-	for _, t := range r.rs.tables {
-		if t.name == name {
-			return name
+	for _, name := range r.resolve(e.AsIdent()) {
+		for _, t := range r.rs.tables {
+			if t.name == name {
+				return name
+			}
 		}
 	}
 	return ""
@@ -192,7 +241,7 @@ func (r *domainReader) tableOf(e ast.Expr, sc scope) string {
 
 // operand is one side of a test.
 type operand struct {
-	subject  string   // the input tested, or ""
+	subjects []string // the inputs tested (more than one through a conditional)
 	index    int64    // the list element tested, or -1
 	values   []any    // a probe's values
 	mentions []string // an opaque operand's inputs, named directly
@@ -205,10 +254,9 @@ func (r *domainReader) operand(e ast.Expr, sc scope) operand {
 		if _, local := sc[e.AsIdent()]; local {
 			return op
 		}
-		name := r.resolve(e.AsIdent())
-		if _, ok := r.inputs[name]; ok {
-			op.subject = name
-		} else if code, ok := r.rs.deviceCode(name); ok {
+		names := r.resolve(e.AsIdent())
+		op.subjects = r.subjects(names)
+		if code, ok := r.rs.deviceCode(names[0]); ok && len(names) == 1 {
 			op.values = []any{code}
 		}
 		return op
@@ -233,7 +281,7 @@ func (r *domainReader) operand(e ast.Expr, sc scope) operand {
 				}
 			}
 			list := r.operand(args[0], sc)
-			if n, ok := key.(int64); ok && list.subject != "" && list.index < 0 && n >= 0 && n < MaxListLen {
+			if n, ok := key.(int64); ok && len(list.subjects) > 0 && list.index < 0 && n >= 0 && n < MaxListLen {
 				list.index = n
 				return list // dl_device[0]
 			}
@@ -264,30 +312,32 @@ func (r *domainReader) cells(row ast.Expr, col string, sc scope) []any {
 // test records what a comparison or string test names for its subject; a
 // probe compared with an opaque expression marks the inputs that
 // expression names for the fallback.
-func (r *domainReader) test(x, y ast.Expr, ordering bool, sc scope) {
+func (r *domainReader) test(x, y ast.Expr, fn string, sc scope) {
 	ox, oy := r.operand(x, sc), r.operand(y, sc)
-	for _, pair := range [2][2]operand{{ox, oy}, {oy, ox}} {
+	for side, pair := range [2][2]operand{{ox, oy}, {oy, ox}} {
 		subj, probe := pair[0], pair[1]
 		if probe.values == nil {
 			continue
 		}
 		r.tested = append(r.tested, probe.values...)
-		if subj.subject == "" {
+		if len(subj.subjects) == 0 {
 			for _, name := range subj.mentions {
 				r.inputs[name].opaque = true
 			}
 			continue
 		}
-		p := r.inputs[subj.subject]
-		for _, v := range probe.values {
-			vs := []any{v}
-			if ordering {
-				vs = neighbours(v)
-			}
-			if subj.index >= 0 {
-				p.elems[subj.index] = append(p.elems[subj.index], vs...)
-			} else {
-				p.named = append(p.named, vs...)
+		for _, name := range subj.subjects {
+			p := r.inputs[name]
+			for _, v := range probe.values {
+				vs := []any{v}
+				if orderings[fn] {
+					vs = sides(fn, side == 0, v)
+				}
+				if subj.index >= 0 {
+					p.elems[subj.index] = append(p.elems[subj.index], vs...)
+				} else {
+					p.named = append(p.named, vs...)
+				}
 			}
 		}
 	}
@@ -300,9 +350,7 @@ func (r *domainReader) mentions(e ast.Expr, sc scope, out []string) []string {
 	switch e.Kind() {
 	case ast.IdentKind:
 		if _, local := sc[e.AsIdent()]; !local {
-			if name := r.resolve(e.AsIdent()); r.inputs[name] != nil {
-				out = append(out, name)
-			}
+			out = append(out, r.subjects(r.resolve(e.AsIdent()))...)
 		}
 	case ast.CallKind:
 		c := e.AsCall()
@@ -353,16 +401,28 @@ func literal(e ast.Expr) (any, bool) {
 	return nil, false
 }
 
-// neighbours are the values either side of a number an ordering compares
-// with: shards > 1 gives 0, 1 and 2.
-func neighbours(v any) []any {
+// sides are the two values either side of the boundary an ordering draws
+// at a number: shards > 1 gives 1 (false) and 2 (true); stream < -1 gives
+// -2 and -1. subjectLeft says whether the input is the left operand.
+func sides(fn string, subjectLeft bool, v any) []any {
+	if !subjectLeft { // n < x is x > n
+		fn = map[string]string{operators.Less: operators.Greater, operators.LessEquals: operators.GreaterEquals,
+			operators.Greater: operators.Less, operators.GreaterEquals: operators.LessEquals}[fn]
+	}
+	below := fn == operators.Less || fn == operators.GreaterEquals // the boundary is just below n
 	switch n := v.(type) {
 	case int64:
 		if n > -1<<62 && n < 1<<62 {
-			return []any{n - 1, n, n + 1}
+			if below {
+				return []any{n - 1, n}
+			}
+			return []any{n, n + 1}
 		}
 	case float64:
-		return []any{n - 1, n, n + 1}
+		if below {
+			return []any{n - 1, n}
+		}
+		return []any{n, n + 1}
 	}
 	return []any{v}
 }

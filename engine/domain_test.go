@@ -62,13 +62,13 @@ func TestDeriveDomainJAX(t *testing.T) {
 platform_version: ["cuda","rocm","oneapi","\u003cunknown\u003e"]
 memory_kind: ["device","pinned_host","\u003cunknown\u003e"]
 local_hardware_id: [null,0]
-shards: [1,0,2,3]
+shards: [1,2,0]
 `
 	if got := valuesOf(d); got != want {
 		t.Errorf("DeriveDomain(jax@v3) got\n%swant\n%s", got, want)
 	}
-	if got := d.Size(); got != 4*4*3*2*4 {
-		t.Errorf("Size() = %d, want %d", got, 4*4*3*2*4)
+	if got := d.Size(); got != 4*4*3*2*3 {
+		t.Errorf("Size() = %d, want %d", got, 4*4*3*2*3)
 	}
 	for i, typ := range []string{"string", "string", "string", "int?", "int"} {
 		if d.Inputs[i].Type != typ {
@@ -110,7 +110,7 @@ func TestDeriveDomainReads(t *testing.T) {
 		{
 			name:   "numbers with their neighbours under an ordering, defaults first",
 			inputs: "n: {type: int, default: 7}\n  x: double", when: "n >= 5 && n != 9 && x < 0.5", caseInput: "{x: 1.0}",
-			want: "n: [7,4,5,6,9,0]\nx: [-0.5,0.5,1.5,0]",
+			want: "n: [7,4,5,9,0]\nx: [-0.5,0.5,0]",
 		},
 		{
 			name:   "a value that aliases an input, and a device-type constant",
@@ -136,7 +136,7 @@ func TestDeriveDomainReads(t *testing.T) {
 			name:   "lists by element, with [] where the size is tested, and null",
 			inputs: "dl_device: list(int)?\n  max_version: list(int)?",
 			when:   "dl_device != null && dl_device[0] == kDLCPU && dl_device[1] != null && max_version[0] >= 1 && size(max_version) == 2", caseInput: "{dl_device: null, max_version: null}",
-			want: "dl_device: [[1,0],[0,0],null]\nmax_version: [[0],[1],[2],[3],[],null]",
+			want: "dl_device: [[1,0],[0,0],null]\nmax_version: [[0],[1],[2],[],null]",
 		},
 	}
 	for _, tt := range tests {
