@@ -28,6 +28,7 @@ const (
 	CodeBadVersion       Code = "bad_version"         // a version directory name is not v<N>[.<N>...]
 	CodeNoRuleSet        Code = "no_ruleset"          // a name or version that is not loaded
 	CodeImport           Code = "import"              // an import names no loadable version, or conflicts
+	CodeDomainTooLarge   Code = "domain_too_large"    // Diff's domain exceeds DiffOptions.MaxInputs
 )
 
 // Codes for an input that is not valid for a rule set.

@@ -54,7 +54,7 @@ func writeExplanation(w io.Writer, x engine.Explanation, indent string) {
 		if v.Used {
 			used = "*"
 		}
-		shown := "= " + compactJSON(v.Value)
+		shown := "= " + strings.TrimSuffix(compactJSON(v.Value), "\n")
 		if v.Error != "" {
 			shown = "failed: " + v.Error
 		}
@@ -71,16 +71,6 @@ func writeExplanation(w io.Writer, x engine.Explanation, indent string) {
 			writeExplanation(w, *v.Import, indent+"    ")
 		}
 	}
-}
-
-func compactJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // explainLines is resolveLines with each decision's trace:

@@ -47,6 +47,7 @@ func init() {
 		"lint":       {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
 		"rules":      {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
 		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
+		"diff":       {"show which inputs two rule-set versions decide differently", "[--rules DIR] [--json] [--examples N] [--max-inputs N] [DIR:]NAME[@VERSION] [DIR:]NAME[@VERSION]", runDiff},
 		"playground": {"serve the browser playground: edit rules and inputs, see decisions", "[--addr HOST:PORT] [--rules DIR] [--static DIR]", runPlayground},
 	}
 }
@@ -62,13 +63,14 @@ Commands:
   lint       %s
   rules      %s
   detect     %s
+  diff       %s
   playground %s
 
 Run 'dlroute <command> --help' for a command's flags.
 `
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary, commands["playground"].summary)
+	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary, commands["diff"].summary, commands["playground"].summary)
 }
 
 // run is the whole command line, testable: it returns the exit status
@@ -91,7 +93,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
-		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint, rules, detect and playground; see 'dlroute --help'")
+		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint, rules, detect, diff and playground; see 'dlroute --help'")
 		return 2
 	}
 	return c.run(args[1:], stdin, stdout, stderr)
