@@ -213,7 +213,7 @@ function afterDecision() {
       renderTests($("tests-summary"), $("tests-list"), app.testReport, { onCase: tryCase, onPosition: openPosition });
     }
     const base = original(app.ref);
-    renderDiff($("diff"), { engine: app.engine, base: base.handle, edited: handle, report: app.testReport, edits: editedPaths(), input: app.inputText });
+    renderDiff($("diff"), { engine: app.engine, base: base.handle, edited: handle, report: app.testReport, edits: editedPaths(), input: app.inputText, onInput: (line) => { setInput(line); schedule("input"); } });
   } catch (e) {
     engineFailed(e);
   }

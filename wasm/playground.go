@@ -16,5 +16,11 @@ func test(h uint32, out unsafe.Pointer, outCap uint32) uint64 {
 	return write(out, outCap, data, status)
 }
 
+//go:wasmexport dlroute_diff
+func diff(a, b uint32, out unsafe.Pointer, outCap uint32) uint64 {
+	data, status := g.Diff(context.Background(), a, b)
+	return write(out, outCap, data, status)
+}
+
 //go:wasmexport dlroute_release
 func release(h uint32) { g.Release(h) }

@@ -77,11 +77,20 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		p.typeInto("editor-rules.yaml", "{marker: oneapi, device: kDLOneAPI}", true, "\n      - {marker: nvfork, device: kDLCUDA}")
 		p.wantDecision("the new marker", "gpu", "(kDLCUDA, 0)")
 		p.waitFor("what changed", `Number(document.querySelector('[data-testid=diff]').dataset.changes) >= 1`)
+		if got := p.text("diff-summary"); !strings.Contains(got, "inputs derived from the rules decide differently") {
+			t.Errorf("what changed says %q, want dlroute diff's inputs derived from the rules", got)
+		}
+		if got := p.text("diff"); !strings.Contains(got, "gpu-unknown-platform (BufferError) → gpu (kDLCUDA)") {
+			t.Errorf("what changed says %q, want the unknown platform now decided kDLCUDA", got)
+		}
 		edited := eval[map[string]string](p, `window.dlroute.edited()`)
 		if !strings.Contains(edited["jax/v3/rules.yaml"], "{marker: nvfork, device: kDLCUDA}") || len(edited) != 1 {
 			t.Errorf("edited files: %v, want jax/v3/rules.yaml with the new row", keys(edited))
 		}
 		p.screenshot("03-new-marker.png")
+		eval[bool](p, `(document.querySelector('[data-testid=tests-list]').closest('.panel').scrollIntoView(), true)`)
+		p.screenshot("04-tests-and-what-changed.png")
+		eval[bool](p, `(document.querySelector('.run').scrollTop = 0, true)`)
 	})
 
 	t.Run("tests pane counts", func(t *testing.T) {
@@ -93,15 +102,15 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		if failed == 0 {
 			t.Fatalf("renaming the rocm marker failed no case natively")
 		}
-		p.screenshot("04-tests-failing.png")
+		p.screenshot("05-tests-failing.png")
 		p.typeInto("editor-rules.yaml", "{marker: rocmx,", false, "{marker: rocm,")
 		p.waitFor("tests pass again", fmt.Sprintf(`document.querySelector('[data-testid=tests-summary]').innerText === '%d passed, 0 failed'`, cases))
 	})
 
 	t.Run("errors at their position", func(t *testing.T) {
 		for _, c := range []struct{ name, find, replace, code, shot string }{
-			{"a broken expression", "when: platform == 'cpu'", "when: platform == 'cpu' &&", "cel_syntax", "05-syntax-error.png"},
-			{"a CEL type error", "when: shards > 1", "when: shards > 'one'", "cel_type", "06-type-error.png"},
+			{"a broken expression", "when: platform == 'cpu'", "when: platform == 'cpu' &&", "cel_syntax", "06-syntax-error.png"},
+			{"a CEL type error", "when: shards > 1", "when: shards > 'one'", "cel_type", "07-type-error.png"},
 			{"invalid YAML", "  - id: cpu\n", "  - id: cpu\n   bad: [\n", "yaml_syntax", ""},
 		} {
 			p.typeInto("editor-rules.yaml", c.find, false, c.replace)
@@ -156,7 +165,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		if kept != len(huge) {
 			t.Errorf("the pasted string is %d characters in the field, want all %d", kept, len(huge))
 		}
-		p.screenshot("07-bad-input.png")
+		p.screenshot("08-bad-input.png")
 		p.paste("input-platform_version", "cuda 12030")
 		p.wantDecision("a real version", "gpu", "(kDLCUDA, 0)")
 	})
@@ -187,7 +196,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			p.wantDecision("example "+ex.id, ex.rule, ex.contains)
 		}
 		p.waitFor("the imported rules' tab", `!!document.querySelector('[data-testid="tab-jax/v3/rules.yaml"]')`)
-		p.screenshot("08-exchange.png")
+		p.screenshot("09-exchange.png")
 		// Edits of the exchange reload it and the version it imports.
 		before := len(p.timings().RulesEdits)
 		p.typeInto("editor-rules.yaml", "rules:\n", true, "  # typed key by key\n")
@@ -204,7 +213,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		if m := q.text("message"); !strings.Contains(m, "This link could not be read") {
 			t.Errorf("the message is %q, want it to say the link could not be read", m)
 		}
-		q.screenshot("09-malformed-link.png")
+		q.screenshot("10-malformed-link.png")
 	})
 
 	t.Run("--rules DIR", func(t *testing.T) {

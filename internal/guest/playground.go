@@ -10,9 +10,9 @@ import (
 )
 
 // What the browser playground asks of the module besides decisions: run a
-// version's tests where the person edits it, and let go of the rule sets
-// of edits that were replaced, since every edit is a new load and a new
-// handle.
+// version's tests where the person edits it, compare the edited rules with
+// the rules as served, and let go of the rule sets of edits that were
+// replaced, since every edit is a new load and a new handle.
 
 // TestReport is what dlroute_test returns: every case of a version, run
 // as `dlroute test` runs it, with what it got.
@@ -57,6 +57,33 @@ func (g *Guest) Test(ctx context.Context, h uint32) ([]byte, abi.Status) {
 			report.Failed++
 		}
 		report.Cases = append(report.Cases, c)
+	}
+	data, err := json.Marshal(report)
+	if err != nil {
+		return errorJSON(err), abi.StatusEvalError
+	}
+	return data, abi.StatusOK
+}
+
+// MaxDiffInputs bounds the inputs Diff tries. In a browser a decision in
+// the module costs tens of microseconds, and Diff makes two an input on
+// the page's one thread: 20,000 inputs is about a second.
+const MaxDiffInputs = 20_000
+
+// Diff compares two handles' rule sets as `dlroute diff` does
+// (engine.Diff): every input of the domain derived from their rules, and
+// the inputs they decide differently, grouped. The output is the
+// engine.DiffReport as JSON; a domain over MaxDiffInputs is an eval_error
+// with code domain_too_large.
+func (g *Guest) Diff(ctx context.Context, a, b uint32) ([]byte, abi.Status) {
+	ha, okA := g.handle(a)
+	hb, okB := g.handle(b)
+	if !okA || !okB {
+		return nil, abi.StatusBadHandle
+	}
+	report, err := engine.Diff(ctx, ha.rs, hb.rs, engine.DiffOptions{MaxInputs: MaxDiffInputs})
+	if err != nil {
+		return errorJSON(err), abi.StatusEvalError
 	}
 	data, err := json.Marshal(report)
 	if err != nil {

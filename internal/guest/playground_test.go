@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -97,4 +98,44 @@ func pack(files map[string]string) []byte {
 func appendString(b []byte, s string) []byte {
 	n := len(s)
 	return append(append(b, byte(n), byte(n>>8), byte(n>>16), byte(n>>24)), s...)
+}
+
+func TestGuestDiff(t *testing.T) {
+	g, _ := loaded(t, nil)
+	v2, _, _ := g.RuleSet("jax@v2")
+	v3, _, _ := g.RuleSet("jax@v3")
+	out, status := g.Diff(context.Background(), v2, v3)
+	var report engine.DiffReport
+	if err := json.Unmarshal(out, &report); status != abi.StatusOK || err != nil {
+		t.Fatalf("Diff(jax@v2, jax@v3): %s %.200s (%v)", status, out, err)
+	}
+	want, err := engine.Diff(context.Background(), ruleSetOf(t, "jax@v2"), ruleSetOf(t, "jax@v3"), engine.DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.From != "jax@v2" || report.To != "jax@v3" || report.Tried != want.Tried || report.Changed != want.Changed || len(report.Groups) != len(want.Groups) {
+		t.Errorf("Diff in the guest: %s -> %s, %d tried, %d changed in %d groups; natively %d, %d in %d",
+			report.From, report.To, report.Tried, report.Changed, len(report.Groups), want.Tried, want.Changed, len(want.Groups))
+	}
+	if _, status := g.Diff(context.Background(), v2, 99); status != abi.StatusBadHandle {
+		t.Errorf("Diff with a bad handle: %s, want %s", status, abi.StatusBadHandle)
+	}
+	x1, _, _ := g.RuleSet("exchange@v1")
+	x2, _, _ := g.RuleSet("exchange@v2")
+	if out, status := g.Diff(context.Background(), x1, x2); status != abi.StatusEvalError || !strings.Contains(string(out), `"code":"domain_too_large"`) {
+		t.Errorf("Diff of the exchange versions: %s %.200s, want eval_error domain_too_large (over %d inputs)", status, out, MaxDiffInputs)
+	}
+}
+
+func ruleSetOf(t *testing.T, ref string) *engine.RuleSet {
+	t.Helper()
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := cat.RuleSet(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
 }
