@@ -9,6 +9,8 @@ import { examples } from "./examples.js";
 import { encodeState, decodeState, StateError, tarball, LINK_WARN, LINK_MAX } from "./share.js";
 import { h, rulesPath, verdict, renderDecision, renderTrace, renderTests, renderProblems, ruleMarks } from "./views.js";
 import { renderDiff } from "./diff.js";
+import { Workspace, dirOf } from "./workspace.js";
+import { installAPI } from "./api.js";
 
 performance.mark("dlroute:script");
 
@@ -21,85 +23,16 @@ const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 
 const app = {
   engine: null,
-  originals: new Map(), // path -> text, as served
-  edits: new Map(), // path -> text, only files that differ
-  refs: [], // "jax@v3", by name then version
-  ref: "",
+  ws: null, // the files as served and as edited, and their handles
+  ref: "", // the rule set looked at, "jax@v3"
   active: "", // the path of the open file
   editors: new Map(), // path -> Editor
   form: null,
   inputText: "",
-  orig: new Map(), // ref -> {handle, errors}: the rules as served
-  edited: { key: "", handle: 0, errors: null }, // the last load of edited rules
   lastGood: null, // {explanation, input, ref}
   message: "",
   timings: { edits: [] },
 };
-
-const dirOf = (ref) => ref.replace("@", "/");
-const textOf = (path) => (app.edits.has(path) ? app.edits.get(path) : app.originals.get(path));
-const filesOf = (ref) => [...app.originals.keys()].filter((p) => p.startsWith(dirOf(ref) + "/"));
-
-// importsOf reads the refs a rules.yaml imports: name@version tokens in
-// its top-level imports block. A miss costs a load error the engine
-// reports; an extra costs a few more files loaded.
-function importsOf(text = "") {
-  const lines = text.split("\n");
-  const start = lines.findIndex((l) => /^imports\s*:/.test(l));
-  if (start < 0) return [];
-  let body = lines[start];
-  for (let i = start + 1; i < lines.length && (/^\s/.test(lines[i]) || lines[i].trim() === "" || lines[i].startsWith("#")); i++) body += "\n" + lines[i].replace(/#.*/, "");
-  return [...body.matchAll(/([A-Za-z0-9_-]+)@(v[0-9][0-9.]*)/g)].map((m) => m[0]);
-}
-
-// closure is a ref and everything it imports, as the files now read.
-function closure(ref) {
-  const seen = new Set();
-  const stack = [ref];
-  while (stack.length) {
-    const r = stack.pop();
-    if (seen.has(r) || !app.refs.includes(r)) continue;
-    seen.add(r);
-    stack.push(...importsOf(textOf(`${dirOf(r)}/rules.yaml`)));
-  }
-  return [...seen].sort();
-}
-
-// original returns the handle of a ref as served, loading it (and what it
-// imports) the first time. Handles outlive later loads (ABI.md).
-function original(ref) {
-  if (!app.orig.has(ref)) {
-    const refs = closure(ref);
-    const files = refs.flatMap(filesOf).map((p) => [p, app.originals.get(p)]);
-    const r = app.engine.load(files);
-    if (!r.ok) {
-      for (const x of refs) app.orig.set(x, { handle: 0, errors: r.json() });
-    } else {
-      for (const x of refs) if (!app.orig.has(x)) app.orig.set(x, { handle: app.engine.ruleset(x).handle, errors: null });
-    }
-  }
-  return app.orig.get(ref);
-}
-
-// current returns {handle, errors} for the selected ref as edited: the
-// original's handle when nothing it reads is edited, else a load of the
-// edited files, remembered until they change.
-function current() {
-  const refs = closure(app.ref);
-  const paths = refs.flatMap(filesOf);
-  if (!paths.some((p) => app.edits.has(p))) {
-    if (app.edited.handle) app.engine.release(app.edited.handle);
-    app.edited = { key: "", handle: 0, errors: null };
-    return original(app.ref);
-  }
-  const key = JSON.stringify([app.ref, paths.map((p) => [p, textOf(p)])]);
-  if (key !== app.edited.key) {
-    const r = app.engine.load(paths.map((p) => [p, textOf(p)]));
-    if (app.edited.handle) app.engine.release(app.edited.handle);
-    app.edited = r.ok ? { key, handle: app.engine.ruleset(app.ref).handle, errors: null } : { key, handle: 0, errors: r.json() };
-  }
-  return app.edited;
-}
 
 // refresh decides the current input with the current rules and shows it.
 // It is synchronous: the module answers in milliseconds.
@@ -132,7 +65,7 @@ function refresh() {
 
 function decide() {
   const t0 = performance.now();
-  const { handle, errors } = current();
+  const { handle, errors } = app.ws.current(app.ref);
   const t1 = performance.now();
   let problems = errors ?? [];
   let stale = "";
@@ -212,16 +145,11 @@ function afterDecision() {
       app.testReport = handle ? app.engine.test(handle).json() : null;
       renderTests($("tests-summary"), $("tests-list"), app.testReport, { onCase: tryCase, onPosition: openPosition });
     }
-    const base = original(app.ref);
-    renderDiff($("diff"), { engine: app.engine, base: base.handle, edited: handle, report: app.testReport, edits: editedPaths(), input: app.inputText, onInput: (line) => { setInput(line); schedule("input"); } });
+    const base = app.ws.original(app.ref);
+    renderDiff($("diff"), { engine: app.engine, base: base.handle, edited: handle, report: app.testReport, edits: app.ws.editedPaths(app.ref), input: app.inputText, onInput: (line) => { setInput(line); schedule("input"); } });
   } catch (e) {
     engineFailed(e);
   }
-}
-
-function editedPaths() {
-  const refs = closure(app.ref);
-  return [...app.edits.keys()].filter((p) => refs.some((r) => p.startsWith(dirOf(r) + "/")));
 }
 
 // schedule coalesces changes: one refresh per task, however fast the typing.
@@ -243,8 +171,7 @@ async function engineFailed(e) {
   showMessage(`The engine stopped (${e.message}). It is being restarted; your edits are kept.`, "error");
   try {
     await app.engine.restart();
-    app.orig.clear();
-    app.edited = { key: "", handle: 0, errors: null };
+    app.ws.reset();
     app.testedHandle = undefined;
     schedule();
   } catch (e2) {
@@ -255,8 +182,8 @@ async function engineFailed(e) {
 // ---- editors ----
 
 function tabPaths() {
-  const own = filesOf(app.ref).sort((a, b) => FILE_ORDER.indexOf(a.split("/")[2]) - FILE_ORDER.indexOf(b.split("/")[2]));
-  const imported = closure(app.ref).filter((r) => r !== app.ref).map((r) => `${dirOf(r)}/rules.yaml`).filter((p) => app.originals.has(p));
+  const own = app.ws.filesOf(app.ref).sort((a, b) => FILE_ORDER.indexOf(a.split("/")[2]) - FILE_ORDER.indexOf(b.split("/")[2]));
+  const imported = app.ws.closure(app.ref).filter((r) => r !== app.ref).map((r) => `${dirOf(r)}/rules.yaml`).filter((p) => app.ws.originals.has(p));
   return [...own, ...imported];
 }
 
@@ -273,10 +200,9 @@ function buildEditors() {
     const box = h("div", { class: "editor-box", hidden: true });
     host.append(box);
     const ed = new Editor(box, { testid: own ? `editor-${name}` : `editor-${path}`, label: path });
-    ed.setText(textOf(path));
+    ed.setText(app.ws.textOf(path));
     ed.onInput((text) => {
-      if (text === app.originals.get(path)) app.edits.delete(path);
-      else app.edits.set(path, text);
+      app.ws.edit(path, text);
       updateTabs();
       schedule("rules");
     });
@@ -306,10 +232,10 @@ function updateTabs() {
   for (const tab of $("file-tabs").children) {
     const p = tab.dataset.path;
     tab.setAttribute("aria-selected", String(p === app.active));
-    tab.classList.toggle("edited", app.edits.has(p));
+    tab.classList.toggle("edited", app.ws.edits.has(p));
     tab.classList.toggle("has-error", errorFiles.has(p));
   }
-  $("revert").disabled = !app.edits.has(app.active);
+  $("revert").disabled = !app.ws.edits.has(app.active);
 }
 
 function paintEditors() {
@@ -363,7 +289,7 @@ function selectRef(ref) {
   if (!app.engine) return;
   try {
     const obj = JSON.parse(app.inputText);
-    const desc = app.engine.describe(original(ref).handle || current().handle).json();
+    const desc = app.engine.describe(app.ws.original(ref).handle || app.ws.current(ref).handle).json();
     const names = new Set(desc.inputs.map((d) => d.name));
     setInput(JSON.stringify(Object.fromEntries(Object.entries(obj).filter(([k]) => names.has(k)))));
   } catch { /* keep the text as it is */ }
@@ -372,21 +298,21 @@ function selectRef(ref) {
 function applyExample(id) {
   const ex = examples.find((e) => e.id === id);
   if (!ex) return;
-  if (!app.refs.includes(ex.ref)) return showMessage(`This example needs ${ex.ref}, which these rules do not have.`, "warn");
+  if (!app.ws.refs.includes(ex.ref)) return showMessage(`This example needs ${ex.ref}, which these rules do not have.`, "warn");
   let note = ex.note;
   if (ex.edit) {
-    const text = textOf(ex.edit.file) ?? "";
+    const text = app.ws.textOf(ex.edit.file) ?? "";
     if (!text.includes(ex.edit.insert)) {
       const at = text.indexOf(ex.edit.after);
       if (at < 0) note = `${ex.note} (The line it adds after is not in ${ex.edit.file}, so the edit was not made.)`;
-      else app.edits.set(ex.edit.file, text.slice(0, at + ex.edit.after.length) + ex.edit.insert + text.slice(at + ex.edit.after.length));
+      else app.ws.edits.set(ex.edit.file, text.slice(0, at + ex.edit.after.length) + ex.edit.insert + text.slice(at + ex.edit.after.length));
     }
   }
   selectRef(ex.ref);
   setInput(JSON.stringify(ex.input));
   if (ex.edit) {
     openFile(ex.edit.file);
-    const line = textOf(ex.edit.file).split("\n").findIndex((l) => ex.edit.insert.startsWith(l)) + 1;
+    const line = app.ws.textOf(ex.edit.file).split("\n").findIndex((l) => ex.edit.insert.startsWith(l)) + 1;
     if (line > 0) app.editors.get(ex.edit.file).ed.reveal(line);
   }
   showMessage(`${ex.title}: ${note}`, "info");
@@ -403,7 +329,7 @@ function showMessage(text, kind = "info") {
 // ---- the share link ----
 
 function stateNow() {
-  return { ref: app.ref, input: app.inputText, edits: Object.fromEntries(app.edits), file: app.active };
+  return { ref: app.ref, input: app.inputText, edits: Object.fromEntries(app.ws.edits), file: app.active };
 }
 
 function scheduleLink() {
@@ -434,12 +360,12 @@ async function updateLink() {
 // applyState applies a decoded link; the rules it edits and the input
 // are taken as they are, and the engine says what is wrong with them.
 function applyState(s) {
-  app.edits = new Map(Object.entries(s.edits).filter(([p, t]) => app.originals.get(p) !== t));
-  const unknown = [...app.edits.keys()].filter((p) => !app.originals.has(p));
-  for (const p of unknown) app.edits.delete(p);
-  if (!app.refs.includes(s.ref)) showMessage(`The link names ${s.ref}, which these rules do not have; showing ${app.ref}.`, "warn");
+  app.ws.edits = new Map(Object.entries(s.edits).filter(([p, t]) => app.ws.originals.get(p) !== t));
+  const unknown = [...app.ws.edits.keys()].filter((p) => !app.ws.originals.has(p));
+  for (const p of unknown) app.ws.edits.delete(p);
+  if (!app.ws.refs.includes(s.ref)) showMessage(`The link names ${s.ref}, which these rules do not have; showing ${app.ref}.`, "warn");
   else if (unknown.length) showMessage(`The link edits ${unknown.join(", ")}, which these rules do not have; those edits were left out.`, "warn");
-  const ref = app.refs.includes(s.ref) ? s.ref : app.ref;
+  const ref = app.ws.refs.includes(s.ref) ? s.ref : app.ref;
   app.wantFile = s.file;
   app.ref = "";
   selectRef(ref);
@@ -456,15 +382,13 @@ async function start() {
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
-  app.originals = new Map(Object.entries(served.files));
+  app.ws = new Workspace(served.files);
   app.source = served.source;
-  app.refs = [...new Set([...app.originals.keys()].map((p) => p.split("/").slice(0, 2).join("@")))]
-    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
-  const newest = (name) => app.refs.filter((r) => r.startsWith(name + "@")).pop();
-  app.ref = newest("jax") ?? app.refs[0];
+  const newest = (name) => app.ws.newest(name);
+  app.ref = newest("jax") ?? app.ws.refs[0];
 
   const select = $("ruleset");
-  select.replaceChildren(...app.refs.map((r) => new Option(r === newest(r.split("@")[0]) ? `${r} (default)` : r, r)));
+  select.replaceChildren(...app.ws.refs.map((r) => new Option(r === newest(r.split("@")[0]) ? `${r} (default)` : r, r)));
   select.addEventListener("change", () => { selectRef(select.value); schedule(); });
   const exSelect = $("examples");
   exSelect.append(...examples.map((e) => new Option(e.title, e.id)));
@@ -504,7 +428,7 @@ async function start() {
   setInput(JSON.stringify(examples[0].input));
   await fromLink();
   performance.mark("dlroute:page");
-  app.engine = await engine;
+  app.engine = app.ws.engine = await engine;
   performance.mark("dlroute:ready");
   refresh();
   showStatus();
@@ -523,14 +447,14 @@ async function fromLink() {
 
 function revertFile() {
   const path = app.active;
-  const text = app.edits.get(path);
+  const text = app.ws.edits.get(path);
   if (text === undefined) return;
-  app.edits.delete(path);
-  app.editors.get(path).ed.setText(app.originals.get(path));
+  app.ws.edits.delete(path);
+  app.editors.get(path).ed.setText(app.ws.originals.get(path));
   const m = $("message");
   showMessage(`${path} is back as served.`, "info");
   m.append(h("button", { class: "link", "data-testid": "undo-revert", onclick: () => {
-    app.edits.set(path, text);
+    app.ws.edits.set(path, text);
     app.editors.get(path)?.ed.setText(text);
     m.hidden = true;
     schedule();
@@ -538,12 +462,8 @@ function revertFile() {
   schedule();
 }
 
-function allFiles() {
-  return new Map([...app.originals.keys()].map((p) => [p, textOf(p)]));
-}
-
 function download() {
-  const blob = new Blob([tarball("rules", allFiles())], { type: "application/x-tar" });
+  const blob = new Blob([tarball("rules", app.ws.all())], { type: "application/x-tar" });
   const a = h("a", { href: URL.createObjectURL(blob), download: "dlroute-rules.tar" });
   document.body.append(a);
   a.click();
@@ -565,50 +485,13 @@ function showStatus() {
   $("status").textContent = parts.join(" · ");
 }
 
-// The page's API, for tests and the cross-host corpus: decisions from the
-// rules as served (not the edits), byte for byte what the native engine
-// writes.
-window.dlroute = {
-  ready: null,
-  refs: () => [...app.refs],
-  resolveJSON(ref, line) {
-    const r = app.engine.resolveJSON(original(ref).handle, line);
-    return { status: r.status, output: r.text };
-  },
-  explainJSON(ref, line) {
-    const r = app.engine.explainJSON(original(ref).handle, line);
-    return { status: r.status, output: r.text };
-  },
-  test(ref) { return app.engine.test(original(ref).handle).json(); },
+installAPI(app, {
   state: stateNow,
-  // link makes the share link for the state now and returns it.
   async link() {
     await updateLink();
     return $("share-link").href;
   },
-  edited: () => Object.fromEntries(app.edits),
-  rulesTar() {
-    const bytes = tarball("rules", allFiles());
-    let bin = "";
-    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-    return btoa(bin);
-  },
-  timings() {
-    const m = (name) => performance.getEntriesByName(name).map((e) => e.duration);
-    const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
-    const at = (name) => performance.getEntriesByName(name)[0]?.startTime;
-    return {
-      cold: m("dlroute:cold-to-first-decision")[0],
-      edits: m("dlroute:edit-to-decision"),
-      rulesEdits: m("dlroute:rules-edit-to-decision"),
-      inputEdits: m("dlroute:input-edit-to-decision"),
-      last: app.timings.last,
-      first: app.timings.first,
-      marks: { script: at("dlroute:script"), compiled: at("dlroute:compiled"), initialized: at("dlroute:initialized"), page: at("dlroute:page"), ready: at("dlroute:ready"), first: at("dlroute:first-decision") },
-      wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, duration: wasm.duration, responseEnd: wasm.responseEnd },
-    };
-  },
-};
+});
 
 window.dlroute.ready = start().catch((e) => {
   console.error(e);
