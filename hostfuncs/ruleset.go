@@ -128,6 +128,7 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 			return nil
 		}
 		d.DeviceType, d.DeviceTypeCode, d.DeviceID = rs.deviceNames[bd.Code], bd.Code, bd.ID
+		d.Copy, d.Capsule, d.Flags = bd.Copy, capsuleNames[bd.Capsule], engine.Flags(bd.Flags)
 		return nil
 	})
 	if err != nil {
@@ -136,6 +137,9 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 	rs.memo.Put(key, d)
 	return d, nil
 }
+
+// capsuleNames is the capsule kind of each code of a binary decision.
+var capsuleNames = [...]string{abi.CapsuleNone: "", abi.CapsuleUnversioned: engine.CapsuleUnversioned, abi.CapsuleVersioned: engine.CapsuleVersioned}
 
 // ResolveJSON decides one JSON input through the module's JSON entry, for
 // `dlroute resolve --json`: the decision's JSON, byte for byte what the

@@ -121,7 +121,8 @@ func (g *Guest) handle(h uint32) (*handle, bool) {
 }
 
 // Resolve decides a binary input (abi.DecodeFields) and returns a binary
-// decision (abi.AppendDevice, abi.AppendException), or an error object.
+// decision (abi.AppendDevice, abi.AppendExport where the decision sets
+// copy, capsule or flags, abi.AppendException), or an error object.
 func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
 	if !ok {
@@ -143,10 +144,21 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 		return out, status
 	}
 	rule := hd.rules[d.Rule]
-	if d.Error != nil {
+	switch {
+	case d.Error != nil:
 		return abi.AppendException(nil, rule, d.Error.Type, d.Error.Message), abi.StatusOK
+	case d.Copy || d.Capsule != "" || d.Flags != 0:
+		return abi.AppendExport(nil, rule, d.DeviceTypeCode, d.DeviceID, d.Copy, capsuleCode[d.Capsule], uint64(d.Flags)), abi.StatusOK
 	}
 	return abi.AppendDevice(nil, rule, d.DeviceTypeCode, d.DeviceID), abi.StatusOK
+}
+
+// capsuleCode is the binary decision's code of each capsule kind the
+// engine decides (it refuses any other).
+var capsuleCode = map[string]byte{
+	"":                        abi.CapsuleNone,
+	engine.CapsuleUnversioned: abi.CapsuleUnversioned,
+	engine.CapsuleVersioned:   abi.CapsuleVersioned,
 }
 
 // ResolveJSON decides one JSON object, as a line of `dlroute resolve
