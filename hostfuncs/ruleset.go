@@ -173,8 +173,9 @@ func (rs *RuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, error)
 	return result, err
 }
 
-// call runs a resolve export on an instance with current rules.
-func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode func([]byte) error) error {
+// call runs a resolve export on an instance with current rules; args
+// come after the rule set's handle.
+func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode func([]byte) error, args ...uint64) error {
 	return rs.r.with(ctx, func(inst *instance) error {
 		if inst.gen != rs.gen {
 			return &engine.Error{Code: engine.CodeNoRuleSet, Message: "the rules were reloaded; get " + rs.desc.Ref + " again"}
@@ -183,7 +184,9 @@ func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode f
 		if err != nil {
 			return err
 		}
-		out, status, err := inst.call(ctx, name, input, uint64(h))
+		all := [4]uint64{uint64(h)} // on the stack: a memo miss allocates no more for it
+		n := copy(all[1:], args)
+		out, status, err := inst.call(ctx, name, input, all[:1+n]...)
 		if err != nil {
 			return err
 		}

@@ -33,12 +33,24 @@ type hostError struct{ e *engine.Error }
 func (h hostError) Error() string { return h.e.Error() }
 func (h hostError) Unwrap() error { return h.e }
 
+// CopyToHost asks the host to copy the buffer it knows by handle buffer
+// into host memory (kDLCPU, 0): the copy_to_host import. It returns the
+// copy's handle, and the host's status (abi.HostOK, ...).
+type CopyToHost func(buffer uint32) (handle, status uint32)
+
+// Host is what the guest asks of its host: the dlroute_host imports. A nil
+// function is a host that has nothing to answer with.
+type Host struct {
+	PlatformVersion AskPlatformVersion
+	CopyToHost      CopyToHost
+}
+
 // Guest is the module's state: the catalog and the rule sets handed out.
 // It is not safe for concurrent use; neither is a module instance.
 type Guest struct {
 	catalog *engine.Catalog
 	handles []*handle // handle h is handles[h-1]
-	ask     AskPlatformVersion
+	host    Host
 }
 
 // handle is a rule set handed out, with what each call needs of it.
@@ -49,8 +61,8 @@ type handle struct {
 	asksOfHost bool              // it declares platform_version
 }
 
-// New returns a guest that asks the host through ask.
-func New(ask AskPlatformVersion) *Guest { return &Guest{ask: ask} }
+// New returns a guest that asks host.
+func New(host Host) *Guest { return &Guest{host: host} }
 
 // Load replaces the catalog with the rules in archive. On any error the
 // previous catalog stays, and the output is a JSON array of the errors.
@@ -247,10 +259,10 @@ func (g *Guest) askFor(in engine.Input) (string, error) {
 	case float64:
 		device = int(id)
 	}
-	if g.ask == nil {
+	if g.host.PlatformVersion == nil {
 		return "", ErrNoAnswer
 	}
-	v, err := g.ask(device)
+	v, err := g.host.PlatformVersion(device)
 	if errors.Is(err, ErrNoAnswer) {
 		return "", err
 	}
