@@ -3,6 +3,7 @@
 //
 //	dlroute resolve --platform gpu --platform-version 'cuda 12030' --local-hardware-id 0
 //	dlroute resolve --json < inputs.jsonl
+//	dlroute exchange --buffer array.bin --platform gpu --platform-version '<unknown>' --local-hardware-id 0 --max-version 1,1
 //	dlroute test [--rules DIR]
 //	dlroute lint [--rules DIR]
 //	dlroute rules [--rules DIR]
@@ -42,6 +43,8 @@ func init() {
 	commands = map[string]command{
 		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin",
 			"[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", runResolve},
+		"exchange": {"carry out a DLPack exchange for a buffer: export it in place, or copy it into host memory",
+			"--buffer FILE [--out FILE] [--ruleset NAME[@VERSION]] (--input JSON | --platform P --platform-version V [...])", runExchange},
 		"test":   {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
 		"lint":   {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
 		"rules":  {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
@@ -56,6 +59,7 @@ Usage:
 
 Commands:
   resolve   %s
+  exchange  %s
   test      %s
   lint      %s
   rules     %s
@@ -65,7 +69,7 @@ Run 'dlroute <command> --help' for a command's flags.
 `
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary)
+	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["exchange"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary)
 }
 
 // run is the whole command line, testable: it returns the exit status
@@ -88,7 +92,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
-		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint, rules and detect; see 'dlroute --help'")
+		fmt.Fprintln(stderr, "hint: the commands are resolve, exchange, test, lint, rules and detect; see 'dlroute --help'")
 		return 2
 	}
 	return c.run(args[1:], stdin, stdout, stderr)
