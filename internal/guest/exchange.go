@@ -73,6 +73,16 @@ func copyStatusError(status uint32) *engine.Error {
 	return CopyFailed(fmt.Sprintf("copy_to_host returned status %d", status))
 }
 
+// maxCopyErrorLen is the length of the longest error object a copy can
+// end in.
+var maxCopyErrorLen = func() int {
+	n := 0
+	for _, s := range []uint32{abi.HostUnavailable, abi.HostFault, abi.HostFailed, math.MaxUint32} {
+		n = max(n, len(errorJSON(copyStatusError(s))))
+	}
+	return n
+}()
+
 // Exchange decides one JSON input, as ResolveJSON does, and carries the
 // decision out for the host's buffer src, a handle the host registered:
 //
@@ -107,10 +117,7 @@ func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (
 		case StepInPlace:
 			return answer(strconv.FormatUint(uint64(src), 10)), abi.StatusOK
 		}
-		need = len(answer(strconv.FormatUint(math.MaxUint32, 10)))
-		for _, s := range []uint32{abi.HostUnavailable, abi.HostFault, abi.HostFailed, math.MaxUint32} {
-			need = max(need, len(errorJSON(copyStatusError(s))))
-		}
+		need = max(len(answer(strconv.FormatUint(math.MaxUint32, 10))), maxCopyErrorLen)
 		if need > len(out) {
 			return nil, abi.StatusTooSmall
 		}
