@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 )
 
-
 // DefaultMaxInputs is the most inputs Diff tries when DiffOptions.MaxInputs
 // is 0: a few seconds of work on one core, two decisions an input.
 const DefaultMaxInputs = 1_000_000

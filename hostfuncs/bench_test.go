@@ -246,3 +246,39 @@ func BenchmarkCompile(b *testing.B) {
 		b.ReportMetric(float64(pages), "memory-B/instance")
 	})
 }
+
+// BenchmarkExchange carries out an exchange of a 4 KiB buffer: "copy" is
+// the seed's unknown platform, copied into host memory; "in-place" is
+// CUDA memory with no request. "native" decides with engine.RuleSet
+// (memoised) and carries out with CarryOut; "wasm" is RuleSet.Exchange:
+// the module decides (its engine memoised, no host memo: an exchange has
+// an effect) and asks the host to copy through copy_to_host. Both copy
+// with HostCopier.
+func BenchmarkExchange(b *testing.B) {
+	ctx := context.Background()
+	data := testArray()
+	src := Buffer{DeviceType: DeviceCPU, Data: data, Size: int64(len(data))}
+	native := nativeExchanger(b, "exchange", HostCopier{})
+	wasmRuleSet, err := benchRuleSet(b, RunnerConfig{Host: Host{Copier: HostCopier{}}}).r.RuleSet(ctx, "exchange")
+	if err != nil {
+		b.Fatal(err)
+	}
+	wasm := wasmRuleSet.Exchange
+	for _, c := range []struct{ name, line string }{{"copy", seedLine}, {"in-place", cudaLine}} {
+		for _, e := range []struct {
+			name     string
+			exchange exchanger
+		}{{"native", native}, {"wasm", wasm}} {
+			b.Run(c.name+"/"+e.name, func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := e.exchange(ctx, []byte(c.line), src)
+					if err != nil || res.Buffer == nil {
+						b.Fatal(res, err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -53,9 +53,18 @@ func (HostCopier) CopyToHost(ctx context.Context, src Buffer) (Buffer, error) {
 // one runner: the guest names buffers by handle and never sees their bytes.
 // It is safe for concurrent use.
 type Buffers struct {
-	mu   sync.Mutex
-	next uint32
-	m    map[uint32]Buffer
+	mu    sync.Mutex
+	next  uint32
+	m     map[uint32]Buffer
+	notes map[uint32]copyNote // by source handle: what copy_to_host did with it
+}
+
+// copyNote is what copy_to_host did with one source buffer: the copies it
+// registered, and the copier's last error. The guest sees only a status;
+// the Go caller that registered the source reads the note for the rest.
+type copyNote struct {
+	copies []uint32
+	err    error
 }
 
 // Add registers a buffer and returns its handle (never 0).
@@ -78,9 +87,44 @@ func (b *Buffers) Get(h uint32) (Buffer, bool) {
 	return buf, ok
 }
 
-// Remove forgets a handle.
+// Remove forgets a handle (and not the copies made of its buffer).
 func (b *Buffers) Remove(h uint32) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.m, h)
+	delete(b.notes, h)
+}
+
+// note records a copy made of src (dst), or the copier's error.
+func (b *Buffers) note(src, dst uint32, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.notes == nil {
+		b.notes = map[uint32]copyNote{}
+	}
+	n := b.notes[src]
+	if err != nil {
+		n.err = err
+	} else {
+		n.copies = append(n.copies, dst)
+	}
+	b.notes[src] = n
+}
+
+// release forgets src and every copy made of it, and returns the copies
+// by handle and the copier's last error.
+func (b *Buffers) release(src uint32) (map[uint32]Buffer, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.notes[src]
+	copies := make(map[uint32]Buffer, len(n.copies))
+	for _, c := range n.copies {
+		if buf, ok := b.m[c]; ok {
+			copies[c] = buf
+			delete(b.m, c)
+		}
+	}
+	delete(b.m, src)
+	delete(b.notes, src)
+	return copies, n.err
 }

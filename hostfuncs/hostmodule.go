@@ -20,7 +20,8 @@ type Host struct {
 	// PlatformVersion reads the platform_version of a device of this
 	// machine, for inputs that leave it out.
 	PlatformVersion func(ctx context.Context, device int) (string, error)
-	// Buffers holds the buffers guests name by handle.
+	// Buffers holds the buffers guests name by handle. NewRunner makes
+	// one when it is nil.
 	Buffers *Buffers
 	// Copier copies a buffer to host memory for copy_to_host.
 	Copier Copier
@@ -92,7 +93,9 @@ func (h Host) writePlatformVersion(ctx context.Context, mem api.Memory, device i
 
 // copyToHost is copy_to_host(buffer, handle_out) -> status: it copies the
 // buffer to host memory with the Copier and writes the new buffer's handle
-// at handle_out.
+// at handle_out. HostUnavailable: no copier, or no such buffer;
+// HostFailed: the copier failed (the error is noted for the caller that
+// registered the buffer).
 func (h Host) copyToHost(ctx context.Context, m api.Module, stack []uint64) {
 	buffer, out := uint32(stack[0]), uint32(stack[1])
 	stack[0] = uint64(h.copy(ctx, m.Memory(), buffer, out))
@@ -111,10 +114,13 @@ func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint
 	}
 	dst, err := withDeadline(ctx, func() (Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
 	if err != nil {
+		h.Buffers.note(buffer, 0, err) // the guest sees a status; RuleSet.Exchange reports the error
 		return abi.HostFailed
 	}
 	var handle [4]byte
-	binary.LittleEndian.PutUint32(handle[:], h.Buffers.Add(dst))
+	dstHandle := h.Buffers.Add(dst)
+	h.Buffers.note(buffer, dstHandle, nil)
+	binary.LittleEndian.PutUint32(handle[:], dstHandle)
 	mem.Write(out, handle[:])
 	return abi.HostOK
 }

@@ -128,6 +128,7 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 			return nil
 		}
 		d.DeviceType, d.DeviceTypeCode, d.DeviceID = rs.deviceNames[bd.Code], bd.Code, bd.ID
+		d.Copy, d.Capsule, d.Flags = bd.Copy, capsuleNames[bd.Capsule], engine.Flags(bd.Flags)
 		return nil
 	})
 	if err != nil {
@@ -136,6 +137,9 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 	rs.memo.Put(key, d)
 	return d, nil
 }
+
+// capsuleNames is the capsule kind of each code of a binary decision.
+var capsuleNames = [...]string{abi.CapsuleNone: "", abi.CapsuleUnversioned: engine.CapsuleUnversioned, abi.CapsuleVersioned: engine.CapsuleVersioned}
 
 // ResolveJSON decides one JSON input through the module's JSON entry, for
 // `dlroute resolve --json`: the decision's JSON, byte for byte what the
@@ -169,8 +173,9 @@ func (rs *RuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, error)
 	return result, err
 }
 
-// call runs a resolve export on an instance with current rules.
-func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode func([]byte) error) error {
+// call runs a resolve export on an instance with current rules; args
+// come after the rule set's handle.
+func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode func([]byte) error, args ...uint64) error {
 	return rs.r.with(ctx, func(inst *instance) error {
 		if inst.gen != rs.gen {
 			return &engine.Error{Code: engine.CodeNoRuleSet, Message: "the rules were reloaded; get " + rs.desc.Ref + " again"}
@@ -179,7 +184,9 @@ func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode f
 		if err != nil {
 			return err
 		}
-		out, status, err := inst.call(ctx, name, input, uint64(h))
+		all := [4]uint64{uint64(h)} // on the stack: a memo miss allocates no more for it
+		n := copy(all[1:], args)
+		out, status, err := inst.call(ctx, name, input, all[:1+n]...)
 		if err != nil {
 			return err
 		}

@@ -28,7 +28,8 @@ type RunnerConfig struct {
 	// CacheDir holds wazero's compiled code, so that a later process
 	// compiles in milliseconds; empty means os.UserCacheDir()/dlroute/wazero.
 	CacheDir string
-	// Host is what the host functions do.
+	// Host is what the host functions do. Its Copier makes the copies of
+	// RuleSet.Exchange; nil Buffers is a table of the runner's own.
 	Host Host
 	// Instances bounds how many module instances run at once, one per
 	// concurrent call (an instance is not safe for concurrent use); 0
@@ -91,6 +92,9 @@ func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
 	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, DefaultCallTimeout)
 	if cfg.MemoSize == 0 {
 		cfg.MemoSize = engine.DefaultMemoSize
+	}
+	if cfg.Host.Buffers == nil {
+		cfg.Host.Buffers = &Buffers{}
 	}
 	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(cfg.closeOnContextDone)
 	if dir, err := cacheDir(cfg.CacheDir); err == nil {
@@ -285,7 +289,7 @@ type instance struct {
 	stack   []uint64
 }
 
-var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_copy_to_host"}
+var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange", "dlroute_copy_to_host"}
 
 func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().
@@ -294,7 +298,7 @@ func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 	if err != nil {
 		return nil, &engine.Error{Code: CodeModule, Message: "instantiating the module: " + err.Error()}
 	}
-	inst := &instance{r: r, mod: mod, fns: map[string]api.Function{}, handles: map[string]uint32{}, stack: make([]uint64, 5)}
+	inst := &instance{r: r, mod: mod, fns: map[string]api.Function{}, handles: map[string]uint32{}, stack: make([]uint64, 6)}
 	for _, name := range exports {
 		if inst.fns[name] = mod.ExportedFunction(name); inst.fns[name] == nil {
 			inst.close()
@@ -360,7 +364,7 @@ func (inst *instance) close() { inst.mod.Close(context.Background()) }
 
 // takesInput lists the exports with an input buffer before their output
 // buffer.
-var takesInput = map[string]bool{"dlroute_load": true, "dlroute_resolve": true, "dlroute_resolve_json": true, "dlroute_explain_json": true}
+var takesInput = map[string]bool{"dlroute_load": true, "dlroute_resolve": true, "dlroute_resolve_json": true, "dlroute_explain_json": true, "dlroute_exchange": true}
 
 // call runs an export that takes (args..., input, output buffer), or
 // (args..., output buffer) when it has no input, and returns a packed status

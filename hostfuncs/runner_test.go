@@ -57,9 +57,10 @@ func encode(t testing.TB, v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// TestConformance: every case of every embedded rule set decides
-// byte-identically natively, through the module's binary entry, and
-// through its JSON entry.
+// TestConformance: every case of every embedded rule set decides the same
+// natively, through the module's binary entry (Decision.Equal, and the
+// same JSON), and through its JSON entry (the same bytes). The exchange's
+// copy, capsule and flags cross the binary entry as an export decision.
 func TestConformance(t *testing.T) {
 	ctx := context.Background()
 	cat, err := engine.Load(rules.FS, engine.Options{})
@@ -67,7 +68,7 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRunner(t, Host{})
-	n := 0
+	n, exports := 0, 0
 	for _, native := range cat.RuleSets() {
 		wasm, err := r.RuleSet(ctx, native.Ref())
 		if err != nil {
@@ -79,9 +80,12 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: native: %v", c.Name, err)
 			}
+			if want.Copy || want.Capsule != "" || want.Flags != 0 {
+				exports++
+			}
 			wantJSON := encode(t, want)
 			got, err := wasm.Resolve(ctx, c.Input)
-			if gotJSON := encode(t, got); err != nil || !bytes.Equal(gotJSON, wantJSON) {
+			if gotJSON := encode(t, got); err != nil || !got.Equal(want) || !bytes.Equal(gotJSON, wantJSON) {
 				t.Errorf("%s %s: binary entry got %s (%v), native %s", native.Ref(), c.Name, gotJSON, err, wantJSON)
 			}
 			line := encode(t, c.Input)
@@ -91,8 +95,8 @@ func TestConformance(t *testing.T) {
 			}
 		}
 	}
-	if n < 100 {
-		t.Errorf("only %d cases compared", n)
+	if n < 100 || exports < 40 {
+		t.Errorf("only %d cases compared, %d of them export decisions", n, exports)
 	}
 }
 

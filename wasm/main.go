@@ -24,7 +24,7 @@ import (
 func main() {}
 
 var (
-	g = guest.New(askHost)
+	g = guest.New(guest.Host{PlatformVersion: askHost, CopyToHost: copyHost})
 	// pinned keeps the host's buffers alive: Go's collector does not move
 	// memory, but it frees what nothing refers to.
 	pinned = map[unsafe.Pointer][]byte{}
@@ -86,10 +86,16 @@ func explainJSON(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, 
 	return write(out, outCap, data, status)
 }
 
+//go:wasmexport dlroute_exchange
+func exchange(h, buffer uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
+	n, status := g.Exchange(context.Background(), h, buffer, bytesAt(in, inLen), bytesAt(out, outCap))
+	return abi.Pack(status, n)
+}
+
 //go:wasmexport dlroute_copy_to_host
 func copyToHost(buffer uint32) uint64 {
-	var handle uint32
-	if s := hostCopyToHost(buffer, unsafe.Pointer(&handle)); s != abi.HostOK {
+	handle, s := copyHost(buffer)
+	if s != abi.HostOK {
 		return abi.Pack(abi.StatusHostError, s)
 	}
 	return abi.Pack(abi.StatusOK, handle)
@@ -100,6 +106,12 @@ func hostPlatformVersion(device int32, buf unsafe.Pointer, bufCap uint32, lenOut
 
 //go:wasmimport dlroute_host copy_to_host
 func hostCopyToHost(buffer uint32, handleOut unsafe.Pointer) uint32
+
+// copyHost calls copy_to_host.
+func copyHost(buffer uint32) (handle, status uint32) {
+	status = hostCopyToHost(buffer, unsafe.Pointer(&handle))
+	return handle, status
+}
 
 // askHost calls platform_version, growing the buffer once if the host says
 // it is too small.

@@ -21,6 +21,9 @@ type decider interface {
 	// ExplainJSON decides one JSON line with its trace: the JSON of an
 	// engine.Explanation, or an error as ResolveJSON's.
 	ExplainJSON(ctx context.Context, line []byte) ([]byte, error)
+	// Exchange decides one JSON line and carries the decision out for
+	// src, copying with the package's copier.
+	Exchange(ctx context.Context, line []byte, src hostfuncs.Buffer) (hostfuncs.ExchangeResult, error)
 }
 
 // engineFlag adds --engine to a command.
@@ -55,6 +58,18 @@ func (n nativeRuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, er
 	return x.MarshalJSON()
 }
 
+func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src hostfuncs.Buffer) (hostfuncs.ExchangeResult, error) {
+	in, err := n.DecodeInput(line)
+	if err != nil {
+		return hostfuncs.ExchangeResult{}, err
+	}
+	d, err := n.RuleSet.Resolve(ctx, in)
+	if err != nil {
+		return hostfuncs.ExchangeResult{}, err
+	}
+	return hostfuncs.CarryOut(ctx, d, src, copier)
+}
+
 // openDeciders loads the rules natively (which reports any error in them
 // with its position), then returns a decider for each ref (every version
 // when refs is nil) from the engine named by kind, and a function that
@@ -85,7 +100,7 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, std
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		runner, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module})
+		runner, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module, Host: hostfuncs.Host{Copier: copier}})
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -3,6 +3,7 @@
 //
 //	dlroute resolve --platform gpu --platform-version 'cuda 12030' --local-hardware-id 0
 //	dlroute resolve --json < inputs.jsonl
+//	dlroute exchange --buffer array.bin --platform gpu --platform-version '<unknown>' --local-hardware-id 0 --max-version 1,1
 //	dlroute test [--rules DIR]
 //	dlroute lint [--rules DIR]
 //	dlroute rules [--rules DIR]
@@ -43,6 +44,8 @@ func init() {
 	commands = map[string]command{
 		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin",
 			"[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", runResolve},
+		"exchange": {"carry out a DLPack exchange for a buffer: export it in place, or copy it into host memory",
+			"--buffer FILE [--out FILE] [--ruleset NAME[@VERSION]] (--input JSON | --platform P --platform-version V [...])", runExchange},
 		"test":       {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
 		"lint":       {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
 		"rules":      {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
@@ -52,25 +55,15 @@ func init() {
 	}
 }
 
-const usage = `dlroute decides which DLPack device an array advertises, from versioned rules.
-
-Usage:
-  dlroute <command> [flags]
-
-Commands:
-  resolve    %s
-  test       %s
-  lint       %s
-  rules      %s
-  detect     %s
-  diff       %s
-  playground %s
-
-Run 'dlroute <command> --help' for a command's flags.
-`
+// commandOrder is the order the usage lists the commands in.
+var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect", "playground"}
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, usage, commands["resolve"].summary, commands["test"].summary, commands["lint"].summary, commands["rules"].summary, commands["detect"].summary, commands["diff"].summary, commands["playground"].summary)
+	fmt.Fprint(w, "dlroute decides which DLPack device an array advertises, from versioned rules.\n\nUsage:\n  dlroute <command> [flags]\n\nCommands:\n")
+	for _, name := range commandOrder {
+		fmt.Fprintf(w, "  %-10s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprint(w, "\nRun 'dlroute <command> --help' for a command's flags.\n")
 }
 
 // run is the whole command line, testable: it returns the exit status
@@ -93,7 +86,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
-		fmt.Fprintln(stderr, "hint: the commands are resolve, test, lint, rules, detect, diff and playground; see 'dlroute --help'")
+		fmt.Fprintf(stderr, "hint: the commands are %s and %s; see 'dlroute --help'\n", strings.Join(commandOrder[:len(commandOrder)-1], ", "), commandOrder[len(commandOrder)-1])
 		return 2
 	}
 	return c.run(args[1:], stdin, stdout, stderr)

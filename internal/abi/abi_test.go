@@ -2,6 +2,7 @@ package abi
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -99,6 +100,23 @@ func TestDecisionRoundTrip(t *testing.T) {
 	dev, err := DecodeDecision(AppendDevice(nil, 4, 2, 7))
 	if err != nil || dev != (Decision{Kind: KindDevice, Rule: 4, Code: 2, ID: 7}) {
 		t.Errorf("device: %+v, %v", dev, err)
+	}
+	exp, err := DecodeDecision(AppendExport(nil, 13, 1, 0, true, CapsuleVersioned, 1<<1))
+	if err != nil || exp != (Decision{Kind: KindExport, Rule: 13, Code: 1, ID: 0, Copy: true, Capsule: CapsuleVersioned, Flags: 2}) {
+		t.Errorf("export: %+v, %v", exp, err)
+	}
+	fullExport := AppendExport(nil, 13, 1, 0, true, CapsuleVersioned, 2)
+	for n := range len(fullExport) {
+		if _, err := DecodeDecision(fullExport[:n]); err == nil {
+			t.Errorf("an export decision cut to %d bytes decoded", n)
+		}
+	}
+	badCopy, badCapsule := slices.Clone(fullExport), slices.Clone(fullExport)
+	badCopy[21], badCapsule[22] = 2, 3
+	for name, b := range map[string][]byte{"copy 2": badCopy, "capsule 3": badCapsule} {
+		if _, err := DecodeDecision(b); err == nil {
+			t.Errorf("an export decision with %s decoded", name)
+		}
 	}
 	msg := "Unknown GPU platform for __dlpack__: " + strings.Repeat("x", 300)
 	exc, err := DecodeDecision(AppendException(nil, 2, "BufferError", msg))

@@ -116,6 +116,18 @@ func DecodeFields(b []byte, n int) (values []any, present []bool, err error) {
 const (
 	KindDevice    = 0 // u32 rule index, i64 device type code, i64 device id
 	KindException = 1 // u32 rule index, u32 length + type, u32 length + message
+	// KindExport is a device with an export's outcomes: u32 rule index,
+	// i64 device type code, i64 device id, u8 copy, u8 capsule, u64 flags.
+	// A module writes it only for a decision that sets copy, capsule or
+	// flags, so a host of rule sets that never do (jax) never reads it.
+	KindExport = 2
+)
+
+// Capsule kinds of a KindExport decision.
+const (
+	CapsuleNone        = 0 // the rules do not say
+	CapsuleUnversioned = 1 // "dltensor": DLManagedTensor
+	CapsuleVersioned   = 2 // "dltensor_versioned": DLManagedTensorVersioned
 )
 
 // AppendDevice appends a device decision.
@@ -123,6 +135,20 @@ func AppendDevice(b []byte, rule uint32, code, id int64) []byte {
 	b = binary.LittleEndian.AppendUint32(append(b, KindDevice), rule)
 	b = binary.LittleEndian.AppendUint64(b, uint64(code))
 	return binary.LittleEndian.AppendUint64(b, uint64(id))
+}
+
+// AppendExport appends a device decision with its export's outcomes;
+// capsule is a Capsule* constant.
+func AppendExport(b []byte, rule uint32, code, id int64, copy bool, capsule byte, flags uint64) []byte {
+	b = binary.LittleEndian.AppendUint32(append(b, KindExport), rule)
+	b = binary.LittleEndian.AppendUint64(b, uint64(code))
+	b = binary.LittleEndian.AppendUint64(b, uint64(id))
+	c := byte(0)
+	if copy {
+		c = 1
+	}
+	b = append(b, c, capsule)
+	return binary.LittleEndian.AppendUint64(b, flags)
 }
 
 // AppendException appends an exception decision.
@@ -134,15 +160,20 @@ func AppendException(b []byte, rule uint32, typ, message string) []byte {
 	return append(b, message...)
 }
 
-// Decision is a binary decision, decoded.
+// Decision is a binary decision, decoded. Copy, Capsule and Flags are
+// zero but for KindExport.
 type Decision struct {
 	Kind          byte
 	Rule          uint32
 	Code, ID      int64
+	Copy          bool
+	Capsule       byte
+	Flags         uint64
 	Type, Message string
 }
 
-// DecodeDecision reads what AppendDevice or AppendException wrote.
+// DecodeDecision reads what AppendDevice, AppendExport or AppendException
+// wrote.
 func DecodeDecision(b []byte) (Decision, error) {
 	var d Decision
 	if len(b) < 5 {
@@ -156,6 +187,16 @@ func DecodeDecision(b []byte) (Decision, error) {
 			return d, errShort
 		}
 		d.Code, d.ID = int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+		return d, nil
+	case KindExport:
+		if len(b) != 26 {
+			return d, errShort
+		}
+		d.Code, d.ID = int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+		if b[16] > 1 || b[17] > CapsuleVersioned {
+			return d, fmt.Errorf("export decision has copy %d and capsule %d", b[16], b[17])
+		}
+		d.Copy, d.Capsule, d.Flags = b[16] == 1, b[17], binary.LittleEndian.Uint64(b[18:])
 		return d, nil
 	case KindException:
 		typ, rest, ok := cutString(b)

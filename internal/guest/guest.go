@@ -33,12 +33,24 @@ type hostError struct{ e *engine.Error }
 func (h hostError) Error() string { return h.e.Error() }
 func (h hostError) Unwrap() error { return h.e }
 
+// CopyToHost asks the host to copy the buffer it knows by handle buffer
+// into host memory (kDLCPU, 0): the copy_to_host import. It returns the
+// copy's handle, and the host's status (abi.HostOK, ...).
+type CopyToHost func(buffer uint32) (handle, status uint32)
+
+// Host is what the guest asks of its host: the dlroute_host imports. A nil
+// function is a host that has nothing to answer with.
+type Host struct {
+	PlatformVersion AskPlatformVersion
+	CopyToHost      CopyToHost
+}
+
 // Guest is the module's state: the catalog and the rule sets handed out.
 // It is not safe for concurrent use; neither is a module instance.
 type Guest struct {
 	catalog *engine.Catalog
 	handles []*handle // handle h is handles[h-1]
-	ask     AskPlatformVersion
+	host    Host
 }
 
 // handle is a rule set handed out, with what each call needs of it.
@@ -49,8 +61,8 @@ type handle struct {
 	asksOfHost bool              // it declares platform_version
 }
 
-// New returns a guest that asks the host through ask.
-func New(ask AskPlatformVersion) *Guest { return &Guest{ask: ask} }
+// New returns a guest that asks host.
+func New(host Host) *Guest { return &Guest{host: host} }
 
 // Load replaces the catalog with the rules in archive. On any error the
 // previous catalog stays, and the output is a JSON array of the errors.
@@ -121,7 +133,8 @@ func (g *Guest) handle(h uint32) (*handle, bool) {
 }
 
 // Resolve decides a binary input (abi.DecodeFields) and returns a binary
-// decision (abi.AppendDevice, abi.AppendException), or an error object.
+// decision (abi.AppendDevice, abi.AppendExport where the decision sets
+// copy, capsule or flags, abi.AppendException), or an error object.
 func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
 	if !ok {
@@ -143,10 +156,21 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 		return out, status
 	}
 	rule := hd.rules[d.Rule]
-	if d.Error != nil {
+	switch {
+	case d.Error != nil:
 		return abi.AppendException(nil, rule, d.Error.Type, d.Error.Message), abi.StatusOK
+	case d.Copy || d.Capsule != "" || d.Flags != 0:
+		return abi.AppendExport(nil, rule, d.DeviceTypeCode, d.DeviceID, d.Copy, capsuleCode[d.Capsule], uint64(d.Flags)), abi.StatusOK
 	}
 	return abi.AppendDevice(nil, rule, d.DeviceTypeCode, d.DeviceID), abi.StatusOK
+}
+
+// capsuleCode is the binary decision's code of each capsule kind the
+// engine decides (it refuses any other).
+var capsuleCode = map[string]byte{
+	"":                        abi.CapsuleNone,
+	engine.CapsuleUnversioned: abi.CapsuleUnversioned,
+	engine.CapsuleVersioned:   abi.CapsuleVersioned,
 }
 
 // ResolveJSON decides one JSON object, as a line of `dlroute resolve
@@ -235,10 +259,10 @@ func (g *Guest) askFor(in engine.Input) (string, error) {
 	case float64:
 		device = int(id)
 	}
-	if g.ask == nil {
+	if g.host.PlatformVersion == nil {
 		return "", ErrNoAnswer
 	}
-	v, err := g.ask(device)
+	v, err := g.host.PlatformVersion(device)
 	if errors.Is(err, ErrNoAnswer) {
 		return "", err
 	}

@@ -19,7 +19,7 @@ func loaded(t *testing.T, ask AskPlatformVersion) (*Guest, uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := New(ask)
+	g := New(Host{PlatformVersion: ask})
 	if out, status := g.Load(archive); status != abi.StatusOK {
 		t.Fatalf("Load: %s %s", status, out)
 	}
@@ -31,7 +31,7 @@ func loaded(t *testing.T, ask AskPlatformVersion) (*Guest, uint32) {
 }
 
 func TestGuestBeforeLoad(t *testing.T) {
-	g := New(nil)
+	g := New(Host{})
 	if _, _, status := g.RuleSet("jax"); status != abi.StatusNotLoaded {
 		t.Errorf("RuleSet before Load: %s, want %s", status, abi.StatusNotLoaded)
 	}

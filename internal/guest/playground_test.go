@@ -31,7 +31,7 @@ func TestGuestTest(t *testing.T) {
 
 func TestGuestTestFailing(t *testing.T) {
 	files := map[string]string{}
-	g := New(nil)
+	g := New(Host{})
 	edited := strings.Replace(readRule(t, "jax/v3/rules.yaml"), "{marker: rocm,", "{marker: rocmx,", 1)
 	files["jax/v3/rules.yaml"] = edited
 	for _, name := range []string{"jax/v3/manifest.yaml", "jax/v3/device_types.yaml", "jax/v3/tests.yaml"} {

@@ -1,0 +1,72 @@
+package hostfuncs_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// The seed's case decided natively and carried out by the host copier:
+// an unknown GPU platform is copied into host memory and exported with
+// IS_COPIED.
+func ExampleCarryOut() {
+	ctx := context.Background()
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	rs, _ := cat.RuleSet("exchange")
+	d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "platform_version": "<unknown>", "local_hardware_id": 0, "max_version": []any{1, 1}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	array := []byte{1, 2, 3, 4}
+	res, err := hostfuncs.CarryOut(ctx, d, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCPU, Data: array, Size: 4}, hostfuncs.HostCopier{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Decision.Rule, res.Decision.Flags)
+	fmt.Println(res.Buffer.DeviceType, res.Buffer.DeviceID, bytes.Equal(res.Buffer.Data, array), &res.Buffer.Data[0] != &array[0])
+	// Output:
+	// unknown-platform-host-copy DLPACK_FLAG_BITMASK_IS_COPIED
+	// 1 0 true true
+}
+
+// The same exchange through the module: it decides, and asks the host to
+// make the copy (copy_to_host), which the runner's Host.Copier does.
+func ExampleRuleSet_Exchange() {
+	ctx := context.Background()
+	module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	r, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module, Instances: 1, Host: hostfuncs.Host{Copier: hostfuncs.HostCopier{}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close(ctx)
+	if err := r.Load(ctx, rules.FS); err != nil {
+		log.Fatal(err)
+	}
+	rs, err := r.RuleSet(ctx, "exchange")
+	if err != nil {
+		log.Fatal(err)
+	}
+	array := []byte{1, 2, 3, 4}
+	line := []byte(`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`)
+	res, err := rs.Exchange(ctx, line, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCPU, Data: array, Size: 4})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Decision.Rule, res.Decision.Flags)
+	fmt.Println(res.Buffer.DeviceType, res.Buffer.DeviceID, bytes.Equal(res.Buffer.Data, array))
+	// Output:
+	// unknown-platform-host-copy DLPACK_FLAG_BITMASK_IS_COPIED
+	// 1 0 true
+}
