@@ -7,6 +7,10 @@
 
 const INDENT = "  ";
 
+// Past this size the editor stops painting line numbers and marks: a
+// pasted megabyte stays editable, and the engine says it is too large.
+const PAINT_MAX = 256 << 10;
+
 export class Editor {
   // root is an element to fill; testid names the textarea for tests
   // (data-testid), label for screen readers.
@@ -127,6 +131,13 @@ export class Editor {
       return;
     }
     this.stale = false;
+    const large = this.textarea.value.length > PAINT_MAX;
+    this.root.classList.toggle("large", large);
+    if (large) {
+      this.gutterInner.replaceChildren();
+      this.backdropInner.replaceChildren();
+      return;
+    }
     const lines = this.textarea.value.split("\n");
     const errorsByLine = new Map();
     for (const e of this.marks.errors) {

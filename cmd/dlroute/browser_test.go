@@ -125,6 +125,9 @@ func eval[T any](p page, js string) T {
 	p.t.Helper()
 	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
 	if err != nil {
+		if len(js) > 300 {
+			js = js[:300] + "..."
+		}
 		p.t.Fatalf("%s: %v", js, err)
 	}
 	return v
@@ -165,14 +168,15 @@ func (p page) typeInto(testid, find string, after bool, keys string) {
 	p.run("typing into "+testid, chromedp.KeyEvent(keys))
 }
 
-// paste replaces a field's whole value at once, as a paste does.
+// paste replaces a field's whole value at once, and fires the one input
+// event a paste fires.
 func (p page) paste(testid, value string) {
 	p.t.Helper()
 	eval[bool](p, fmt.Sprintf(`(() => {
 		const el = document.querySelector('[data-testid=%q]');
 		el.focus();
-		el.select();
-		return document.execCommand('insertText', false, %q);
+		el.value = %q;
+		return el.dispatchEvent(new InputEvent('input', {inputType: 'insertFromPaste', bubbles: true}));
 	})()`, testid, value))
 }
 

@@ -168,6 +168,17 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		p.screenshot("08-bad-input.png")
 		p.paste("input-platform_version", "cuda 12030")
 		p.wantDecision("a real version", "gpu", "(kDLCUDA, 0)")
+
+		// Two megabytes pasted into a rule file: the engine refuses the
+		// file, the page keeps it and the last good decision.
+		tests := eval[string](p, `document.querySelector('[data-testid="editor-tests.yaml"]').value`)
+		p.paste("editor-tests.yaml", strings.Repeat("# pasted\n", 2<<20/9))
+		p.waitFor("too_large in the problems", `document.querySelector('[data-testid=problems]').innerText.includes('too_large')`)
+		if _, rule, state := p.decision(); state != "stale" || rule != "gpu" {
+			t.Errorf("with a huge rule file the decision is by %s (%s), want the last good one, stale", rule, state)
+		}
+		p.paste("editor-tests.yaml", tests)
+		p.wantDecision("the tests file back", "gpu", "(kDLCUDA, 0)")
 	})
 
 	t.Run("download", func(t *testing.T) {
