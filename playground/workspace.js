@@ -91,8 +91,12 @@ export class Workspace {
     return this.edited;
   }
 
+  // #drop releases the edited rules' handle, unless it is also a served
+  // one (the module hands out one handle per compiled version, and reuses
+  // a version that did not change).
   #drop() {
-    if (this.edited.handle) this.engine.release(this.edited.handle);
+    const h = this.edited.handle;
+    if (h && ![...this.served.values()].some((s) => s.handle === h)) this.engine.release(h);
     this.edited = { key: "", handle: 0, errors: null };
   }
 }

@@ -71,7 +71,9 @@ func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
 	if err != nil {
 		return errorsJSON(engine.ErrorList{{Code: engine.CodeRead, Message: err.Error()}}), abi.StatusLoadError
 	}
-	cat, err := engine.Load(fsys, engine.Options{})
+	// The versions that did not change since the last load are taken from
+	// it, not compiled again: an editor loads on every keystroke.
+	cat, err := engine.Load(fsys, engine.Options{Reuse: g.catalog})
 	if err != nil {
 		list := engine.Errors(err)
 		if len(list) == 0 {

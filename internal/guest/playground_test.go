@@ -139,3 +139,29 @@ func ruleSetOf(t *testing.T, ref string) *engine.RuleSet {
 	}
 	return rs
 }
+
+// An edit's load reuses the versions it did not change: the rule set, and
+// so its handle, stays the same.
+func TestGuestLoadReusesWhatDidNotChange(t *testing.T) {
+	g, _ := loaded(t, nil)
+	jax, _, _ := g.RuleSet("jax@v3")
+	exchange, _, _ := g.RuleSet("exchange@v2")
+	files := map[string]string{}
+	for _, dir := range []string{"jax/v3/", "exchange/v2/"} {
+		for _, name := range []string{"manifest.yaml", "device_types.yaml", "rules.yaml", "tests.yaml"} {
+			if data, err := rules.FS.ReadFile(dir + name); err == nil {
+				files[dir+name] = string(data)
+			}
+		}
+	}
+	files["exchange/v2/rules.yaml"] += "\n# an edit\n"
+	if out, status := g.Load(pack(files)); status != abi.StatusOK {
+		t.Fatalf("Load: %s %s", status, out)
+	}
+	if h, _, _ := g.RuleSet("jax@v3"); h != jax {
+		t.Errorf("jax@v3, unchanged, got handle %d after the load, want %d", h, jax)
+	}
+	if h, _, _ := g.RuleSet("exchange@v2"); h == exchange {
+		t.Errorf("exchange@v2, edited, kept handle %d", h)
+	}
+}
