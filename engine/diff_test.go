@@ -364,3 +364,17 @@ func TestDiffExchangeVersions(t *testing.T) {
 		t.Errorf("exchange@v1 -> exchange@v2 over %d inputs:\n%s\nwant\n%s", dom.Size(), got, want)
 	}
 }
+
+// An outcome names what an export does, so a change of capsule or copy is
+// a group of its own.
+func TestOutcomeOfAnExport(t *testing.T) {
+	rs := embedded(t, "exchange@v2")
+	d, err := rs.Resolve(context.Background(), engine.Input{"platform": "gpu", "platform_version": "<unknown>", "local_hardware_id": 0, "max_version": []any{1, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := engine.Answer{Decision: d}
+	if got, want := a.Outcome().String(), "unknown-platform-host-copy (kDLCPU, copy, dltensor_versioned, DLPACK_FLAG_BITMASK_IS_COPIED)"; got != want {
+		t.Errorf("Outcome() = %s, want %s", got, want)
+	}
+}

@@ -63,6 +63,9 @@ func (a Answer) Equal(b Answer) bool {
 type Outcome struct {
 	Rule       string `json:"rule,omitempty"`
 	DeviceType string `json:"device_type,omitempty"`
+	Copy       bool   `json:"copy,omitempty"`
+	Capsule    string `json:"capsule,omitempty"`
+	Flags      Flags  `json:"flags,omitempty"`
 	Exception  string `json:"error_type,omitempty"` // the exception's type, such as BufferError
 	Failure    Code   `json:"failure,omitempty"`    // the error's code, when the rules could not decide
 }
@@ -75,31 +78,46 @@ func (a Answer) Outcome() Outcome {
 	case a.Decision.Error != nil:
 		return Outcome{Rule: a.Decision.Rule, Exception: a.Decision.Error.Type}
 	}
-	return Outcome{Rule: a.Decision.Rule, DeviceType: a.Decision.DeviceType}
+	d := a.Decision
+	return Outcome{Rule: d.Rule, DeviceType: d.DeviceType, Copy: d.Copy, Capsule: d.Capsule, Flags: d.Flags}
 }
 
-// String reads "gpu (kDLCUDA)", "gpu-unknown-platform (BufferError)" or
-// "eval_error".
+// String reads "gpu (kDLCUDA)", "gpu-unknown-platform (BufferError)",
+// "copy-to-host (kDLCPU, copy, dltensor_versioned, DLPACK_FLAG_BITMASK_IS_COPIED)"
+// or "eval_error".
 func (o Outcome) String() string {
 	if o.Failure != "" {
 		return string(o.Failure)
 	}
-	return o.Rule + " (" + o.DeviceType + o.Exception + ")"
+	parts := []string{o.DeviceType + o.Exception}
+	if o.Copy {
+		parts = append(parts, "copy")
+	}
+	if o.Capsule != "" {
+		parts = append(parts, o.Capsule)
+	}
+	if o.Flags != 0 {
+		parts = append(parts, o.Flags.String())
+	}
+	return o.Rule + " (" + strings.Join(parts, ", ") + ")"
 }
 
 // fieldSet is a set of the JSON fields of an answer.
-type fieldSet uint8
+type fieldSet uint16
 
 const (
 	fieldRule fieldSet = 1 << iota
 	fieldDeviceType
 	fieldDeviceID
+	fieldCopy
+	fieldCapsule
+	fieldFlags
 	fieldErrorType
 	fieldErrorMessage
 	fieldFailure
 )
 
-var fieldNames = []string{"rule", "device_type", "device_id", "error.type", "error.message", "failure"}
+var fieldNames = []string{"rule", "device_type", "device_id", "copy", "capsule", "flags", "error.type", "error.message", "failure"}
 
 // names lists the fields in the order of an answer's JSON.
 func (s fieldSet) names() []string {
@@ -130,6 +148,15 @@ func fieldsOf(a, b Answer) fieldSet {
 		}
 		if x.DeviceID != y.DeviceID || (x.Error == nil) != (y.Error == nil) {
 			s |= fieldDeviceID
+		}
+		if x.Copy != y.Copy {
+			s |= fieldCopy
+		}
+		if x.Capsule != y.Capsule {
+			s |= fieldCapsule
+		}
+		if x.Flags != y.Flags {
+			s |= fieldFlags
 		}
 	}
 	if x.Error != nil || y.Error != nil {
