@@ -36,6 +36,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
 // The page's assets. The module is not among them: it is built from the
@@ -90,7 +92,7 @@ var contentTypes = map[string]string{
 }
 
 // New prepares every resource: it reads the rules, and compresses them,
-// the assets and the module (a second for the module's 27 MB, unless
+// the assets and the module (half a second for the module's 27 MB, unless
 // Options.ModuleGzip has it done already).
 func New(opts Options) (*Handler, error) {
 	if len(opts.Module) == 0 {
@@ -169,7 +171,7 @@ func rulesJSON(rules fs.FS, source string) ([]byte, error) {
 
 func compress(data []byte) ([]byte, error) {
 	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&b, wasmbuild.GzipLevel)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,7 +98,7 @@ func TestGzippedIsCachedBesideTheModule(t *testing.T) {
 	}
 	// A cache file of another module, or a broken one, is not used.
 	sum := sha256.Sum256(module)
-	if id := gzipOf(gz); id != "sha256:"+hex.EncodeToString(sum[:]) {
+	if id := gzipOf(gz); id != fmt.Sprintf("sha256:%s level %d", hex.EncodeToString(sum[:]), GzipLevel) {
 		t.Errorf("the compressed module says it is %q", id)
 	}
 	if id := gzipOf([]byte("stale")); id != "" {
