@@ -2,6 +2,7 @@ package live
 
 import (
 	"io"
+	"io/fs"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,10 @@ func (s *Snapshot) Kept() bool { return s.kept }
 // ActivatedAt returns when the snapshot was swapped in; zero for one
 // that Gate.Admit returned and nothing activated.
 func (s *Snapshot) ActivatedAt() time.Time { return s.activated }
+
+// FS returns the rules' files, <name>/<version>/<file>, as the catalog
+// was loaded from them.
+func (s *Snapshot) FS() fs.FS { return s.bundle.FS() }
 
 // Archive returns the bundle's bytes, as kept on disk. Do not modify.
 func (s *Snapshot) Archive() []byte { return s.archive }

@@ -4,7 +4,11 @@
 package ruletest
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -112,4 +116,43 @@ func clone(fsys fstest.MapFS) fstest.MapFS {
 		out[p] = f
 	}
 	return out
+}
+
+// SetMember sets one member of a bundle archive, replacing its body or
+// adding it at the end, and leaves the manifest as it was: a tampered
+// bundle.
+func SetMember(archive []byte, name string, body []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(archive))
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(zr)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	put := func(name string, body []byte) {
+		tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))})
+		tw.Write(body)
+	}
+	found := false
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		old, _ := io.ReadAll(tr)
+		if hdr.Name == name {
+			old, found = body, true
+		}
+		put(hdr.Name, old)
+	}
+	if !found {
+		put(name, body)
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes(), nil
 }
