@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,8 +85,8 @@ func Open(ctx context.Context, cfg Config) (*Rules, error) {
 	if srcErr == nil {
 		srcErr = errors.New("the source had nothing to offer")
 	}
-	if cfg.Keep == "" {
-		return nil, srcErr
+	if _, err := os.Stat(cfg.Keep); cfg.Keep == "" || errors.Is(err, fs.ErrNotExist) {
+		return nil, srcErr // nothing was kept: a first start
 	}
 	keptErr := r.restore(ctx)
 	if keptErr != nil {

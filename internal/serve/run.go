@@ -112,7 +112,7 @@ func source(opts Options) (live.Source, error) {
 		return nil, fmt.Errorf("serve takes --rules or --bundle, not both")
 	case opts.Rules != "":
 		return live.Dir(opts.Rules), nil
-	case strings.HasPrefix(opts.Bundle, "http://") || strings.HasPrefix(opts.Bundle, "https://"):
+	case strings.Contains(opts.Bundle, "://"):
 		return live.HTTP(opts.Bundle, live.HTTPOptions{})
 	case opts.Bundle != "":
 		return live.File(opts.Bundle), nil
