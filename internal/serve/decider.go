@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/internal/memo"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -29,10 +30,58 @@ func deciderFor(ctx context.Context, s *live.Snapshot, ref string) (decider, err
 	if err != nil {
 		return nil, err
 	}
-	if m, ok := s.Attached().(*module); ok {
-		return m.runner.RuleSet(ctx, rs.Ref())
+	switch a := s.Attached().(type) {
+	case *module:
+		return a.runner.RuleSet(ctx, rs.Ref())
+	case *nativeEngine:
+		return remembered{native{rs}, a.lines[rs.Ref()]}, nil
 	}
 	return native{rs}, nil
+}
+
+// nativeEngine is what NativePrepare attaches to a snapshot: a memo of
+// answers by input bytes for each version.
+type nativeEngine struct{ lines map[string]*memo.Memo[[]byte] }
+
+func (*nativeEngine) Close() error { return nil }
+
+// NativePrepare returns a live.Gate.Prepare for the native engine that
+// gives each version of the snapshot a memo of answers keyed by the
+// input's bytes, of about size entries (0 means engine.DefaultMemoSize).
+// A process sees few distinct devices, so most inputs repeat byte for
+// byte: a remembered answer skips the JSON decoding, which is most of a
+// decision's cost. The memo dies with the snapshot, so a new version
+// never answers from an old one's memo.
+func NativePrepare(size int) func(context.Context, *live.Snapshot) (io.Closer, error) {
+	if size == 0 {
+		size = engine.DefaultMemoSize
+	}
+	return func(_ context.Context, s *live.Snapshot) (io.Closer, error) {
+		e := &nativeEngine{lines: map[string]*memo.Memo[[]byte]{}}
+		for _, rs := range s.Catalog().RuleSets() {
+			e.lines[rs.Ref()] = memo.New[[]byte](size)
+		}
+		return e, nil
+	}
+}
+
+// remembered answers from its memo when it can. Only decisions are
+// remembered, never errors; the remembered bytes are shared, and answer
+// copies them.
+type remembered struct {
+	native
+	lines *memo.Memo[[]byte]
+}
+
+func (r remembered) ResolveJSON(ctx context.Context, input []byte) ([]byte, error) {
+	if out, ok := r.lines.Get(input); ok {
+		return out, nil
+	}
+	out, err := r.native.ResolveJSON(ctx, input)
+	if err == nil {
+		r.lines.Put(input, out)
+	}
+	return out, err
 }
 
 // native is an engine.RuleSet as a decider.

@@ -60,7 +60,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gate := live.Gate{Keys: opts.Keys}
+	gate := live.Gate{Keys: opts.Keys, Prepare: NativePrepare(0)}
 	if opts.Engine == "wasm" {
 		module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: opts.Progress})
 		if err != nil {
