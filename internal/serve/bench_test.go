@@ -47,14 +47,22 @@ func BenchmarkServe(b *testing.B) {
 	batchBody := "[" + strings.Join(batch, ",") + "]"
 	single := func(i int) string { return benchInputs[i%len(benchInputs)] }
 	hundred := func(int) string { return batchBody }
-	b.Run("single", func(b *testing.B) { loadServe(b, single, 1, false) })
-	b.Run("batch100", func(b *testing.B) { loadServe(b, hundred, 100, false) })
-	b.Run("single-swapping", func(b *testing.B) { loadServe(b, single, 1, true) })
-	b.Run("batch100-swapping", func(b *testing.B) { loadServe(b, hundred, 100, true) })
+	b.Run("single", func(b *testing.B) { loadServe(b, single, 1, false, true) })
+	b.Run("batch100", func(b *testing.B) { loadServe(b, hundred, 100, false, true) })
+	b.Run("single-no-memo", func(b *testing.B) { loadServe(b, single, 1, false, false) })
+	b.Run("batch100-no-memo", func(b *testing.B) { loadServe(b, hundred, 100, false, false) })
+	b.Run("single-swapping", func(b *testing.B) { loadServe(b, single, 1, true, true) })
+	b.Run("batch100-swapping", func(b *testing.B) { loadServe(b, hundred, 100, true, true) })
 }
 
-func loadServe(b *testing.B, body func(int) string, perRequest int, swapping bool) {
-	ts := newTestServer(b, live.Static("rules", ruletest.Rules()), Config{})
+// loadServe runs the load; memo false serves without NativePrepare's
+// memo of answers, as a control.
+func loadServe(b *testing.B, body func(int) string, perRequest int, swapping, memo bool) {
+	gate := live.Gate{Prepare: NativePrepare(0)}
+	if !memo {
+		gate = live.Gate{}
+	}
+	ts := newTestServerGate(b, live.Static("rules", ruletest.Rules()), gate, Config{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	versions := []*live.Candidate{
 		{Origin: "a", Dir: ruletest.WithMarker(ruletest.Rules(), "forka")},

@@ -29,9 +29,15 @@ type testServer struct {
 
 func newTestServer(t testing.TB, src live.Source, cfg Config) *testServer {
 	t.Helper()
+	return newTestServerGate(t, src, live.Gate{Prepare: NativePrepare(0)}, cfg)
+}
+
+// newTestServerGate is newTestServer with a gate of the test's.
+func newTestServerGate(t testing.TB, src live.Source, gate live.Gate, cfg Config) *testServer {
+	t.Helper()
 	ts := &testServer{metrics: NewMetrics(), log: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(ts.log, nil))
-	rules, err := live.Open(context.Background(), live.Config{Source: src, Gate: live.Gate{Prepare: NativePrepare(0)}, Observe: func(e live.Event) { logEvent(log, e); ts.metrics.Observe(e) }})
+	rules, err := live.Open(context.Background(), live.Config{Source: src, Gate: gate, Observe: func(e live.Event) { logEvent(log, e); ts.metrics.Observe(e) }})
 	if err != nil {
 		t.Fatalf("live.Open: %v", err)
 	}
