@@ -60,3 +60,20 @@ func ExampleHTTP() {
 	}
 	_ = cfg // live.Open(ctx, cfg), then go r.Watch(ctx)
 }
+
+func ExampleGate_Admit() {
+	// The gate serve applies, without activating anything: what
+	// `dlroute bundle verify` runs on a bundle.
+	s, err := live.Gate{}.Admit(context.Background(), &live.Candidate{Origin: "rules", Dir: ruletest.Rules()})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(s.Manifest().RuleSets, s.Revision() == s.Manifest().Revision)
+
+	_, err = live.Gate{}.Admit(context.Background(), &live.Candidate{Origin: "rules", Dir: ruletest.WithTypo(ruletest.Rules())})
+	ref := err.(*live.Refusal)
+	fmt.Println(ref.Stage, ref.Code)
+	// Output:
+	// [exchange@v1 exchange@v2 jax@v1 jax@v2 jax@v3] true
+	// compile cel_type
+}

@@ -109,7 +109,8 @@ func (m *module) Close() error { return m.runner.Close(context.Background()) }
 // starts a runner of the module for the snapshot, loads its rules, and
 // runs every case of every version through the module, so that a
 // candidate the module decides differently is refused like one whose
-// tests fail natively.
+// tests fail natively; then it starts every instance of the pool with the
+// rules loaded.
 func WasmPrepare(cfg hostfuncs.RunnerConfig) func(context.Context, *live.Snapshot) (io.Closer, error) {
 	return func(ctx context.Context, s *live.Snapshot) (io.Closer, error) {
 		runner, err := hostfuncs.NewRunner(ctx, cfg)
@@ -117,7 +118,13 @@ func WasmPrepare(cfg hostfuncs.RunnerConfig) func(context.Context, *live.Snapsho
 			return nil, err
 		}
 		m := &module{runner}
-		if err := m.test(ctx, s); err != nil {
+		err = m.test(ctx, s)
+		if err == nil {
+			// Every instance loads the rules now, off the request path,
+			// so the first requests after the swap do not wait for it.
+			err = runner.Prewarm(ctx)
+		}
+		if err != nil {
 			m.Close()
 			return nil, err
 		}
