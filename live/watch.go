@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// Watch checks the source until ctx ends: once a Watcher's changes settle
-// (Config.Settle), and every Config.Interval. After a fetch fails, the
+// Watch checks the source until ctx ends: once as soon as a Watcher's
+// notifications are set up (so a change made between Open and Watch is not
+// missed), after each change once the changes settle (Config.Settle), and
+// every Config.Interval. After a fetch fails, the
 // wait doubles for each failure in a row, up to Config.MaxBackoff, so a
 // failing server is not hammered; a refused candidate does not back off,
 // since the next may be fixed. Each wait varies by up to a tenth, so that
@@ -30,8 +32,10 @@ func (r *Rules) Watch(ctx context.Context) error {
 	}
 	poll := time.NewTimer(backoff(interval, maxBackoff, 0))
 	defer poll.Stop()
-	settled := time.NewTimer(settle)
-	settled.Stop()
+	settled := time.NewTimer(0) // the first check, now that changes are seen
+	if changes == nil {
+		settled.Stop()
+	}
 	defer settled.Stop()
 	failures := 0
 	for {

@@ -35,6 +35,9 @@ func watch(t *testing.T, src live.Source) (*live.Rules, <-chan live.Event) {
 		r.Close()
 	})
 	waitFor(t, events, "the first activation", func(e live.Event) bool { return e.Outcome == live.Activated })
+	// Watch checks once when its notifications are set up: after that
+	// check, every change is seen.
+	waitFor(t, events, "Watch's first check", func(e live.Event) bool { return e.Outcome == live.Unchanged })
 	return r, events
 }
 
