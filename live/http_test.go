@@ -71,7 +71,7 @@ func TestHTTPSource(t *testing.T) {
 	srv.set(a, `"a"`, "")
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	src, err := live.HTTP(ts.URL+"/rules.tar.gz", live.HTTPOptions{Timeout: 2 * time.Second, MaxSize: 4 << 20})
+	src, err := live.HTTP(ts.URL+"/rules.tar.gz", live.HTTPOptions{Timeout: 2 * time.Second, MaxSize: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestHTTPSource(t *testing.T) {
 	}{
 		{"500", live.CodeHTTPStatus, "answered 500 Internal Server Error: the bundle store is down"},
 		{"hang", live.CodeTimeout, "did not answer within 2s"},
-		{"huge", live.CodeTooLarge, "body is larger than 4194304 bytes"},
+		{"huge", live.CodeTooLarge, "body is larger than 1048576 bytes"},
 	}
 	for _, f := range faults {
 		t.Run(f.fault, func(t *testing.T) {

@@ -60,7 +60,7 @@ func TestFaultsKeepServing(t *testing.T) {
 	store.set(good, "")
 	upstream := httptest.NewServer(store)
 	defer upstream.Close()
-	src, _ := live.HTTP(upstream.URL+"/rules.tar.gz", live.HTTPOptions{Timeout: time.Second})
+	src, _ := live.HTTP(upstream.URL+"/rules.tar.gz", live.HTTPOptions{Timeout: 3 * time.Second, MaxSize: 1 << 20})
 	ts := newTestServer(t, src, Config{})
 	rev := ts.rules.Current().Revision()
 
