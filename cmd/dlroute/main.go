@@ -8,6 +8,8 @@
 //	dlroute lint [--rules DIR]
 //	dlroute rules [--rules DIR]
 //	dlroute playground [--addr 127.0.0.1:8080] [--rules DIR]
+//	dlroute bundle build rules -o rules.tar.gz --sign rules.key
+//	dlroute serve --bundle rules.tar.gz --key rules.key.pub
 //
 // The rules are embedded in the binary; --rules DIR reads a rules directory
 // at start-up instead, so a marker edit needs no rebuild.
@@ -52,11 +54,14 @@ func init() {
 		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
 		"diff":       {"show which inputs two rule-set versions decide differently", "[--rules DIR] [--json] [--examples N] [--max-inputs N] [DIR:]NAME[@VERSION] [DIR:]NAME[@VERSION]", runDiff},
 		"playground": {"serve the browser playground: edit rules and inputs, see decisions", "[--addr HOST:PORT] [--rules DIR] [--static DIR]", runPlayground},
+		"bundle":     {"build, sign and verify rule bundles", "<build|verify|keygen> [flags]", runBundle},
+		"serve": {"answer decisions over HTTP from rules that update while it runs",
+			"[--addr 127.0.0.1:8181] [--rules DIR | --bundle URL|FILE] [--key PUB] [--engine native|wasm]", runServe},
 	}
 }
 
 // commandOrder is the order the usage lists the commands in.
-var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect", "playground"}
+var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect", "playground", "bundle", "serve"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "dlroute decides which DLPack device an array advertises, from versioned rules.\n\nUsage:\n  dlroute <command> [flags]\n\nCommands:\n")

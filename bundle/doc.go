@@ -1,0 +1,42 @@
+// Package bundle packs rules directories into signed, checkable archives,
+// the unit in which rule updates are shipped to running hosts.
+//
+// # Format
+//
+// A bundle is a gzip-compressed tar archive (RFC 1952, POSIX ustar). Its
+// first member, ".manifest", is a JSON Manifest: the format
+// ("dlroute-bundle/v1"), a revision, the rule-set versions it holds as
+// "name@version", and the path, size and SHA-256 of every file. The other
+// members are the files, "<name>/<version>/<file>", exactly those the
+// manifest lists. A signed bundle's manifest is a signed note in the format
+// of golang.org/x/mod/sumdb/note: the JSON, a blank line, then one
+// "— name signature" line per Ed25519 signature. Signing the manifest signs
+// every file through its digest.
+//
+// # Use
+//
+// Build writes a bundle from a rules directory; Read checks one and returns
+// its rules as an fs.FS for engine.Load; GenerateKey makes a key pair:
+//
+//	private, public, err := bundle.GenerateKey("dlroute-rules")
+//	m, err := bundle.Build(w, os.DirFS("rules"), bundle.BuildOptions{SignerKeys: []string{private}})
+//	b, err := bundle.Read(data, bundle.ReadOptions{Keys: []string{public}})
+//	cat, err := engine.Load(b.FS(), engine.Options{})
+//
+// Read only vouches for the bytes; whether the rules compile and pass their
+// tests is the engine's to say. Package live does both before it lets a
+// bundle decide anything.
+//
+// # Limits
+//
+// Read is strict and bounded: MaxArchiveSize, MaxUnpackedSize, MaxFiles,
+// MaxFileSize and MaxManifestSize; only files and folders; no path twice;
+// no absolute path, "..", backslash or dot-name; nothing after the
+// archive. Every refusal is an *Error with a stable Code.
+//
+// # Compatibility
+//
+// A reader refuses a format it does not know. The format, the codes and
+// the key format change only with a new Format string or a new major
+// version of this module.
+package bundle

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/live"
+)
+
+// bundleCommands are the subcommands of `dlroute bundle`.
+var bundleCommands map[string]command
+
+func init() {
+	bundleCommands = map[string]command{
+		"build": {"pack rules folders into a bundle, after they compile and pass their tests",
+			"DIR... -o FILE [--sign KEY] [--revision REV]", runBundleBuild},
+		"verify": {"check a bundle as serve would: digests, signature, compile, tests",
+			"FILE [--key PUB]...", runBundleVerify},
+		"keygen": {"make an Ed25519 key pair for signing bundles",
+			"-o FILE [--name NAME]", runBundleKeygen},
+	}
+}
+
+func runBundle(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w, status := stdout, 0
+		if len(args) == 0 {
+			w, status = stderr, 2
+		}
+		fmt.Fprintf(w, "Usage: dlroute bundle <build|verify|keygen> [flags]\n\n%s\n\n", commands["bundle"].summary)
+		for _, name := range []string{"build", "verify", "keygen"} {
+			fmt.Fprintf(w, "  %-7s %s\n", name, bundleCommands[name].summary)
+		}
+		return status
+	}
+	c, ok := bundleCommands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "error: unknown bundle command %q\nhint: the bundle commands are build, verify and keygen\n", args[0])
+		return 2
+	}
+	return c.run(args[1:], stdin, stdout, stderr)
+}
+
+// parseSub parses a bundle subcommand's flags, which may come before,
+// between or after its arguments (`bundle build rules -o b.tar.gz`), and
+// returns the arguments; ok is false with the exit status when the
+// command should stop.
+func parseSub(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (positional []string, status int, ok bool) {
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			c := bundleCommands[fs.Name()]
+			fmt.Fprintf(stdout, "Usage: dlroute bundle %s %s\n\n%s\n\nFlags:\n", fs.Name(), c.synopsis, c.summary)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return nil, 0, false
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "error: %v\nhint: see 'dlroute bundle %s --help'\n", err, fs.Name())
+			return nil, 2, false
+		}
+		if fs.NArg() == 0 {
+			return positional, 0, true
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("build")
+	out := fs.String("o", "", "write the bundle to `FILE`")
+	sign := fs.String("sign", "", "sign with the private key in `KEY` (from 'dlroute bundle keygen')")
+	revision := fs.String("revision", "", "the bundle's revision, such as a git commit or a date (`REV`); default: a digest of its files")
+	dirs, status, ok := parseSub(fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(dirs) == 0 || *out == "" {
+		fmt.Fprintln(stderr, "error: bundle build needs the rules folders and -o FILE")
+		fmt.Fprintln(stderr, "hint: dlroute bundle build rules -o rules.tar.gz")
+		return 2
+	}
+	opts := bundle.BuildOptions{Revision: *revision}
+	if *sign != "" {
+		key, err := os.ReadFile(*sign)
+		if err != nil {
+			printError(stderr, err)
+			return 1
+		}
+		opts.SignerKeys = []string{string(key)}
+	}
+	fsys, root, err := gatherRules(dirs)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		return 1
+	}
+	// The rules pass the gate serve would put them through.
+	if _, err := (live.Gate{Load: engine.Options{Root: root}}).Admit(context.Background(), &live.Candidate{Origin: root, Dir: fsys}); err != nil {
+		printRefusal(stderr, err)
+		return 1
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*")
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	defer os.Remove(tmp.Name())
+	m, err := bundle.Build(tmp, fsys, opts)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), *out) // a watcher never sees half a bundle
+	}
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	signed := "unsigned"
+	if *sign != "" {
+		signed = "signed"
+	}
+	fmt.Fprintf(stdout, "%s: revision %s, %s, %d files, %s\n", *out, m.Revision, strings.Join(m.RuleSets, " "), len(m.Files), signed)
+	return 0
+}
+
+// gatherRules reads the folders given to `bundle build` into one rules
+// directory. Each is a rules directory (rules/), a rule set's folder
+// (rules/jax) or a version's (rules/jax/v3), told apart by where its
+// manifest.yaml files are. root is the folder that holds them all when
+// there is one, so that errors point at the files on disk.
+func gatherRules(dirs []string) (fstest.MapFS, string, error) {
+	out := fstest.MapFS{}
+	var roots []string
+	for _, dir := range dirs {
+		dir = filepath.Clean(dir)
+		prefix, root := "", dir // what the folder is in a rules directory, and that directory
+		switch {
+		case exists(filepath.Join(dir, engine.ManifestFile)):
+			prefix, root = filepath.Base(filepath.Dir(dir))+"/"+filepath.Base(dir)+"/", filepath.Dir(filepath.Dir(dir))
+		case anyVersion(dir):
+			prefix, root = filepath.Base(dir)+"/", filepath.Dir(dir)
+		}
+		found := 0
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			name := prefix + filepath.ToSlash(rel)
+			if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || strings.Count(name, "/") != 2 || strings.HasPrefix(d.Name(), ".") {
+				return nil
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if _, dup := out[name]; dup {
+				return fmt.Errorf("%s is given twice (through %s)", name, dir)
+			}
+			out[name] = &fstest.MapFile{Data: data}
+			found++
+			return nil
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		if found == 0 {
+			return nil, "", fmt.Errorf("%s holds no rule-set version: give rules/, rules/<name> or rules/<name>/<version>", dir)
+		}
+		if !slices.Contains(roots, root) {
+			roots = append(roots, root)
+		}
+	}
+	if len(roots) == 1 {
+		return out, roots[0], nil
+	}
+	return out, "bundle", nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// anyVersion reports whether dir is a rule set's folder: a subfolder
+// holds a manifest.yaml.
+func anyVersion(dir string) bool {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && exists(filepath.Join(dir, e.Name(), engine.ManifestFile)) {
+			return true
+		}
+	}
+	return false
+}
+
+func runBundleVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("verify")
+	var keys keyList
+	fs.Var(&keys, "key", "require a signature by the public key in `PUB` (a file, or the key itself); may repeat")
+	files, status, ok := parseSub(fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(stderr, "error: bundle verify checks one bundle FILE")
+		fmt.Fprintln(stderr, "hint: dlroute bundle verify rules.tar.gz --key rules.pub")
+		return 2
+	}
+	src := live.File(files[0])
+	c, err := src.Fetch(context.Background())
+	if err == nil {
+		var s *live.Snapshot
+		s, err = live.Gate{Keys: keys}.Admit(context.Background(), c)
+		if err == nil {
+			m := s.Manifest()
+			cases := 0
+			for _, rs := range s.Catalog().RuleSets() {
+				cases += len(rs.Cases())
+			}
+			signature := "not checked (no --key)"
+			if len(keys) > 0 {
+				signature = "verified, by " + strings.Join(s.SignedBy(), ", ")
+			}
+			fmt.Fprintf(stdout, "%s: revision %s, %s, %d files\n", files[0], m.Revision, strings.Join(m.RuleSets, " "), len(m.Files))
+			fmt.Fprintf(stdout, "digests: ok\nsignature: %s\ntests: %d cases pass\n", signature, cases)
+			return 0
+		}
+	}
+	printRefusal(stderr, err)
+	return 1
+}
+
+func runBundleKeygen(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("keygen")
+	out := fs.String("o", "", "write the private key to `FILE` and the public key to FILE.pub")
+	name := fs.String("name", "dlroute-rules", "the key's `NAME`, shown in signatures")
+	rest, status, ok := parseSub(fs, args, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if *out == "" || len(rest) > 0 {
+		fmt.Fprintln(stderr, "error: bundle keygen needs -o FILE, and nothing else")
+		fmt.Fprintln(stderr, "hint: dlroute bundle keygen -o rules.key")
+		return 2
+	}
+	private, public, err := bundle.GenerateKey(*name)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	// O_EXCL: a key is never overwritten by accident.
+	f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: %v\n", err)
+		if errors.Is(err, os.ErrExist) {
+			fmt.Fprintln(stderr, "hint: keygen does not overwrite a key; remove it first, or choose another -o")
+		}
+		return 1
+	}
+	_, err = fmt.Fprintln(f, private)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.WriteFile(*out+".pub", []byte(public+"\n"), 0o644)
+	}
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "private key: %s (keep it secret: it signs bundles)\npublic key:  %s.pub\n%s\n", *out, *out, public)
+	return 0
+}
+
+// keyList is --key, repeatable: each a file holding a public key, or the
+// key itself.
+type keyList []string
+
+func (k *keyList) String() string { return strings.Join(*k, ",") }
+
+func (k *keyList) Set(v string) error {
+	if data, err := os.ReadFile(v); err == nil {
+		v = strings.TrimSpace(string(data))
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if _, err := bundle.CheckPublicKey(v); err != nil {
+		return fmt.Errorf("%q is neither a public key nor a file holding one (name+hash+key, from 'dlroute bundle keygen')", v)
+	}
+	*k = append(*k, v)
+	return nil
+}
+
+// printRefusal prints why rules were refused: each error with its
+// position and hint, then a hint for the refusal's code.
+func printRefusal(w io.Writer, err error) {
+	var ref *live.Refusal
+	if !errors.As(err, &ref) {
+		printError(w, err)
+		return
+	}
+	if list := engine.Errors(err); len(list) > 0 {
+		printError(w, err)
+	} else {
+		fmt.Fprintf(w, "error: %s\n", ref.Error())
+	}
+	if hint := refusalHints[ref.Code]; hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", hint)
+	}
+}
+
+// refusalHints say what usually fixes a refusal, by its code.
+var refusalHints = map[string]string{
+	string(engine.CodeImport):        "a bundle carries the versions its versions import: add the imported version's folder, or build from the whole rules directory",
+	string(engine.CodeTestFailure):   "a bundle is built only from rules whose tests pass: fix the rule or the case, and run 'dlroute test --rules DIR'",
+	string(bundle.CodeUnsigned):      "sign it: dlroute bundle build ... --sign KEY",
+	string(bundle.CodeUnknownSigner): "--key takes the public key of the private key the bundle was signed with",
+	string(bundle.CodeBadSignature):  "the manifest changed after it was signed: build and sign the bundle again",
+	string(bundle.CodeDigest):        "a file changed after the bundle was built: build it again",
+	string(bundle.CodeTruncated):     "the file is incomplete: copy it again",
+	string(bundle.CodeNotBundle):     "a bundle is what 'dlroute bundle build' writes",
+	string(live.CodeUnreachable):     "check the URL, and that the bundle server is up",
+	string(live.CodeTimeout):         "the bundle server is slow or unreachable",
+	string(engine.CodeNoRuleSet):     "give rules/, rules/<name> or rules/<name>/<version>",
+	string(bundle.CodeUnlisted):      "a file was added after the bundle was built: build it again",
+	string(bundle.CodeMissingFile):   "a file was removed after the bundle was built: build it again",
+	string(bundle.CodeManifest):      "the bundle is not one 'dlroute bundle build' wrote, or was changed after",
+	string(bundle.CodeBadPath):       "the archive was not written by 'dlroute bundle build': it holds a path outside <name>/<version>/",
+	string(bundle.CodeCorrupt):       "the file is damaged: copy it again",
+	string(live.CodeHTTPStatus):      "the bundle server answered with an error",
+	string(bundle.CodeNotRegular):    "the archive holds a link or device: build it with 'dlroute bundle build'",
+	string(bundle.CodeTooLarge):      "a bundle's limits are in the bundle package's documentation",
+	string(bundle.CodeDuplicate):     "the archive holds a path twice: build it with 'dlroute bundle build'",
+	string(bundle.CodeBadKey):        "keys are made by 'dlroute bundle keygen'",
+	string(live.CodeRead):            "check the path",
+	string(bundle.CodeBadRevision):   "a revision uses only [A-Za-z0-9._:+@/-], up to 128 characters",
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/dlroute/dlroute/internal/serve"
+	"github.com/dlroute/dlroute/live"
+	"github.com/dlroute/dlroute/rules"
+)
+
+func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("serve")
+	addr := fs.String("addr", serve.DefaultAddr, "listen on `HOST:PORT`; loopback unless told, since the API has no authentication")
+	rulesDir := fs.String("rules", "", "serve the rules directory `DIR`, and pick up every change to it")
+	bundleAt := fs.String("bundle", "", "serve the bundle at `URL|FILE`: a URL is polled (with If-None-Match), a file watched")
+	var keys keyList
+	fs.Var(&keys, "key", "accept only bundles signed by the public key in `PUB` (a file, or the key); may repeat")
+	engineKind := engineFlag(fs)
+	keep := fs.String("keep", "", "keep the last good bundle in `FILE`, served at start if the source has nothing good (default: under the user cache directory; off: none)")
+	interval := fs.Duration("interval", live.DefaultInterval, "check the source every `DURATION` (and a watched folder or file on every change)")
+	ruleset := fs.String("ruleset", "jax", "the rule set of a request that names none (`NAME[@VERSION]`)")
+	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "refuse request bodies over `BYTES`")
+	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return status
+	}
+	if !validEngine(*engineKind, stderr) {
+		return 2
+	}
+	switch {
+	case *rulesDir != "" && *bundleAt != "":
+		fmt.Fprintln(stderr, "error: serve takes --rules DIR or --bundle URL|FILE, not both")
+		return 2
+	case len(keys) > 0 && *bundleAt == "":
+		fmt.Fprintln(stderr, "error: --key checks the signature of a bundle; a rules directory is not signed")
+		fmt.Fprintln(stderr, "hint: dlroute bundle build DIR -o rules.tar.gz --sign KEY, then serve --bundle rules.tar.gz --key PUB")
+		return 2
+	}
+
+	// SIGTERM (and ^C) shut down gracefully: requests in flight finish.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	err := serve.Run(ctx, serve.Options{
+		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys,
+		Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, MaxBody: *maxBody,
+		Log: log, Progress: stderr,
+	})
+	if err != nil {
+		printServeError(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// printServeError prints why serve could not start: each refusal (of the
+// source, and of the kept bundle) with its hint.
+func printServeError(w io.Writer, err error) {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			printServeError(w, e)
+		}
+		return
+	}
+	var ref *live.Refusal
+	if errors.As(err, &ref) {
+		printRefusal(w, err)
+		return
+	}
+	printError(w, err)
+}

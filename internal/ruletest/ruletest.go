@@ -1,0 +1,158 @@
+// Package ruletest makes variants of the embedded rules for tests of
+// activation and serving: a marker added (a new revision that decides
+// differently), a test that fails, an expression that does not compile.
+package ruletest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// Rules returns a copy of the embedded rules.
+func Rules() fstest.MapFS {
+	out := fstest.MapFS{}
+	fs.WalkDir(rules.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Count(p, "/") == 2 {
+			data, _ := rules.FS.ReadFile(p)
+			out[p] = &fstest.MapFile{Data: data}
+		}
+		return nil
+	})
+	return out
+}
+
+const (
+	rulesFile = "jax/v3/rules.yaml"
+	testsFile = "jax/v3/tests.yaml"
+	oneAPIRow = "      - {marker: oneapi, device: kDLOneAPI}\n"
+)
+
+// WithMarker adds a GPU marker to jax@v3 that decides kDLCUDA, with a
+// case that tests it: "<marker> 1.0" on a gpu is then kDLCUDA, where the
+// embedded rules say "Unknown GPU platform".
+func WithMarker(fsys fstest.MapFS, marker string) fstest.MapFS {
+	out := clone(fsys)
+	row := "      - {marker: " + marker + ", device: kDLCUDA, pinned_host: kDLCUDAHost}\n"
+	out[rulesFile] = &fstest.MapFile{Data: bytes.Replace(fsys[rulesFile].Data, []byte(oneAPIRow), []byte(oneAPIRow+row), 1)}
+	return WithCase(out, marker)
+}
+
+// WithCase adds a case to jax@v3 that wants "<marker> 1.0" on a gpu to be
+// kDLCUDA; without the marker, that case fails.
+func WithCase(fsys fstest.MapFS, marker string) fstest.MapFS {
+	out := clone(fsys)
+	c := "  - name: the " + marker + " marker\n" +
+		"    input: {platform: gpu, platform_version: " + marker + " 1.0, local_hardware_id: 0}\n" +
+		"    want: {device_type: kDLCUDA, device_id: 0, rule: gpu}\n"
+	out[testsFile] = &fstest.MapFile{Data: append(bytes.Clone(fsys[testsFile].Data), c...)}
+	return out
+}
+
+// WithTypo misspells an input in a rule of jax@v3, so the rules do not
+// compile.
+func WithTypo(fsys fstest.MapFS) fstest.MapFS {
+	out := clone(fsys)
+	out[rulesFile] = &fstest.MapFile{Data: bytes.Replace(fsys[rulesFile].Data, []byte("platform_version.contains(m.marker)"), []byte("platform_versoin.contains(m.marker)"), 1)}
+	return out
+}
+
+// Without removes every file of the folder dir, such as "jax/v3".
+func Without(fsys fstest.MapFS, dir string) fstest.MapFS {
+	out := clone(fsys)
+	for p := range out {
+		if strings.HasPrefix(p, dir+"/") {
+			delete(out, p)
+		}
+	}
+	return out
+}
+
+// Bundle packs fsys.
+func Bundle(fsys fs.FS, opts bundle.BuildOptions) ([]byte, *bundle.Manifest, error) {
+	var buf bytes.Buffer
+	m, err := bundle.Build(&buf, fsys, opts)
+	return buf.Bytes(), m, err
+}
+
+// WriteDir writes fsys under dir, each file by a rename so that a watcher
+// never reads half of one.
+func WriteDir(dir string, fsys fstest.MapFS) error {
+	for p, f := range fsys {
+		path := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := WriteFile(path, f.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile writes data to a temporary file beside path and renames it
+// over path.
+func WriteFile(path string, data []byte) error {
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func clone(fsys fstest.MapFS) fstest.MapFS {
+	out := fstest.MapFS{}
+	for p, f := range fsys {
+		out[p] = f
+	}
+	return out
+}
+
+// SetMember sets one member of a bundle archive, replacing its body or
+// adding it at the end, and leaves the manifest as it was: a tampered
+// bundle.
+func SetMember(archive []byte, name string, body []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(archive))
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(zr)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	put := func(name string, body []byte) {
+		tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))})
+		tw.Write(body)
+	}
+	found := false
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		old, _ := io.ReadAll(tr)
+		if hdr.Name == name {
+			old, found = body, true
+		}
+		put(hdr.Name, old)
+	}
+	if !found {
+		put(name, body)
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes(), nil
+}

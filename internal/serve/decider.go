@@ -1,0 +1,165 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/internal/memo"
+	"github.com/dlroute/dlroute/live"
+)
+
+// decider decides JSON inputs for one rule-set version, natively or in
+// the WebAssembly module: the same bytes either way.
+type decider interface {
+	Ref() string
+	// ResolveJSON returns the decision's JSON, or an *engine.Error whose
+	// code says whether the input was at fault.
+	ResolveJSON(ctx context.Context, input []byte) ([]byte, error)
+}
+
+// deciderFor returns the decider for ref ("jax", "jax@v3") in s: the
+// module's when s was prepared by WasmPrepare, the native engine's
+// otherwise.
+func deciderFor(ctx context.Context, s *live.Snapshot, ref string) (decider, error) {
+	rs, err := s.Catalog().RuleSet(ref)
+	if err != nil {
+		return nil, err
+	}
+	switch a := s.Attached().(type) {
+	case *module:
+		return a.runner.RuleSet(ctx, rs.Ref())
+	case *nativeEngine:
+		return remembered{native{rs}, a.lines[rs.Ref()]}, nil
+	}
+	return native{rs}, nil
+}
+
+// nativeEngine is what NativePrepare attaches to a snapshot: a memo of
+// answers by input bytes for each version.
+type nativeEngine struct{ lines map[string]*memo.Memo[[]byte] }
+
+func (*nativeEngine) Close() error { return nil }
+
+// NativePrepare returns a live.Gate.Prepare for the native engine that
+// gives each version of the snapshot a memo of answers keyed by the
+// input's bytes, of about size entries (0 means engine.DefaultMemoSize).
+// A process sees few distinct devices, so most inputs repeat byte for
+// byte: a remembered answer skips the JSON decoding, which is most of a
+// decision's cost. The memo dies with the snapshot, so a new version
+// never answers from an old one's memo.
+func NativePrepare(size int) func(context.Context, *live.Snapshot) (io.Closer, error) {
+	if size == 0 {
+		size = engine.DefaultMemoSize
+	}
+	return func(_ context.Context, s *live.Snapshot) (io.Closer, error) {
+		e := &nativeEngine{lines: map[string]*memo.Memo[[]byte]{}}
+		for _, rs := range s.Catalog().RuleSets() {
+			e.lines[rs.Ref()] = memo.New[[]byte](size)
+		}
+		return e, nil
+	}
+}
+
+// remembered answers from its memo when it can. Only decisions are
+// remembered, never errors; the remembered bytes are shared, and answer
+// copies them.
+type remembered struct {
+	native
+	lines *memo.Memo[[]byte]
+}
+
+func (r remembered) ResolveJSON(ctx context.Context, input []byte) ([]byte, error) {
+	if out, ok := r.lines.Get(input); ok {
+		return out, nil
+	}
+	out, err := r.native.ResolveJSON(ctx, input)
+	if err == nil {
+		r.lines.Put(input, out)
+	}
+	return out, err
+}
+
+// native is an engine.RuleSet as a decider.
+type native struct{ *engine.RuleSet }
+
+func (n native) ResolveJSON(ctx context.Context, input []byte) ([]byte, error) {
+	in, err := n.DecodeInput(input)
+	if err != nil {
+		return nil, err
+	}
+	d, err := n.Resolve(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return d.MarshalJSON()
+}
+
+// module is a snapshot's rules loaded into a WebAssembly runner of its
+// own, so that a swap never reloads a runner under requests in flight.
+type module struct{ runner *hostfuncs.Runner }
+
+func (m *module) Close() error { return m.runner.Close(context.Background()) }
+
+// WasmPrepare returns a live.Gate.Prepare for `serve --engine wasm`: it
+// starts a runner of the module for the snapshot, loads its rules, and
+// runs every case of every version through the module, so that a
+// candidate the module decides differently is refused like one whose
+// tests fail natively; then it starts every instance of the pool with the
+// rules loaded.
+func WasmPrepare(cfg hostfuncs.RunnerConfig) func(context.Context, *live.Snapshot) (io.Closer, error) {
+	return func(ctx context.Context, s *live.Snapshot) (io.Closer, error) {
+		runner, err := hostfuncs.NewRunner(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		m := &module{runner}
+		err = m.test(ctx, s)
+		if err == nil {
+			// Every instance loads the rules now, off the request path,
+			// so the first requests after the swap do not wait for it.
+			err = runner.Prewarm(ctx)
+		}
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+// test runs every case through the module's JSON entry, the one serve
+// answers with.
+func (m *module) test(ctx context.Context, s *live.Snapshot) error {
+	if err := m.runner.Load(ctx, s.FS()); err != nil {
+		return err
+	}
+	var failures []string
+	for _, rs := range s.Catalog().RuleSets() {
+		wrs, err := m.runner.RuleSet(ctx, rs.Ref())
+		if err != nil {
+			return err
+		}
+		for _, c := range rs.Cases() {
+			var got engine.Decision
+			input, err := json.Marshal(c.Input)
+			if err == nil {
+				var out []byte
+				if out, err = wrs.ResolveJSON(ctx, input); err == nil {
+					err = got.UnmarshalJSON(out)
+				}
+			}
+			if err != nil || !c.Want.Matches(got) {
+				failures = append(failures, fmt.Sprintf("%s: case %s: the module got %v (%v), want %s", c.Pos, c.Name, got, err, c.Want))
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &engine.Error{Code: engine.CodeTestFailure, Message: strings.Join(failures, "\n")}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package serve
+
+import (
+	"cmp"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/live"
+)
+
+// Config configures NewHandler. Only Rules is required.
+type Config struct {
+	// Rules are the rules in force; each request acquires one snapshot
+	// and is answered by it whole.
+	Rules *live.Rules
+	// Engine names the engine that decides, "native" or "wasm", for
+	// /v1/status; the snapshot's Attached says which one actually does.
+	Engine string
+	// RuleSet is the rule set a request that names none gets; "" means
+	// "jax".
+	RuleSet string
+	// MaxBody bounds a request body; 0 means DefaultMaxBody.
+	MaxBody int64
+	// MaxBatch bounds the inputs of one batch; 0 means DefaultMaxBatch.
+	MaxBatch int
+	// Timeout bounds the decisions of one request; 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Metrics are counted into; nil means NewMetrics().
+	Metrics *Metrics
+	// Log gets one line per request that fails on the server's side;
+	// nil discards.
+	Log *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxBody  = 4 << 20 // as `dlroute resolve --json`'s longest line
+	DefaultMaxBatch = 10_000
+	DefaultTimeout  = 10 * time.Second
+)
+
+// RevisionHeader names the bundle revision that answered, on every
+// response that a snapshot answered.
+const RevisionHeader = "Dlroute-Revision"
+
+// NewHandler returns serve's HTTP API:
+//
+//	POST /v1/resolve   one input object, or an array of them (?ruleset=NAME[@VERSION])
+//	GET  /v1/rules     the rule-set versions in force
+//	GET  /v1/status    the revision in force, the last check, the last refusal
+//	GET  /healthz      200 while rules are in force
+//	GET  /metrics      Prometheus metrics
+func NewHandler(cfg Config) http.Handler {
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	cfg.RuleSet = cmp.Or(cfg.RuleSet, "jax")
+	cfg.Engine = cmp.Or(cfg.Engine, "native")
+	cfg.MaxBody = cmp.Or(cfg.MaxBody, DefaultMaxBody)
+	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, DefaultMaxBatch)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	h := &handler{cfg: cfg, m: cfg.Metrics}
+	mux := http.NewServeMux()
+	route := func(pattern, name string, f http.HandlerFunc) {
+		mux.Handle(pattern, promhttp.InstrumentHandlerCounter(h.m.requests.MustCurryWith(map[string]string{"handler": name}), f))
+	}
+	route("POST /v1/resolve", "resolve", promhttp.InstrumentHandlerInFlight(h.m.inFlight, http.HandlerFunc(h.resolve)).ServeHTTP)
+	route("GET /v1/rules", "rules", h.rules)
+	route("GET /v1/status", "status", h.status)
+	route("GET /healthz", "healthz", h.healthz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(h.m.Registry, promhttp.HandlerOpts{Registry: h.m.Registry}))
+	return mux
+}
+
+type handler struct {
+	cfg Config
+	m   *Metrics
+}
+
+// requestError is the body of a request that is answered with no
+// decision: {"error":{"code":...,"message":...}}.
+type requestError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, e requestError) {
+	writeJSON(w, status, map[string]requestError{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// rulesetJSON is one version in /v1/rules, as `dlroute rules --json`
+// prints it.
+type rulesetJSON struct {
+	Ref         string              `json:"ref"`
+	Default     bool                `json:"default"`
+	Manifest    engine.Manifest     `json:"manifest"`
+	Inputs      []engine.InputDecl  `json:"inputs"`
+	Rules       []string            `json:"rules"`
+	DeviceTypes []engine.DeviceType `json:"device_types"`
+}
+
+func (h *handler) rules(w http.ResponseWriter, r *http.Request) {
+	s := h.cfg.Rules.Current()
+	if s == nil {
+		writeError(w, http.StatusServiceUnavailable, noRules)
+		return
+	}
+	cat := s.Catalog()
+	out := struct {
+		Revision string        `json:"revision"`
+		RuleSets []rulesetJSON `json:"rulesets"`
+	}{Revision: s.Revision()}
+	for _, rs := range cat.RuleSets() {
+		newest, _ := cat.RuleSet(rs.Name())
+		out.RuleSets = append(out.RuleSets, rulesetJSON{rs.Ref(), newest == rs, rs.Manifest(), rs.Inputs(), rs.RuleIDs(), rs.DeviceTypes()})
+	}
+	w.Header().Set(RevisionHeader, s.Revision())
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct {
+		Engine string `json:"engine"`
+		live.Status
+	}{h.cfg.Engine, h.cfg.Rules.Status()})
+}
+
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	s := h.cfg.Rules.Current()
+	if s == nil {
+		writeError(w, http.StatusServiceUnavailable, noRules)
+		return
+	}
+	w.Header().Set(RevisionHeader, s.Revision())
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "revision": s.Revision()})
+}
+
+var noRules = requestError{Code: "no_rules", Message: "no rules are in force: the server is shutting down"}

@@ -1,0 +1,125 @@
+package serve
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/live"
+)
+
+const (
+	cudaInput    = `{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`
+	unknownInput = `{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0}`
+	badInput     = `{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":"0"}`
+)
+
+// TestResolve is the API's contract: each decision is `dlroute resolve
+// --json`'s line with the revision added.
+func TestResolve(t *testing.T) {
+	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{MaxBody: 4096, MaxBatch: 3})
+	rev := ts.rules.Current().Revision()
+	tests := []struct {
+		name, query, body string
+		status            int
+		want              string
+	}{
+		{"one input", "", cudaInput, 200,
+			`{"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"gpu","ruleset":"jax@v3","revision":"REV"}`},
+		{"an exception is an answer", "", unknownInput, 200,
+			`{"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: <unknown>"},"rule":"gpu-unknown-platform","ruleset":"jax@v3","revision":"REV"}`},
+		{"an older version", "?ruleset=jax@v1", `{"platform":"gpu","platform_version":"oneapi 2026.0","local_hardware_id":0}`, 200,
+			`{"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: oneapi 2026.0"},"rule":"gpu-unknown-platform","ruleset":"jax@v1","revision":"REV"}`},
+		{"the exchange", "?ruleset=exchange", `{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`, 200,
+			`{"device_type":"kDLCPU","device_type_code":1,"device_id":0,"copy":true,"capsule":"dltensor_versioned","flags":["DLPACK_FLAG_BITMASK_IS_COPIED"],"rule":"unknown-platform-host-copy","ruleset":"exchange@v2","revision":"REV"}`},
+		{"an input error", "", badInput, 400,
+			`{"input_error":{"code":"wrong_type","message":"input local_hardware_id is a string; want int or null"}}`},
+		{"not JSON", "", `platform=gpu`, 400,
+			`{"input_error":{"code":"json_syntax","message":"invalid character 'p' looking for beginning of value (at byte 1)"}}`},
+		{"a batch", "", "[" + cudaInput + "," + badInput + ",\n " + unknownInput + "]", 200,
+			`[{"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"gpu","ruleset":"jax@v3","revision":"REV"},` +
+				`{"input_error":{"index":1,"code":"wrong_type","message":"input local_hardware_id is a string; want int or null"}},` +
+				`{"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: <unknown>"},"rule":"gpu-unknown-platform","ruleset":"jax@v3","revision":"REV"}]`},
+		{"a batch with a non-object", "", `[1]`, 200,
+			`[{"input_error":{"index":0,"code":"json_syntax","message":"input is an int; want a JSON object"}}]`},
+		{"an empty batch", "", `[]`, 200, `[]`},
+		{"a broken batch", "", `[` + cudaInput, 400,
+			`{"error":{"code":"json_syntax","message":"the body is neither a JSON object nor an array of them: unexpected end of JSON input"}}`},
+		{"a batch over MaxBatch", "", "[{},{},{},{}]", 413,
+			`{"error":{"code":"too_long","message":"the batch has 4 inputs; the limit is 3","hint":"send fewer inputs per request"}}`},
+		{"a body over MaxBody", "", "[" + strings.Repeat(" ", 5000) + "]", 413,
+			`{"error":{"code":"too_long","message":"the body is larger than 4096 bytes","hint":"send fewer inputs per request"}}`},
+		{"an unknown rule set", "?ruleset=torch", cudaInput, 404,
+			`{"error":{"code":"no_ruleset","message":"no rule set \"torch\"","hint":"loaded: exchange, jax"}}`},
+		{"an unknown version", "?ruleset=jax@v9", cudaInput, 404,
+			`{"error":{"code":"no_ruleset","message":"rule set jax has no version \"v9\"","hint":"versions: v1, v2, v3"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts.post(t, tt.query, tt.body) // a second answer comes from the memo
+			status, header, body := ts.post(t, tt.query, tt.body)
+			want := strings.ReplaceAll(tt.want, "REV", rev) + "\n"
+			if status != tt.status || body != want {
+				t.Errorf("POST /v1/resolve%s %s:\ngot  %d %s\nwant %d %s", tt.query, tt.body, status, body, tt.status, want)
+			}
+			if got := header.Get(RevisionHeader); status < 404 && got != rev {
+				t.Errorf("%s: %s = %q, want %q", tt.name, RevisionHeader, got, rev)
+			}
+		})
+	}
+	if status, body := ts.get(t, "/v1/resolve"); status != http.StatusMethodNotAllowed {
+		t.Errorf("GET /v1/resolve = %d %s, want 405", status, body)
+	}
+}
+
+func TestRulesStatusHealth(t *testing.T) {
+	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{})
+	rev := ts.rules.Current().Revision()
+
+	_, body := ts.get(t, "/v1/rules")
+	var rules struct {
+		Revision string
+		RuleSets []struct {
+			Ref     string
+			Default bool
+		}
+	}
+	json.Unmarshal([]byte(body), &rules)
+	var refs []string
+	for _, rs := range rules.RuleSets {
+		if rs.Default {
+			refs = append(refs, rs.Ref)
+		}
+	}
+	if rules.Revision != rev || len(rules.RuleSets) != 5 || strings.Join(refs, " ") != "exchange@v2 jax@v3" {
+		t.Errorf("/v1/rules = revision %s, %d versions, defaults %v; want %s, 5, [exchange@v2 jax@v3]", rules.Revision, len(rules.RuleSets), refs, rev)
+	}
+
+	st := ts.status(t)
+	if st.Active == nil || st.Active.Revision != rev || st.Source != "rules" || st.Activations != 1 || st.LastCheck.Outcome != live.Activated {
+		t.Errorf("/v1/status = %+v; want revision %s from rules, one activation", st, rev)
+	}
+	if status, body := ts.get(t, "/healthz"); status != 200 || body != `{"revision":"`+rev+`","status":"ok"}`+"\n" {
+		t.Errorf("/healthz = %d %s", status, body)
+	}
+
+	ts.post(t, "", cudaInput)
+	ts.post(t, "", badInput)
+	_, metrics := ts.get(t, "/metrics")
+	for _, want := range []string{
+		`dlroute_decisions_total{outcome="device",ruleset="jax@v3"} 1`,
+		`dlroute_decisions_total{outcome="input_error",ruleset="jax@v3"} 1`,
+		`dlroute_rules_active_info{revision="` + rev + `"} 1`,
+		`dlroute_rules_checks_total{outcome="activated"} 1`,
+		`dlroute_http_requests_total{code="200",handler="resolve"} 1`,
+		`dlroute_http_requests_total{code="400",handler="resolve"} 1`,
+		`dlroute_resolve_duration_seconds_count{kind="single"} 2`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package serve
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/dlroute/dlroute/live"
+)
+
+// Metrics are serve's Prometheus metrics, in a registry of their own with
+// the Go runtime's and the process's. Every label takes values from a
+// bounded set: rule-set refs that are loaded, outcome and stage names,
+// codes, and the one revision in force.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	decisions   *prometheus.CounterVec   // by ruleset, outcome
+	latency     *prometheus.HistogramVec // by kind: single, batch
+	inFlight    prometheus.Gauge
+	requests    *prometheus.CounterVec // by handler, code
+	checks      *prometheus.CounterVec // by outcome
+	refusals    *prometheus.CounterVec // by stage, code
+	activeInfo  *prometheus.GaugeVec   // by revision: 1 for the one in force
+	activatedAt prometheus.Gauge
+}
+
+// Outcomes of one decision, as dlroute_decisions_total counts them.
+const (
+	outcomeDevice     = "device"      // a DLPack device
+	outcomeException  = "exception"   // an exception the array library raises: an answer too
+	outcomeInputError = "input_error" // the input is not valid for the rule set
+	outcomeEvalError  = "eval_error"  // the rules could not decide
+)
+
+// NewMetrics makes the metrics and registers them.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dlroute_decisions_total",
+			Help: "Inputs decided, by rule-set version and outcome (device, exception, input_error, eval_error).",
+		}, []string{"ruleset", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dlroute_resolve_duration_seconds",
+			Help:    "Time to answer a POST /v1/resolve, body read to response written, by kind (single, batch).",
+			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1},
+		}, []string{"kind"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "dlroute_resolve_in_flight",
+			Help: "POST /v1/resolve requests being answered.",
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dlroute_http_requests_total",
+			Help: "HTTP requests answered, by handler and status code.",
+		}, []string{"handler", "code"}),
+		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dlroute_rules_checks_total",
+			Help: "Checks of the rules' source, by outcome (activated, unchanged, refused).",
+		}, []string{"outcome"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dlroute_rules_refusals_total",
+			Help: "Candidate rules refused, by stage (fetch, verify, compile, test, prepare) and code.",
+		}, []string{"stage", "code"}),
+		activeInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "dlroute_rules_active_info",
+			Help: "1 for the bundle revision in force.",
+		}, []string{"revision"}),
+		activatedAt: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "dlroute_rules_activated_timestamp_seconds",
+			Help: "When the rules in force were activated, in Unix seconds.",
+		}),
+	}
+	m.Registry.MustRegister(m.decisions, m.latency, m.inFlight, m.requests, m.checks, m.refusals, m.activeInfo, m.activatedAt,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe counts a live.Event: give it to live.Config.Observe.
+func (m *Metrics) Observe(e live.Event) {
+	if e.Outcome != "" {
+		m.checks.WithLabelValues(string(e.Outcome)).Inc()
+	}
+	switch e.Outcome {
+	case live.Activated:
+		m.activeInfo.Reset()
+		m.activeInfo.WithLabelValues(e.Snapshot.Revision()).Set(1)
+		m.activatedAt.Set(float64(e.Snapshot.ActivatedAt().UnixNano()) / 1e9)
+	case live.Refused:
+		m.refusals.WithLabelValues(string(e.Refusal.Stage), e.Refusal.Code).Inc()
+	}
+}

@@ -1,0 +1,170 @@
+package serve
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/live"
+)
+
+// DefaultAddr is where serve listens unless told: loopback only, since
+// the API has no authentication of its own.
+const DefaultAddr = "127.0.0.1:8181"
+
+// Options are what `dlroute serve` was asked for.
+type Options struct {
+	Addr string // "" means DefaultAddr
+	// Rules is a rules directory, watched; Bundle is a bundle file
+	// (watched) or http(s) URL (polled). With neither, the embedded rules
+	// (Embedded) are served.
+	Rules, Bundle string
+	Embedded      fs.FS
+	Keys          []string // public keys; a bundle must be signed by one
+	Engine        string   // "native" (default) or "wasm"
+	// Keep is the file the last good bundle is kept in: "" means a file
+	// under the user cache directory named for the source, "off" none.
+	Keep     string
+	Interval time.Duration // how often the source is checked; 0 means live.DefaultInterval
+	RuleSet  string        // the default rule set of a request
+	MaxBody  int64
+	Log      *slog.Logger
+	Progress io.Writer // the module build's progress line
+	// Listening, when set, is called with the address once serve listens.
+	Listening func(net.Addr)
+}
+
+// Run serves until ctx ends: it makes the rules live, listens, watches
+// the source, and shuts down gracefully when ctx ends.
+func Run(ctx context.Context, opts Options) error {
+	log := cmp.Or(opts.Log, slog.New(slog.DiscardHandler))
+	addr := cmp.Or(opts.Addr, DefaultAddr)
+	src, err := source(opts)
+	if err != nil {
+		return err
+	}
+	_, static := src.(interface{ isStatic() })
+	keepPath, err := keepFile(opts.Keep, src, static)
+	if err != nil {
+		return err
+	}
+	gate := live.Gate{Keys: opts.Keys, Prepare: NativePrepare(0)}
+	if opts.Engine == "wasm" {
+		module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: opts.Progress})
+		if err != nil {
+			return err
+		}
+		gate.Prepare = WasmPrepare(hostfuncs.RunnerConfig{Module: module})
+	}
+	metrics := NewMetrics()
+	rules, err := live.Open(ctx, live.Config{
+		Source: src, Gate: gate, Keep: keepPath, Interval: opts.Interval,
+		Observe: func(e live.Event) { logEvent(log, e); metrics.Observe(e) },
+	})
+	if err != nil {
+		return err
+	}
+	defer rules.Close()
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if !isLoopback(addr) {
+		log.Warn("listening beyond loopback: the API has no authentication or TLS of its own; put a proxy that has them in front", "addr", ln.Addr().String())
+	}
+	log.Info("listening", "url", "http://"+ln.Addr().String(), "source", src.String(), "engine", cmp.Or(opts.Engine, "native"), "keep", keepPath)
+	if opts.Listening != nil {
+		opts.Listening(ln.Addr())
+	}
+
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() {
+		defer close(watching)
+		if !static {
+			rules.Watch(watchCtx)
+		}
+	}()
+	h := NewHandler(Config{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, MaxBody: opts.MaxBody, Metrics: metrics, Log: log})
+	err = Serve(ctx, ln, h, log)
+	stopWatch()
+	<-watching
+	return err
+}
+
+// source is the live.Source the options name.
+func source(opts Options) (live.Source, error) {
+	switch {
+	case opts.Rules != "" && opts.Bundle != "":
+		return nil, fmt.Errorf("serve takes --rules or --bundle, not both")
+	case opts.Rules != "":
+		return live.Dir(opts.Rules), nil
+	case strings.Contains(opts.Bundle, "://"):
+		return live.HTTP(opts.Bundle, live.HTTPOptions{})
+	case opts.Bundle != "":
+		return live.File(opts.Bundle), nil
+	}
+	return embedded{live.Static("embedded rules", opts.Embedded)}, nil
+}
+
+// embedded is the embedded rules: never watched, never kept.
+type embedded struct{ live.Source }
+
+func (embedded) isStatic() {}
+
+// keepFile is where the last good bundle is kept: keep as given, none for
+// "off" and for the embedded rules, or by default a file under the user
+// cache directory named by a hash of the source, so that two servers of
+// different sources keep apart.
+func keepFile(keep string, src live.Source, static bool) (string, error) {
+	switch {
+	case keep == "off" || static && keep == "":
+		return "", nil
+	case keep != "":
+		return keep, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache directory for the last good bundle (%v): give --keep FILE, or --keep off", err)
+	}
+	abs := src.String()
+	if p, err := filepath.Abs(abs); err == nil && !strings.Contains(abs, "://") {
+		abs = p
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(dir, "dlroute", "serve", hex.EncodeToString(sum[:8])+".tar.gz"), nil
+}
+
+// logEvent writes one line per activation, refusal and failure.
+func logEvent(log *slog.Logger, e live.Event) {
+	switch {
+	case e.Outcome == live.Activated:
+		s := e.Snapshot
+		log.Info("rules activated", "revision", s.Revision(), "origin", s.Origin(), "rulesets", strings.Join(s.Manifest().RuleSets, ","),
+			"signed_by", strings.Join(s.SignedBy(), ","), "kept", s.Kept(), "seconds", e.Took.Seconds())
+	case e.Outcome == live.Refused:
+		r := e.Refusal
+		log.Warn("rules refused", "origin", r.Origin, "stage", r.Stage, "code", r.Code, "revision", r.Revision, "reason", r.Reason)
+	case e.Outcome == live.Unchanged:
+		log.Debug("rules unchanged")
+	}
+	if e.KeepError != nil {
+		log.Error("the activated bundle could not be kept on disk", "err", e.KeepError)
+	}
+	if e.WatchError != nil {
+		log.Warn("watching the source failed; it is still checked every interval", "err", e.WatchError)
+	}
+}

@@ -1,0 +1,118 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/engine"
+)
+
+// Gate is what a candidate must pass to be activated, in order: the
+// bundle's checks (every digest; a signature by one of Keys when Keys are
+// set), engine.Load of every version, every version's own tests.yaml, and
+// Prepare when set. The zero Gate checks digests, compiles and tests.
+type Gate struct {
+	// Keys are the public keys, in the signed-note format
+	// (bundle.GenerateKey), of which at least one must have signed a
+	// candidate. With Keys set, a rules directory is refused as unsigned.
+	Keys []string
+	// Load configures engine.Load. An empty Root shows positions under
+	// the candidate's Origin.
+	Load engine.Options
+	// Prepare, when set, is the last step: it readies the snapshot for
+	// use, such as loading it into a WebAssembly module and running its
+	// tests there, and its error refuses the candidate. What it returns
+	// is the snapshot's Attached, closed once the snapshot is retired and
+	// released.
+	Prepare func(ctx context.Context, s *Snapshot) (io.Closer, error)
+	// Now reads the clock, for refusals; nil means time.Now.
+	Now func() time.Time
+}
+
+// Admit runs every step of the gate on a candidate and returns the
+// snapshot it would activate, or a *Refusal. It activates nothing: it is
+// what `dlroute bundle verify` runs, and what Rules runs before a swap.
+func (g Gate) Admit(ctx context.Context, c *Candidate) (*Snapshot, error) {
+	b, archive, err := g.verify(c)
+	if err != nil {
+		return nil, err
+	}
+	return g.build(ctx, c, b, archive)
+}
+
+func (g Gate) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// verify reads the candidate as a bundle, packing a directory first.
+func (g Gate) verify(c *Candidate) (*bundle.Bundle, []byte, error) {
+	archive := c.Archive
+	if c.Dir != nil {
+		var buf bytes.Buffer
+		if _, err := bundle.Build(&buf, c.Dir, bundle.BuildOptions{}); err != nil {
+			return nil, nil, refuse(g.now(), StageVerify, c.Origin, "", err)
+		}
+		archive = buf.Bytes()
+	}
+	b, err := bundle.Read(archive, bundle.ReadOptions{Keys: g.Keys})
+	if err != nil {
+		return nil, nil, refuse(g.now(), StageVerify, c.Origin, "", err)
+	}
+	return b, archive, nil
+}
+
+// build compiles, tests and prepares a verified bundle.
+func (g Gate) build(ctx context.Context, c *Candidate, b *bundle.Bundle, archive []byte) (*Snapshot, error) {
+	rev := b.Manifest.Revision
+	opts := g.Load
+	if opts.Root == "" {
+		opts.Root = c.Origin
+	}
+	cat, err := engine.Load(b.FS(), opts)
+	if err != nil {
+		return nil, refuse(g.now(), StageCompile, c.Origin, rev, err)
+	}
+	if err := runTests(ctx, cat); err != nil {
+		return nil, refuse(g.now(), StageTest, c.Origin, rev, err)
+	}
+	s := &Snapshot{catalog: cat, bundle: b, archive: archive, origin: c.Origin}
+	if g.Prepare != nil {
+		attached, err := g.Prepare(ctx, s)
+		if err != nil {
+			return nil, refuse(g.now(), StagePrepare, c.Origin, rev, err)
+		}
+		s.attached = attached
+	}
+	return s, nil
+}
+
+// runTests runs every version's cases; the error lists each failure at
+// its case's position.
+func runTests(ctx context.Context, cat *engine.Catalog) error {
+	var failures engine.ErrorList
+	for _, rs := range cat.RuleSets() {
+		for _, r := range rs.Test(ctx) {
+			if r.Pass {
+				continue
+			}
+			got := r.Got.String()
+			if r.Err != nil {
+				got = "error: " + r.Err.Error()
+			}
+			pos := r.Pos
+			failures = append(failures, &engine.Error{Code: engine.CodeTestFailure, Pos: &pos,
+				Message: fmt.Sprintf("%s: case %s: got %s, want %s", rs.Ref(), r.Name, got, r.Want)})
+		}
+	}
+	if len(failures) > 0 {
+		return failures
+	}
+	return nil
+}

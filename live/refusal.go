@@ -1,0 +1,106 @@
+package live
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/engine"
+)
+
+// Stage is the step at which a candidate was refused.
+type Stage string
+
+// The steps between a source and activation, in order.
+const (
+	StageFetch   Stage = "fetch"   // the source could not be read: unreachable, an HTTP error, a timeout, too large
+	StageVerify  Stage = "verify"  // the archive, a digest or the signature does not check (package bundle)
+	StageCompile Stage = "compile" // the rules do not load (engine.Load)
+	StageTest    Stage = "test"    // a version's tests.yaml does not pass
+	StagePrepare Stage = "prepare" // Gate.Prepare failed, such as loading the rules into the WebAssembly module
+)
+
+// Refusal is why a candidate was not activated: the stage, a stable code
+// and the reason. The rules in force stay in force. It is the error of
+// Check, Offer and Gate.Admit, and what Status and Event report.
+type Refusal struct {
+	At     time.Time `json:"at"`
+	Origin string    `json:"origin"`
+	Stage  Stage     `json:"stage"`
+	// Code is the cause's stable code: a bundle.Code, an engine.Code, or a
+	// SourceError's code.
+	Code string `json:"code"`
+	// Revision is the candidate's, when it got far enough to have one.
+	Revision string `json:"revision,omitempty"`
+	// Reason is the cause's text; for rules that do not load or pass, the
+	// first maxReasons errors with their positions.
+	Reason string `json:"reason"`
+
+	err error
+}
+
+const maxReasons = 5
+
+// Error says what was refused, where and why.
+func (r *Refusal) Error() string {
+	what := r.Origin
+	if r.Revision != "" {
+		what += " (revision " + r.Revision + ")"
+	}
+	return fmt.Sprintf("refused %s at %s: %s", what, r.Stage, r.Reason)
+}
+
+// Unwrap returns the cause: a *SourceError, a *bundle.Error, an
+// engine.ErrorList, or Gate.Prepare's error.
+func (r *Refusal) Unwrap() error { return r.err }
+
+func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refusal {
+	r := &Refusal{At: at, Origin: origin, Stage: stage, Revision: revision, Code: "error", Reason: err.Error(), err: err}
+	var se *SourceError
+	var be *bundle.Error
+	switch list := engine.Errors(err); {
+	case errors.As(err, &se):
+		r.Code = se.Code
+	case errors.As(err, &be):
+		r.Code = string(be.Code)
+	case len(list) > 0:
+		r.Code = string(list[0].Code)
+		var b strings.Builder
+		for i, e := range list[:min(len(list), maxReasons)] {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(e.Error())
+		}
+		if len(list) > maxReasons {
+			fmt.Fprintf(&b, "\n(and %d more)", len(list)-maxReasons)
+		}
+		r.Reason = b.String()
+	case stage == StagePrepare:
+		r.Code = "prepare_failed"
+	}
+	return r
+}
+
+// Codes of a SourceError.
+const (
+	CodeUnreachable = "unreachable" // the connection failed
+	CodeTimeout     = "timeout"     // the fetch took longer than its timeout
+	CodeHTTPStatus  = "http_status" // the server answered neither 200 nor 304
+	CodeTooLarge    = "too_large"   // the body is larger than the source's limit
+	CodeRead        = "read_error"  // a file or folder could not be read
+)
+
+// SourceError is a source that could not be read: a StageFetch refusal.
+type SourceError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	err     error
+}
+
+func (e *SourceError) Error() string { return e.Message }
+
+// Unwrap returns the cause, if any.
+func (e *SourceError) Unwrap() error { return e.err }

@@ -1,0 +1,232 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dlroute/dlroute/bundle"
+)
+
+// Config configures Open. Only Source is required.
+type Config struct {
+	// Source offers candidates: Dir, File, HTTP or Static.
+	Source Source
+	// Gate is what a candidate must pass.
+	Gate Gate
+	// Keep is the file the last activated bundle is written to, and read
+	// from at Open when the source has nothing that passes the gate; ""
+	// keeps nothing.
+	Keep string
+	// Interval is how often Watch checks the source; 0 means
+	// DefaultInterval. After a fetch fails, the wait doubles for each
+	// failure in a row, up to MaxBackoff.
+	Interval time.Duration
+	// MaxBackoff bounds the wait after failed fetches; 0 means
+	// DefaultMaxBackoff.
+	MaxBackoff time.Duration
+	// Settle is how long Watch waits after a Watcher's change for the
+	// changes to stop (an editor writes a file in steps) before it checks;
+	// 0 means DefaultSettle.
+	Settle time.Duration
+	// Observe, when set, is called with every event, one at a time, in
+	// order.
+	Observe func(Event)
+	// Now reads the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Defaults of Config.
+const (
+	DefaultInterval   = 30 * time.Second
+	DefaultMaxBackoff = 5 * time.Minute
+	DefaultSettle     = 200 * time.Millisecond
+)
+
+// Rules is the rules in force, kept live: a snapshot that a source's next
+// candidate replaces, by an atomic swap, only after it passes the gate.
+// A refused candidate changes nothing but the status. It is safe for
+// concurrent use: Current and Acquire never wait for a check.
+type Rules struct {
+	cfg    Config
+	active atomic.Pointer[Snapshot]
+	mu     sync.Mutex // one check or offer at a time
+
+	statusMu sync.Mutex
+	status   Status
+}
+
+// Open makes the rules live: it checks the source once, and when that
+// gives nothing to serve (the source is unreachable, or its candidate is
+// refused) it restores the bundle kept in Config.Keep, which passes the
+// same gate. It fails only when neither gives a snapshot; the error then
+// joins the source's *Refusal and the kept bundle's. Open does not watch
+// the source: call Watch.
+func Open(ctx context.Context, cfg Config) (*Rules, error) {
+	if cfg.Source == nil {
+		return nil, errors.New("live: Config.Source is nil")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Gate.Now == nil {
+		cfg.Gate.Now = cfg.Now
+	}
+	r := &Rules{cfg: cfg}
+	r.status = Status{Source: cfg.Source.String(), Kept: cfg.Keep, Started: cfg.Now()}
+	srcErr := r.Check(ctx)
+	if r.active.Load() != nil {
+		return r, nil
+	}
+	if srcErr == nil {
+		srcErr = errors.New("the source had nothing to offer")
+	}
+	if _, err := os.Stat(cfg.Keep); cfg.Keep == "" || errors.Is(err, fs.ErrNotExist) {
+		return nil, srcErr // nothing was kept: a first start
+	}
+	keptErr := r.restore(ctx)
+	if keptErr != nil {
+		return nil, errors.Join(srcErr, keptErr)
+	}
+	return r, nil
+}
+
+// restore offers the kept bundle.
+func (r *Rules) restore(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := r.cfg.Now()
+	data, err := readLimited(r.cfg.Keep, bundle.MaxArchiveSize)
+	if err != nil {
+		ref := refuse(start, StageFetch, r.cfg.Keep, "", err)
+		r.record(Event{At: start, Outcome: Refused, Refusal: ref, Took: r.cfg.Now().Sub(start)})
+		return ref
+	}
+	return r.offer(ctx, &Candidate{Origin: r.cfg.Keep, Archive: data}, start, true)
+}
+
+// Current returns the snapshot in force. Its catalog stays usable after
+// it is replaced; to use its Attached, Acquire it instead.
+func (r *Rules) Current() *Snapshot { return r.active.Load() }
+
+// Acquire returns the snapshot in force, held until its Release: its
+// Attached is not closed before then, even if it is replaced. A request
+// that acquires once and uses one snapshot throughout is answered by one
+// version of the rules.
+func (r *Rules) Acquire() *Snapshot {
+	for {
+		s := r.active.Load()
+		if s == nil || s.hold() {
+			return s
+		}
+		// Replaced between the load and the hold: the new one is in place.
+	}
+}
+
+// Check fetches the source once and offers what it gives. It returns nil
+// when a candidate was activated or nothing changed, and the *Refusal
+// otherwise; the rules in force stay in force.
+func (r *Rules) Check(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	start := r.cfg.Now()
+	c, err := r.cfg.Source.Fetch(ctx)
+	if errors.Is(err, ErrNotModified) {
+		r.record(Event{At: start, Outcome: Unchanged, Took: r.cfg.Now().Sub(start)})
+		return nil
+	}
+	if err != nil {
+		ref := refuse(start, StageFetch, r.cfg.Source.String(), "", err)
+		r.record(Event{At: start, Outcome: Refused, Refusal: ref, Took: r.cfg.Now().Sub(start)})
+		return ref
+	}
+	return r.offer(ctx, c, start, false)
+}
+
+// Offer puts a candidate from elsewhere through the gate and activates it,
+// as Check does with the source's: an editor that holds rules in memory
+// offers them here. It returns nil or the *Refusal.
+func (r *Rules) Offer(ctx context.Context, c *Candidate) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.offer(ctx, c, r.cfg.Now(), false)
+}
+
+// offer gates a candidate and swaps it in; r.mu is held.
+func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept bool) error {
+	g := r.cfg.Gate
+	b, archive, err := g.verify(c)
+	if err == nil && r.active.Load() != nil && r.active.Load().Digest() == b.Digest {
+		r.record(Event{At: start, Outcome: Unchanged, Took: r.cfg.Now().Sub(start)})
+		return nil
+	}
+	var s *Snapshot
+	if err == nil {
+		s, err = g.build(ctx, c, b, archive)
+	}
+	if err != nil {
+		ref := err.(*Refusal)
+		r.record(Event{At: start, Outcome: Refused, Refusal: ref, Took: r.cfg.Now().Sub(start)})
+		return ref
+	}
+	s.kept = kept
+	s.activated = r.cfg.Now()
+	if old := r.active.Swap(s); old != nil {
+		old.retire()
+	}
+	var keepErr error
+	if r.cfg.Keep != "" && !kept {
+		keepErr = keep(r.cfg.Keep, archive)
+	}
+	r.record(Event{At: start, Outcome: Activated, Snapshot: s, Took: r.cfg.Now().Sub(start), KeepError: keepErr})
+	return nil
+}
+
+// record updates the status and tells the observer.
+func (r *Rules) record(e Event) {
+	r.statusMu.Lock()
+	st := &r.status
+	if e.Outcome != "" {
+		st.LastCheck = &Check{At: e.At, Outcome: e.Outcome, Seconds: e.Took.Seconds()}
+	}
+	switch e.Outcome {
+	case Activated:
+		st.Activations++
+		st.KeepError = ""
+		if e.KeepError != nil {
+			st.KeepError = e.KeepError.Error()
+		}
+	case Refused:
+		st.Refusals++
+		st.LastRefusal = e.Refusal
+	}
+	r.statusMu.Unlock()
+	if r.cfg.Observe != nil {
+		r.cfg.Observe(e)
+	}
+}
+
+// Status returns the rules' status now.
+func (r *Rules) Status() Status {
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	st := r.status
+	st.Active = activeOf(r.active.Load())
+	return st
+}
+
+// Close retires the snapshot in force, so that its Attached is closed
+// once released; Current and Acquire return nil after. Call it once the
+// rules are no longer used.
+func (r *Rules) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.active.Swap(nil); s != nil {
+		s.retire()
+	}
+	return nil
+}

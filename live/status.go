@@ -1,0 +1,75 @@
+package live
+
+import (
+	"time"
+)
+
+// Status is what Rules.Status reports: the rules in force, the last
+// check of the source and the last refusal. Its JSON is serve's
+// /v1/status.
+type Status struct {
+	Source      string    `json:"source"`
+	Active      *Active   `json:"active,omitempty"`
+	LastCheck   *Check    `json:"last_check,omitempty"`
+	LastRefusal *Refusal  `json:"last_refusal,omitempty"`
+	Activations int       `json:"activations"`
+	Refusals    int       `json:"refusals"`
+	KeepError   string    `json:"keep_error,omitempty"` // why the last activation could not be kept on disk
+	Kept        string    `json:"kept,omitempty"`       // the file the last good bundle is kept in
+	Started     time.Time `json:"started"`
+}
+
+// Active describes the snapshot in force.
+type Active struct {
+	Revision    string    `json:"revision"`
+	Digest      string    `json:"digest"`
+	RuleSets    []string  `json:"rulesets"`
+	SignedBy    []string  `json:"signed_by,omitempty"`
+	Origin      string    `json:"origin"`
+	Kept        bool      `json:"kept"` // restored from the kept bundle at start
+	ActivatedAt time.Time `json:"activated_at"`
+}
+
+// Check is the outcome of one look at the source.
+type Check struct {
+	At      time.Time `json:"at"`
+	Outcome Outcome   `json:"outcome"`
+	Seconds float64   `json:"seconds"` // how long the check took
+}
+
+// Outcome is what one check or offer came to.
+type Outcome string
+
+// Outcomes of a check.
+const (
+	Activated Outcome = "activated" // a new snapshot is in force
+	Unchanged Outcome = "unchanged" // the source offered what is in force, or said it had nothing new
+	Refused   Outcome = "refused"   // the candidate was refused; the rules in force stay
+)
+
+// Event is one thing that happened to the rules, for Config.Observe:
+// logs and metrics.
+type Event struct {
+	At      time.Time
+	Outcome Outcome       // Activated, Unchanged or Refused; "" for the failures below
+	Took    time.Duration // the check's time
+	// Snapshot is the snapshot activated (Activated).
+	Snapshot *Snapshot
+	// Refusal is why a candidate was refused (Refused).
+	Refusal *Refusal
+	// KeepError is set when an activated bundle could not be kept on
+	// disk; the activation stands.
+	KeepError error
+	// WatchError is set when the source's change notifications failed;
+	// the source is still checked every Config.Interval.
+	WatchError error
+}
+
+func activeOf(s *Snapshot) *Active {
+	if s == nil {
+		return nil
+	}
+	m := s.Manifest()
+	return &Active{Revision: m.Revision, Digest: s.Digest(), RuleSets: m.RuleSets, SignedBy: s.SignedBy(),
+		Origin: s.origin, Kept: s.kept, ActivatedAt: s.activated}
+}
