@@ -31,7 +31,8 @@ const decoder = new TextDecoder();
  */
 export async function load(options = {}) {
   const module = await compile(options.module ?? process.env.DLROUTE_WASM ?? DEFAULT_MODULE);
-  const archive = await toArchive(options.rules ?? DEFAULT_RULES);
+  const rules = options.rules ?? DEFAULT_RULES;
+  const archive = await toArchive(rules);
   const host = {
     platformVersion: options.platformVersion,
     copyToHost: options.copyToHost === undefined ? copyArrayBuffer : options.copyToHost,
@@ -39,7 +40,7 @@ export async function load(options = {}) {
     wasiWarning: options.wasiWarning === true,
   };
   const runner = new Runner(module, host, options.memoSize ?? DEFAULT_MEMO_SIZE);
-  runner.load(archive);
+  runner.load(archive, rootOf(rules));
   return new Engine(runner);
 }
 
@@ -69,6 +70,17 @@ async function compile(source) {
   }
 }
 
+/**
+ * rootOf is the name positions give the rules directory, as the Go
+ * command's --rules DIR does: the directory as given, or "rules" for the
+ * default rules and for an archive.
+ */
+function rootOf(rules) {
+  if (typeof rules === "string") return rules.replace(/\/+$/, "") || "rules";
+  if (rules instanceof URL && rules !== DEFAULT_RULES) return fileURLToPath(rules).replace(/\/+$/, "");
+  return "rules";
+}
+
 /** toArchive is a rules archive from a directory (path or URL) or archive bytes. */
 async function toArchive(rules) {
   if (rules instanceof Uint8Array) return rules;
@@ -80,6 +92,7 @@ async function toArchive(rules) {
 class Runner {
   instance = null;
   archive = null;
+  root = "rules";
   gen = 0;
 
   constructor(module, host, memoSize) {
@@ -102,14 +115,15 @@ class Runner {
   }
 
   /** load hands the module an archive; on any error the rules in service stay. */
-  load(archive) {
+  load(archive, root) {
     const r = this.live().call("dlroute_load", archive);
     if (r.status === "load_error") {
-      const list = JSON.parse(decoder.decode(r.out)).map((o) => fromErrorObject(o, r.status));
+      const list = JSON.parse(decoder.decode(r.out)).map((o) => fromErrorObject(relabel(o, root), r.status));
       throw new LoadError(list);
     }
     if (r.status !== "ok") throw new ModuleError(`dlroute_load answered ${r.status}`);
     this.archive = archive;
+    this.root = root;
     this.gen++;
     this.instance.handles = new Map();
   }
@@ -128,22 +142,33 @@ class Runner {
     let h = inst.handles.get(ref);
     if (h === undefined) {
       const r = inst.call("dlroute_ruleset", encoder.encode(ref));
-      if (r.status !== "ok") throw moduleError(r);
+      if (r.status !== "ok") throw moduleError(r, this.root);
       inst.handles.set(ref, (h = r.value));
     }
     return h;
   }
 }
 
-/** moduleError is the error of a call that did not answer ok. */
-function moduleError(r) {
+/**
+ * relabel names the rules directory in an error object's position as root
+ * (the module names it "rules").
+ */
+function relabel(obj, root) {
+  if (root !== "rules" && obj.position?.file?.startsWith("rules/")) {
+    obj.position.file = root + obj.position.file.slice("rules".length);
+  }
+  return obj;
+}
+
+/** moduleError is the error of a call that did not answer ok, its position relabelled to root. */
+function moduleError(r, root = "rules") {
   let obj;
   try {
     obj = JSON.parse(decoder.decode(r.out));
   } catch {
     // bad_handle and too_small carry no object
   }
-  if (obj && typeof obj.code === "string") return fromErrorObject(obj, r.status);
+  if (obj && typeof obj.code === "string") return fromErrorObject(relabel(obj, root), r.status);
   return new ModuleError(`the module answered ${r.status}`);
 }
 
@@ -166,7 +191,7 @@ export class Engine {
    * before must be got again.
    */
   async load(rules) {
-    this.#runner.load(await toArchive(rules));
+    this.#runner.load(await toArchive(rules), rootOf(rules));
   }
 
   /** ruleset returns a rule set by ref: "jax" (the newest version) or "jax@v2". */
@@ -175,7 +200,7 @@ export class Engine {
     const inst = runner.live();
     const h = runner.handle(inst, ref);
     const r = inst.call("dlroute_describe", null, h);
-    if (r.status !== "ok") throw moduleError(r);
+    if (r.status !== "ok") throw moduleError(r, runner.root);
     return new RuleSet(runner, JSON.parse(decoder.decode(r.out)));
   }
 }
@@ -265,7 +290,7 @@ export class RuleSet {
       made = buffers.release(h);
     }
     if (r.status !== "ok") {
-      const err = moduleError(r);
+      const err = moduleError(r, this.#runner.root);
       if (err.code === "copy_failed" && copyError !== undefined) {
         throw new HostError(`copying the array into host memory failed: ${copyError?.message ?? copyError}`, { code: err.code, hint: err.hint, cause: copyError });
       }
@@ -282,7 +307,7 @@ export class RuleSet {
   /** #answer runs a JSON export: its output text, or the error it answered. */
   #answer(name, line) {
     const r = this.#runner.call(this.ref, this.#gen, name, typeof line === "string" ? encoder.encode(line) : line);
-    if (r.status !== "ok") throw moduleError(r);
+    if (r.status !== "ok") throw moduleError(r, this.#runner.root);
     return decoder.decode(r.out);
   }
 }

@@ -66,6 +66,29 @@ export class ModuleError extends DlrouteError {
 /** A host function failed: the platform version could not be read, or a copy failed or has no copier. */
 export class HostError extends DlrouteError {}
 
+/**
+ * formatError is an error as the Go command prints it (engine.Error's
+ * Error method): "file:line:col: message", then the rule file's line and a
+ * caret under the column.
+ */
+export function formatError(e) {
+  let s = where(e) + e.message;
+  if (e.position && e.source) {
+    s += `\n | ${e.source}`;
+    if (e.position.column > 0) s += `\n | ${caretPad(e.source, e.position.column)}^`;
+  }
+  return s;
+}
+
+// caretPad is the run of dots that puts a caret under byte column col,
+// keeping tabs, as Go's caretPad does.
+function caretPad(line, col) {
+  const bytes = new TextEncoder().encode(line);
+  let pad = "";
+  for (let i = 0; i < col - 1 && i < bytes.length; i++) pad += bytes[i] === 0x09 ? "\t" : ".";
+  return pad;
+}
+
 function where(e) {
   const p = e.position;
   if (!p) return "";

@@ -11,6 +11,7 @@
 import { parseArgs } from "node:util";
 
 import { DlrouteError, LoadError, load } from "./index.mjs";
+import { formatError } from "./errors.mjs";
 import { LineSplitter, answerLine } from "./lines.mjs";
 
 const USAGE = `Usage: node resolve.mjs [--ruleset NAME[@VERSION]] [--rules DIR] < inputs.jsonl
@@ -77,10 +78,7 @@ async function main(argv, stdin, stdout, stderr) {
 /** printError writes an error as the Go command does: "error: ..." with its position, then "hint: ...". */
 function printError(w, err) {
   for (const e of err instanceof LoadError ? err.errors : [err]) {
-    const p = e.position;
-    const at = p ? `${p.file}${p.line ? `:${p.line}` : ""}${p.column ? `:${p.column}` : ""}: ` : "";
-    w.write(`error: ${at}${e.message}\n`);
-    if (e.source) w.write(` | ${e.source}\n`);
+    w.write(`error: ${formatError(e)}\n`);
     if (e.hint) w.write(`hint: ${e.hint}\n`);
   }
 }
