@@ -1,5 +1,13 @@
 // Type declarations of the dlroute package for Node.js (index.mjs).
 
+declare global {
+  // A compiled module, as lib.dom declares it; this empty interface merges
+  // with that declaration where a project has it, and stands in where not.
+  namespace WebAssembly {
+    interface Module {}
+  }
+}
+
 /** The ABI version of the module this package speaks (wasm/ABI.md). */
 export const ABI_VERSION: 1;
 
