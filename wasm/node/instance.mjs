@@ -121,18 +121,21 @@ export class Instance {
   call(name, input, ...args) {
     if (TAKES_INPUT.has(name)) {
       this.#grow(input.length, 0);
+      this.#inMemory(this.#in, input.length, "input");
       this.#bytes().set(input, this.#in);
     }
     for (let attempt = 0; attempt < 3; attempt++) {
       const all = TAKES_INPUT.has(name) ? [...args, this.#in, input.length, this.#out, this.#outCap] : [...args, this.#out, this.#outCap];
-      const [status, n] = unpack(this.#guard(name, () => this.#exports[name](...all)));
+      const [status, n] = this.#guard(name, () => unpack(this.#exports[name](...all)));
       if (status === TOO_SMALL) {
         if (n <= this.#outCap) break; // the module asked for what it has: it is confused
         this.#grow(0, n);
         continue;
       }
       if (status !== OK && STATUS[status] === undefined) break;
-      return { status: STATUS[status], value: n, out: status === OK && name === "dlroute_ruleset" ? null : this.#bytes().slice(this.#out, this.#out + n) };
+      if (status === OK && name === "dlroute_ruleset") return { status: STATUS[status], value: n, out: null }; // n is the handle
+      this.#inMemory(this.#out, n, "output");
+      return { status: STATUS[status], value: n, out: this.#bytes().slice(this.#out, this.#out + n) };
     }
     this.dead = true;
     throw new ModuleError(`${name} answered with a status this host does not know, or kept answering too_small`);
@@ -145,6 +148,14 @@ export class Instance {
     } catch (err) {
       this.dead = true;
       throw new ModuleError(`the module trapped in ${name}: ${err.message}`, { cause: err, hint: "the next call starts a fresh instance" });
+    }
+  }
+
+  /** #inMemory checks that the module's buffer [at, at+n) is inside its memory: a module that says otherwise is broken. */
+  #inMemory(at, n, what) {
+    if (at + n > this.#exports.memory.buffer.byteLength) {
+      this.dead = true;
+      throw new ModuleError(`the module's ${what} buffer of ${n} bytes at ${at} is outside its memory`);
     }
   }
 

@@ -42,10 +42,11 @@ export async function tempRules(edit = {}) {
 /**
  * fakeModule is a WebAssembly module with a memory, an _initialize that
  * does nothing, and the given exports, each a function that returns
- * version: what a dlroute module of another ABI version looks like to a
- * host. Hand-assembled, as Go's hostfuncs test assembles its own.
+ * version (an i32), or traps when it is named in traps: what a dlroute
+ * module of another ABI version, or a broken one, looks like to a host.
+ * Hand-assembled, as Go's hostfuncs test assembles its own.
  */
-export function fakeModule(version, exports) {
+export function fakeModule(version, exports, traps = []) {
   const leb = (n) => {
     const out = [];
     do {
@@ -57,7 +58,7 @@ export function fakeModule(version, exports) {
     return out;
   };
   const section = (id, content) => [id, ...leb(content.length), ...content];
-  const names = [["memory", 2, 0], ["_initialize", 0, 1], ...exports.map((n) => [n, 0, 0])];
+  const names = [["memory", 2, 0], ["_initialize", 0, 1], ...exports.map((n) => [n, 0, traps.includes(n) ? 2 : 0])];
   const exportSection = [...leb(names.length)];
   for (const [name, kind, index] of names) {
     const bytes = new TextEncoder().encode(name);
@@ -66,9 +67,9 @@ export function fakeModule(version, exports) {
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, [2, 0x60, 0, 1, 0x7f, 0x60, 0, 0]), // types: () -> i32, () -> ()
-    ...section(3, [2, 0, 1]), // functions: the version, and a no-op _initialize
-    ...section(5, [1, 0, 1]), // one memory of one page
+    ...section(3, [3, 0, 1, 1]), // functions: the version, a no-op _initialize, a trap
+    ...section(5, [1, 0, 16]), // one memory of 16 pages: room for the rules
     ...section(7, exportSection),
-    ...section(10, [2, 4, 0, 0x41, version, 0x0b, 2, 0, 0x0b]), // i32.const version; nothing
+    ...section(10, [3, 4, 0, 0x41, version, 0x0b, 2, 0, 0x0b, 3, 0, 0x00, 0x0b]), // i32.const version; nothing; unreachable
   ]);
 }
