@@ -11,8 +11,12 @@ import { InputError } from "./errors.mjs";
  * JavaScript source).
  */
 export function goString(s) {
-  return JSON.stringify(s).replace(/[\u2028\u2029]/g, (c) => (c === "\u2028" ? "\\u2028" : "\\u2029"));
+  const j = JSON.stringify(s);
+  return LINE_SEPARATORS.test(j) ? j.replace(LINE_SEPARATORS_ALL, (c) => (c === "\u2028" ? "\\u2028" : "\\u2029")) : j;
 }
+
+const LINE_SEPARATORS = /[\u2028\u2029]/;
+const LINE_SEPARATORS_ALL = /[\u2028\u2029]/g;
 
 /**
  * encodeInput writes an input object as one JSON line for the module. It
@@ -41,12 +45,18 @@ function encode(v, path) {
     case "object": {
       if (v === null) return "null";
       if (typeof v.toJSON === "function") return encode(v.toJSON(), path);
-      if (Array.isArray(v)) return `[${Array.from(v, (x, i) => encode(x === undefined ? null : x, `${path}[${i}]`)).join(",")}]`;
-      const fields = [];
-      for (const [k, x] of Object.entries(v)) {
-        if (x !== undefined) fields.push(`${goString(k)}:${encode(x, path === "input" ? `input ${k}` : `${path}.${k}`)}`);
+      if (Array.isArray(v)) {
+        let out = "[";
+        for (let i = 0; i < v.length; i++) out += (i ? "," : "") + encode(v[i] === undefined ? null : v[i], `${path}[${i}]`);
+        return out + "]";
       }
-      return `{${fields.join(",")}}`;
+      let out = "{";
+      for (const k of Object.keys(v)) {
+        const x = v[k];
+        if (x === undefined) continue;
+        out += (out.length > 1 ? "," : "") + goString(k) + ":" + encode(x, path === "input" ? `input ${k}` : `${path}.${k}`);
+      }
+      return out + "}";
     }
     default:
       throw new InputError(`${path} is a ${typeof v}, which JSON cannot carry`, { code: "wrong_type" });
