@@ -36,6 +36,12 @@ type Options struct {
 	// MemoSize bounds how many decisions each rule set remembers. 0 means
 	// DefaultMemoSize; a negative value turns memoisation off.
 	MemoSize int
+	// Reuse, when set, is a catalog loaded before: a version whose files
+	// are byte for byte those Reuse compiled it from, with the same
+	// options, and whose imports are reused too, is taken from Reuse
+	// instead of compiled again (reuse.go). Hosts that load edit after
+	// edit set it to the catalog before.
+	Reuse *Catalog
 }
 
 // DefaultMemoSize is how many decisions a rule set remembers when
@@ -147,7 +153,15 @@ func (l *loader) load(dir string) *RuleSet {
 		return st.rs
 	}
 	st.started = true
+	key := sourceKey(l.fsys, dir, l.opts)
+	if rs := l.reuse(dir, key); rs != nil {
+		st.rs, st.done = rs, true
+		return rs
+	}
 	st.rs, st.errs = loadVersion(l.fsys, dir, l.opts, l.importer(dir))
+	if st.rs != nil {
+		st.rs.source = key
+	}
 	st.done = true
 	return st.rs
 }

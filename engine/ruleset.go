@@ -28,6 +28,7 @@ type RuleSet struct {
 
 	costLimit uint64
 	memo      *memo.Memo[Decision]
+	source    [32]byte // sourceKey: what it was compiled from, for Options.Reuse
 }
 
 // Manifest describes a rule-set version: manifest.yaml.

@@ -7,6 +7,7 @@
 //	dlroute test [--rules DIR]
 //	dlroute lint [--rules DIR]
 //	dlroute rules [--rules DIR]
+//	dlroute playground [--addr 127.0.0.1:8080] [--rules DIR]
 //
 // The rules are embedded in the binary; --rules DIR reads a rules directory
 // at start-up instead, so a marker edit needs no rebuild.
@@ -45,21 +46,22 @@ func init() {
 			"[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", runResolve},
 		"exchange": {"carry out a DLPack exchange for a buffer: export it in place, or copy it into host memory",
 			"--buffer FILE [--out FILE] [--ruleset NAME[@VERSION]] (--input JSON | --platform P --platform-version V [...])", runExchange},
-		"test":   {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
-		"lint":   {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
-		"rules":  {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
-		"detect": {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
-		"diff":   {"show which inputs two rule-set versions decide differently", "[--rules DIR] [--json] [--examples N] [--max-inputs N] [DIR:]NAME[@VERSION] [DIR:]NAME[@VERSION]", runDiff},
+		"test":       {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
+		"lint":       {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
+		"rules":      {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
+		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
+		"diff":       {"show which inputs two rule-set versions decide differently", "[--rules DIR] [--json] [--examples N] [--max-inputs N] [DIR:]NAME[@VERSION] [DIR:]NAME[@VERSION]", runDiff},
+		"playground": {"serve the browser playground: edit rules and inputs, see decisions", "[--addr HOST:PORT] [--rules DIR] [--static DIR]", runPlayground},
 	}
 }
 
 // commandOrder is the order the usage lists the commands in.
-var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect"}
+var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect", "playground"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "dlroute decides which DLPack device an array advertises, from versioned rules.\n\nUsage:\n  dlroute <command> [flags]\n\nCommands:\n")
 	for _, name := range commandOrder {
-		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprint(w, "\nRun 'dlroute <command> --help' for a command's flags.\n")
 }

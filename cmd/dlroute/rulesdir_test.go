@@ -67,7 +67,7 @@ func runDlroute(t *testing.T, args ...string) (stdout, stderr string, status int
 	t.Helper()
 	var out, errOut strings.Builder
 	status = run(args, strings.NewReader(""), &out, &errOut)
-	return out.String(), errOut.String(), status
+	return out.String(), withoutBuildProgress(errOut.String()), status
 }
 
 // A fork's marker added to the newest gpu_markers table takes effect on the

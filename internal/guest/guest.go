@@ -71,7 +71,9 @@ func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
 	if err != nil {
 		return errorsJSON(engine.ErrorList{{Code: engine.CodeRead, Message: err.Error()}}), abi.StatusLoadError
 	}
-	cat, err := engine.Load(fsys, engine.Options{})
+	// The versions that did not change since the last load are taken from
+	// it, not compiled again: an editor loads on every keystroke.
+	cat, err := engine.Load(fsys, engine.Options{Reuse: g.catalog})
 	if err != nil {
 		list := engine.Errors(err)
 		if len(list) == 0 {
@@ -93,7 +95,7 @@ func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	if err != nil {
 		return 0, errorJSON(err), abi.StatusNoRuleSet
 	}
-	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h.rs == rs }); i >= 0 {
+	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h != nil && h.rs == rs }); i >= 0 {
 		return uint32(i + 1), nil, abi.StatusOK
 	}
 	h := &handle{rs: rs, decls: rs.Inputs(), rules: map[string]uint32{}}
@@ -126,7 +128,7 @@ func (g *Guest) Describe(h uint32) ([]byte, abi.Status) {
 }
 
 func (g *Guest) handle(h uint32) (*handle, bool) {
-	if h == 0 || int(h) > len(g.handles) {
+	if h == 0 || int(h) > len(g.handles) || g.handles[h-1] == nil {
 		return nil, false
 	}
 	return g.handles[h-1], true

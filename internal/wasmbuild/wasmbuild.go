@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,6 +124,14 @@ func prune(cache string, keep int) {
 	slices.SortFunc(all, func(a, b built) int { return cmp.Compare(b.mod, a.mod) })
 	for i := keep; i < len(all); i++ {
 		os.Remove(all[i].path)
+	}
+	// Gzipped's files, whose module is gone (pruned here, or by a build
+	// that did not know of them).
+	gzipped, _ := filepath.Glob(filepath.Join(cache, "dlroute-*.wasm.gz"))
+	for _, gz := range gzipped {
+		if _, err := os.Stat(strings.TrimSuffix(gz, ".gz")); errors.Is(err, fs.ErrNotExist) {
+			os.Remove(gz)
+		}
 	}
 }
 

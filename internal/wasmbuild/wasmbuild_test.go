@@ -1,7 +1,13 @@
 package wasmbuild
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +69,39 @@ func TestModuleFromEnv(t *testing.T) {
 	t.Setenv(EnvModule, filepath.Join(t.TempDir(), "missing.wasm"))
 	if _, _, err := Module(context.Background(), Options{}); err == nil || !strings.Contains(err.Error(), EnvModule) {
 		t.Fatalf("a missing $%s file: error %v, want one naming the variable", EnvModule, err)
+	}
+}
+
+// TestGzippedIsCachedBesideTheModule compresses the module once and then
+// reads the compressed form from the cache.
+func TestGzippedIsCachedBesideTheModule(t *testing.T) {
+	if os.Getenv(EnvModule) != "" {
+		t.Skipf("$%s names the module: Gzipped does not cache", EnvModule)
+	}
+	ctx := context.Background()
+	module, gz, err := Gzipped(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, path, _ := Module(ctx, Options{})
+	cached, err := os.ReadFile(path + ".gz")
+	if err != nil || !bytes.Equal(cached, gz) {
+		t.Fatalf("the compressed module is not cached at %s.gz (%v)", path, err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := io.ReadAll(zr)
+	if !bytes.Equal(plain, module) || len(gz) > len(module)/3 {
+		t.Errorf("the compressed module (%d bytes) is not the module (%d bytes), compressed", len(gz), len(module))
+	}
+	// A cache file of another module, or a broken one, is not used.
+	sum := sha256.Sum256(module)
+	if id := gzipOf(gz); id != fmt.Sprintf("sha256:%s level %d", hex.EncodeToString(sum[:]), GzipLevel) {
+		t.Errorf("the compressed module says it is %q", id)
+	}
+	if id := gzipOf([]byte("stale")); id != "" {
+		t.Errorf("a file that is not gzip says it is %q", id)
 	}
 }

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/playground"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// The browser tests run `dlroute playground` on a loopback port and drive
+// the page in headless Chromium (Debian's chromium package; .ci/run
+// installs it), as a person would: they type into the editors and the
+// form, and read what the page shows by its data-testid attributes.
+// Screenshots of the main states go to testout/playground/; the figures
+// BENCHMARKS.md reports go to testout/playground/timings.json.
+
+// testOut is where screenshots and timings go, under the repository root.
+const testOut = "../../testout/playground"
+
+// chromium finds the browser, or skips: only where it is absent.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed, so the playground's browser tests do not run (apt-get install -y chromium; .ci/run does)")
+	return ""
+}
+
+// servePlayground runs `dlroute playground --addr 127.0.0.1:0 ARGS...`
+// until the test ends, and returns its URL.
+func servePlayground(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	saved := serveContext
+	serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
+	pr, pw := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		status := run(append([]string{"playground", "--addr", "127.0.0.1:0"}, args...), nil, pw, &stderr)
+		pw.Close()
+		done <- status
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if status := <-done; status != 0 {
+			t.Errorf("dlroute playground exited %d: %s", status, stderr.String())
+		}
+		serveContext = saved
+	})
+	lines := bufio.NewScanner(pr)
+	if !lines.Scan() {
+		t.Fatalf("dlroute playground printed no address: %s", stderr.String())
+	}
+	go io.Copy(io.Discard, pr)
+	url, ok := strings.CutPrefix(lines.Text(), "dlroute playground: ")
+	if !ok {
+		t.Fatalf("dlroute playground printed %q", lines.Text())
+	}
+	return url
+}
+
+// browser starts headless Chromium with a fresh profile (no cache: the
+// first page load is cold) and returns a tab's context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true),
+		chromedp.WindowSize(1440, 1000),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// page is a tab on the playground, with helpers that fail the test.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func (p page) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	if err := chromedp.Do(p.ctx, actions...); err != nil {
+		p.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates JavaScript, awaiting a promise, and decodes its value.
+func eval[T any](p page, js string) T {
+	p.t.Helper()
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		if len(js) > 300 {
+			js = js[:300] + "..."
+		}
+		p.t.Fatalf("%s: %v", js, err)
+	}
+	return v
+}
+
+// waitFor waits until a JavaScript condition holds.
+func (p page) waitFor(what, cond string) {
+	p.t.Helper()
+	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+	if err != nil {
+		state, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries(['decision', 'problems', 'message', 'input-message', 'tests-summary'].map((id) => [id, document.querySelector('[data-testid=' + id + ']')?.innerText])))`))
+		p.t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, state)
+	}
+}
+
+func (p page) text(testid string) string {
+	p.t.Helper()
+	return eval[string](p, fmt.Sprintf(`document.querySelector('[data-testid=%q]').innerText`, testid))
+}
+
+// typeInto puts the caret in a textarea or input, selecting the first
+// occurrence of find (or after it, with after), and types keys there as
+// key events: one input event per key, as a person makes.
+func (p page) typeInto(testid, find string, after bool, keys string) {
+	p.t.Helper()
+	ok := eval[bool](p, fmt.Sprintf(`(() => {
+		const el = document.querySelector('[data-testid=%q]');
+		const i = el.value.indexOf(%q);
+		if (i < 0) return false;
+		el.focus();
+		const end = i + %d;
+		el.setSelectionRange(%t ? end : i, end);
+		return true;
+	})()`, testid, find, len(find), after))
+	if !ok {
+		p.t.Fatalf("%s holds no %q", testid, find)
+	}
+	p.run("typing into "+testid, chromedp.KeyEvent(keys))
+}
+
+// paste replaces a field's whole value at once, and fires the one input
+// event a paste fires.
+func (p page) paste(testid, value string) {
+	p.t.Helper()
+	eval[bool](p, fmt.Sprintf(`(() => {
+		const el = document.querySelector('[data-testid=%q]');
+		el.focus();
+		el.value = %q;
+		return el.dispatchEvent(new InputEvent('input', {inputType: 'insertFromPaste', bubbles: true}));
+	})()`, testid, value))
+}
+
+func (p page) screenshot(name string) {
+	p.t.Helper()
+	png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.MkdirAll(testOut, 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(testOut, name), png, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// decision is what the decision panel says, and its data attributes.
+func (p page) decision() (text, rule, state string) {
+	p.t.Helper()
+	d := eval[struct{ Text, Rule, State string }](p, `(() => { const d = document.querySelector('[data-testid=decision]'); return {Text: d.querySelector('[data-testid=verdict]')?.innerText ?? '', Rule: d.dataset.rule ?? '', State: d.dataset.state}; })()`)
+	return d.Text, d.Rule, d.State
+}
+
+func (p page) wantDecision(what, rule, contains string) {
+	p.t.Helper()
+	p.waitFor(what, fmt.Sprintf(`(() => { const d = document.querySelector('[data-testid=decision]'); return d.dataset.state === 'fresh' && d.dataset.rule === %q && d.innerText.includes(%q); })()`, rule, contains))
+}
+
+// timings are the page's performance measures (window.dlroute.timings).
+type timings struct {
+	Cold       float64   `json:"cold"`
+	Edits      []float64 `json:"edits"`
+	RulesEdits []float64 `json:"rulesEdits"`
+	InputEdits []float64 `json:"inputEdits"`
+	Marks      map[string]float64
+	Wasm       struct {
+		TransferSize    float64 `json:"transferSize"`
+		EncodedBodySize float64 `json:"encodedBodySize"`
+		DecodedBodySize float64 `json:"decodedBodySize"`
+	} `json:"wasm"`
+}
+
+func (p page) timings() timings {
+	p.t.Helper()
+	return eval[timings](p, `window.dlroute.timings()`)
+}
+
+func (p page) open(url string) {
+	p.t.Helper()
+	p.run("opening "+url, chromedp.Navigate(url))
+	eval[bool](p, `window.dlroute.ready.then(() => true)`)
+}
+
+// syncBuffer is a bytes.Buffer safe to write from the command's goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// untar reads the page's download into a file system.
+func untar(t *testing.T, b64 string) fstest.MapFS {
+	t.Helper()
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fstest.MapFS{}
+	tr := tar.NewReader(bytes.NewReader(data))
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("the download is not a tar archive: %v", err)
+		}
+		body, _ := io.ReadAll(tr)
+		name, ok := strings.CutPrefix(h.Name, "rules/")
+		if !ok {
+			t.Errorf("the download holds %s, outside rules/", h.Name)
+		}
+		out[name] = &fstest.MapFile{Data: body, Mode: 0o644}
+	}
+}
+
+// nativeLines is every test case of every embedded version as a
+// `resolve --json` line, with what the native engine writes for it.
+func nativeLines(t *testing.T) (refs, lines, want []string) {
+	t.Helper()
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range cat.RuleSets() {
+		for _, c := range rs.Cases() {
+			line, _ := json.Marshal(c.Input)
+			d, err := rs.Resolve(context.Background(), c.Input)
+			if err != nil {
+				t.Fatalf("%s: case %s: %v", rs.Ref(), c.Name, err)
+			}
+			out, _ := d.MarshalJSON()
+			refs, lines, want = append(refs, rs.Ref()), append(lines, string(line)), append(want, string(out))
+		}
+	}
+	return refs, lines, want
+}
+
+// staticSite writes the site as `dlroute playground --static` does and
+// serves it with the standard library's file server, a server that knows
+// nothing of the playground.
+func staticSite(t *testing.T) string {
+	t.Helper()
+	module, _, err := wasmbuild.Module(context.Background(), wasmbuild.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Source: "a static server", Module: module}); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+// filesIn is every <name>/<version>/<file> of a rules directory.
+func filesIn(t *testing.T, fsys fs.FS) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && strings.Count(p, "/") == 2 {
+			out[p], err = fs.ReadFile(fsys, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/playground"
+)
+
+// serveContext is how long `dlroute playground` serves: until an
+// interrupt. Tests replace it with a context they cancel.
+var serveContext = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("playground")
+	addr := fs.String("addr", "127.0.0.1:8080", "serve on `HOST:PORT`; loopback unless you mean others to reach it")
+	rulesDir := rulesFlag(fs)
+	static := fs.String("static", "", "write the page, rules.json and dlroute.wasm into `DIR` for any static server, and exit")
+	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return status
+	}
+	rules, err := rulesFS(*rulesDir)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	// Rules that do not load are still served: the page shows each error
+	// at its place in the editor, where it can be fixed.
+	if _, err := loadCatalog(*rulesDir); err != nil {
+		n := len(engine.Errors(err))
+		fmt.Fprintf(stderr, "warning: %s does not load (%s); the page shows where\n", cmp.Or(*rulesDir, "the embedded rules directory"), plural(max(n, 1), "error"))
+	}
+	ctx, stop := serveContext()
+	defer stop()
+	module, gz, err := wasmbuild.Gzipped(ctx, wasmbuild.Options{Progress: stderr})
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	opts := playground.Options{Rules: rules, Source: cmp.Or(*rulesDir, "embedded"), Module: module, ModuleGzip: gz}
+	if *static != "" {
+		if err := playground.WriteSite(*static, opts); err != nil {
+			printError(stderr, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote the playground to %s; serve that directory with any static server, such as: python3 -m http.server -d %s\n", *static, *static)
+		return 0
+	}
+	h, err := playground.New(opts)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		printError(stderr, err)
+		fmt.Fprintln(stderr, "hint: another process may serve that port; try --addr 127.0.0.1:0 for any free one")
+		return 1
+	}
+	if host, _, _ := net.SplitHostPort(*addr); !isLoopback(host) {
+		fmt.Fprintf(stderr, "warning: serving on %s, which is not loopback: anyone who reaches it can use the playground\n", ln.Addr())
+	}
+	fmt.Fprintf(stdout, "dlroute playground: http://%s/\n", ln.Addr())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		printError(stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

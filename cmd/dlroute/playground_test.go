@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// TestPlaygroundInBrowser is the playground as a person uses it, one step
+// after another in one browser: each step starts from where the last one
+// left the page.
+func TestPlaygroundInBrowser(t *testing.T) {
+	ctx := browser(t)
+	url := servePlayground(t)
+	p := page{t, ctx}
+	report := map[string]any{}
+
+	// A fresh profile: nothing cached, so this load is cold.
+	p.open(url)
+	p.wantDecision("the seed's case", "gpu-unknown-platform", "Unknown GPU platform for __dlpack__: <unknown>")
+	cold := p.timings()
+	report["cold_first_decision_ms"] = cold.Cold
+	report["cold_marks_ms"] = cold.Marks
+	report["module_bytes"] = cold.Wasm.DecodedBodySize
+	report["module_transfer_bytes"] = cold.Wasm.TransferSize
+	report["module_encoded_bytes"] = cold.Wasm.EncodedBodySize
+	t.Logf("cold load to first decision: %.0f ms (marks %v); module %.0f bytes, %.0f transferred", cold.Cold, cold.Marks, cold.Wasm.DecodedBodySize, cold.Wasm.TransferSize)
+	t.Logf("first refresh: %v", eval[map[string]float64](p, `window.dlroute.timings().first`))
+	if cold.Wasm.EncodedBodySize == 0 || cold.Wasm.EncodedBodySize > cold.Wasm.DecodedBodySize/3 {
+		t.Errorf("the module came %.0f bytes encoded for %.0f decoded; want it gzip-compressed", cold.Wasm.EncodedBodySize, cold.Wasm.DecodedBodySize)
+	}
+	p.screenshot("01-seed.png")
+
+	t.Run("engine agrees with native", func(t *testing.T) {
+		refs, lines, want := nativeLines(t)
+		js, _ := json.Marshal(map[string]any{"refs": refs, "lines": lines})
+		got := eval[[]string](p, fmt.Sprintf(`(() => { const x = %s; return x.lines.map((l, i) => window.dlroute.resolveJSON(x.refs[i], l).output); })()`, js))
+		for i := range want {
+			if i >= len(got) || got[i] != want[i] {
+				t.Errorf("%s: resolveJSON(%s) in the page = %q, native %s", refs[i], lines[i], at(got, i), want[i])
+			}
+		}
+	})
+
+	t.Run("form, multi-line version and marker position", func(t *testing.T) {
+		p.typeInto("input-platform_version", "<unknown>", false, "PJRT C API\ncuda 12030")
+		p.wantDecision("the PJRT string", "gpu", "(kDLCUDA, 0)")
+		if m := p.text("marker"); !strings.Contains(m, "offset 11, line 2, column 1") {
+			t.Errorf("the marker panel says %q, want the marker at offset 11, line 2, column 1", m)
+		}
+		js := eval[string](p, `document.querySelector('[data-testid=input-json]').value`)
+		if !strings.Contains(js, `"platform_version":"PJRT C API\ncuda 12030"`) {
+			t.Errorf("the JSON input is %s, want the form's platform_version in it", js)
+		}
+		hit := eval[bool](p, `!!document.querySelector('[data-testid=editors] .bl.is-hit') && !!document.querySelector('[data-testid=editors] mark.is-marker')`)
+		if !hit {
+			t.Errorf("the rules file marks no deciding rule or no marker row")
+		}
+		p.screenshot("02-pjrt-c-api.png")
+	})
+
+	t.Run("edit a marker", func(t *testing.T) {
+		p.paste("input-platform_version", "nvfork 1.0")
+		p.wantDecision("an unknown marker", "gpu-unknown-platform", "nvfork 1.0")
+		p.typeInto("editor-rules.yaml", "{marker: oneapi, device: kDLOneAPI}", true, "\n      - {marker: nvfork, device: kDLCUDA}")
+		p.wantDecision("the new marker", "gpu", "(kDLCUDA, 0)")
+		p.waitFor("what changed", `Number(document.querySelector('[data-testid=diff]').dataset.changes) >= 1`)
+		if got := p.text("diff-summary"); !strings.Contains(got, "inputs derived from the rules decide differently") {
+			t.Errorf("what changed says %q, want dlroute diff's inputs derived from the rules", got)
+		}
+		if got := p.text("diff"); !strings.Contains(got, "gpu-unknown-platform (BufferError) → gpu (kDLCUDA)") {
+			t.Errorf("what changed says %q, want the unknown platform now decided kDLCUDA", got)
+		}
+		edited := eval[map[string]string](p, `window.dlroute.edited()`)
+		if !strings.Contains(edited["jax/v3/rules.yaml"], "{marker: nvfork, device: kDLCUDA}") || len(edited) != 1 {
+			t.Errorf("edited files: %v, want jax/v3/rules.yaml with the new row", keys(edited))
+		}
+		p.screenshot("03-new-marker.png")
+		eval[bool](p, `(document.querySelector('[data-testid=tests-list]').closest('.panel').scrollIntoView(), true)`)
+		p.screenshot("04-tests-and-what-changed.png")
+		eval[bool](p, `(document.querySelector('.run').scrollTop = 0, true)`)
+	})
+
+	t.Run("tests pane counts", func(t *testing.T) {
+		cases := len(ruleSet(t, rules.FS, "jax@v3").Cases())
+		p.waitFor("all tests pass", fmt.Sprintf(`document.querySelector('[data-testid=tests-summary]').innerText === '%d passed, 0 failed'`, cases))
+		p.typeInto("editor-rules.yaml", "{marker: rocm,", false, "{marker: rocmx,")
+		passed, failed := nativeTest(t, p)
+		p.waitFor("failing tests", fmt.Sprintf(`document.querySelector('[data-testid=tests-summary]').innerText === '%d passed, %d failed'`, passed, failed))
+		if failed == 0 {
+			t.Fatalf("renaming the rocm marker failed no case natively")
+		}
+		p.screenshot("05-tests-failing.png")
+		p.typeInto("editor-rules.yaml", "{marker: rocmx,", false, "{marker: rocm,")
+		p.waitFor("tests pass again", fmt.Sprintf(`document.querySelector('[data-testid=tests-summary]').innerText === '%d passed, 0 failed'`, cases))
+	})
+
+	t.Run("errors at their position", func(t *testing.T) {
+		for _, c := range []struct{ name, find, replace, code, shot string }{
+			{"a broken expression", "when: platform == 'cpu'", "when: platform == 'cpu' &&", "cel_syntax", "06-syntax-error.png"},
+			{"a CEL type error", "when: shards > 1", "when: shards > 'one'", "cel_type", "07-type-error.png"},
+			{"invalid YAML", "  - id: cpu\n", "  - id: cpu\n   bad: [\n", "yaml_syntax", ""},
+		} {
+			p.typeInto("editor-rules.yaml", c.find, false, c.replace)
+			edited := eval[map[string]string](p, `window.dlroute.edited()`)
+			pos := nativeErrorPosition(t, edited, engine.Code(c.code))
+			p.waitFor(c.name+" in the problems", fmt.Sprintf(`document.querySelector('[data-testid=problems]').innerText.includes(%q)`, pos))
+			line := strings.Split(pos, ":")[1]
+			p.waitFor(c.name+" marked in the editor", fmt.Sprintf(`!!document.querySelector('[data-testid=editors] .bl.is-err[data-line="%s"]')`, line))
+			if text, rule, state := p.decision(); state != "stale" || rule != "gpu" || !strings.Contains(text, "kDLCUDA") {
+				t.Errorf("with %s the decision is %q by %s (%s), want the last good one, (kDLCUDA, 0) by gpu, shown as stale", c.name, text, rule, state)
+			}
+			if c.shot != "" {
+				p.screenshot(c.shot)
+			}
+			p.typeInto("editor-rules.yaml", c.replace, false, c.find)
+			p.wantDecision("the fixed rules", "gpu", "(kDLCUDA, 0)")
+		}
+	})
+
+	t.Run("the share link round-trips", func(t *testing.T) {
+		link := eval[string](p, `window.dlroute.link()`)
+		if shown := eval[string](p, `document.querySelector('[data-testid=share-link]').href`); shown != link {
+			t.Errorf("the share link shows %s, want %s", shown, link)
+		}
+		before := eval[map[string]any](p, `window.dlroute.state()`)
+		report["share_link_bytes"] = len(link)
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.open(link)
+		q.wantDecision("the linked state", "gpu", "(kDLCUDA, 0)")
+		after := eval[map[string]any](q, `window.dlroute.state()`)
+		a, _ := json.Marshal(before)
+		b, _ := json.Marshal(after)
+		if string(a) != string(b) {
+			t.Errorf("the link's state in a new tab:\n%s\nwant\n%s", b, a)
+		}
+	})
+
+	t.Run("bad input keeps the last good decision", func(t *testing.T) {
+		p.typeInto("input-json", "}", true, "}")
+		p.waitFor("the JSON message", `document.querySelector('[data-testid=input-message]').innerText.includes('not valid JSON')`)
+		if _, rule, state := p.decision(); state != "stale" || rule != "gpu" {
+			t.Errorf("with invalid JSON the decision is by %s (%s), want the last good one, stale", rule, state)
+		}
+		p.typeInto("input-json", "}}", false, "}")
+		p.wantDecision("valid JSON again", "gpu", "(kDLCUDA, 0)")
+		huge := strings.Repeat("cuda ", 20000)
+		p.paste("input-platform_version", huge)
+		p.waitFor("the too_long message", `document.querySelector('[data-testid=input-message]').innerText.includes('too_long')`)
+		kept := eval[int](p, `document.querySelector('[data-testid=input-platform_version]').value.length`)
+		if kept != len(huge) {
+			t.Errorf("the pasted string is %d characters in the field, want all %d", kept, len(huge))
+		}
+		p.screenshot("08-bad-input.png")
+		p.paste("input-platform_version", "cuda 12030")
+		p.wantDecision("a real version", "gpu", "(kDLCUDA, 0)")
+
+		// Two megabytes pasted into a rule file: the engine refuses the
+		// file, the page keeps it and the last good decision.
+		tests := eval[string](p, `document.querySelector('[data-testid="editor-tests.yaml"]').value`)
+		p.paste("editor-tests.yaml", strings.Repeat("# pasted\n", 2<<20/9))
+		p.waitFor("too_large in the problems", `document.querySelector('[data-testid=problems]').innerText.includes('too_large')`)
+		if _, rule, state := p.decision(); state != "stale" || rule != "gpu" {
+			t.Errorf("with a huge rule file the decision is by %s (%s), want the last good one, stale", rule, state)
+		}
+		p.paste("editor-tests.yaml", tests)
+		p.wantDecision("the tests file back", "gpu", "(kDLCUDA, 0)")
+	})
+
+	t.Run("download", func(t *testing.T) {
+		b64 := eval[string](p, `window.dlroute.rulesTar()`)
+		fsys := untar(t, b64)
+		rs := ruleSet(t, fsys, "jax@v3")
+		d, err := rs.Resolve(context.Background(), engine.Input{"platform": "gpu", "platform_version": "nvfork 1.0", "local_hardware_id": 0})
+		if err != nil || d.DeviceType != "kDLCUDA" {
+			t.Errorf("the downloaded rules decide nvfork as %v (%v), want kDLCUDA", d, err)
+		}
+		if len(fsys) != len(filesIn(t, rules.FS)) {
+			t.Errorf("the download holds %d files, want every one of the %d served", len(fsys), len(filesIn(t, rules.FS)))
+		}
+	})
+
+	t.Run("examples", func(t *testing.T) {
+		for _, ex := range []struct{ id, rule, contains string }{
+			{"seed", "gpu-unknown-platform", "<unknown>"},
+			{"rocm-pinned", "gpu", "(kDLROCMHost, 1)"},
+			{"pjrt-c-api", "gpu", "(kDLCUDA, 0)"},
+			{"tpu-device", "tpu-not-pinned-host", "TPU pinned host memory"},
+			{"new-marker", "gpu", "(kDLCUDA, 0)"},
+			{"seed-exchange", "unknown-platform-host-copy", "(kDLCPU, 0)"},
+		} {
+			eval[bool](p, fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid=examples]'); s.value = %q; return s.dispatchEvent(new Event('change')); })()`, ex.id))
+			p.wantDecision("example "+ex.id, ex.rule, ex.contains)
+		}
+		p.waitFor("the imported rules' tab", `!!document.querySelector('[data-testid="tab-jax/v3/rules.yaml"]')`)
+		p.screenshot("09-exchange.png")
+		// Edits of the exchange reload it and the version it imports.
+		before := len(p.timings().RulesEdits)
+		p.typeInto("editor-rules.yaml", "rules:\n", true, "  # typed key by key\n")
+		p.wantDecision("the exchange after an edit", "unknown-platform-host-copy", "(kDLCPU, 0)")
+		report["exchange_rules_edit_to_decision_ms"] = summarize(p.timings().RulesEdits[before:])
+	})
+
+	t.Run("a malformed link", func(t *testing.T) {
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.open(url + "#s=not-a-state!")
+		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+		if m := q.text("message"); !strings.Contains(m, "This link could not be read") {
+			t.Errorf("the message is %q, want it to say the link could not be read", m)
+		}
+		q.screenshot("10-malformed-link.png")
+	})
+
+	t.Run("--rules DIR", func(t *testing.T) {
+		dir := t.TempDir()
+		for name, data := range filesIn(t, rules.FS) {
+			if !strings.HasPrefix(name, "jax/v3/") {
+				continue
+			}
+			if name == "jax/v3/rules.yaml" {
+				data = []byte(strings.Replace(string(data), "      - {marker: oneapi, device: kDLOneAPI}\n", "      - {marker: oneapi, device: kDLOneAPI}\n      - {marker: nvfork, device: kDLCUDA}\n", 1))
+			}
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.open(servePlayground(t, "--rules", dir))
+		if refs := eval[[]string](q, `window.dlroute.refs()`); !slices.Equal(refs, []string{"jax@v3"}) {
+			t.Errorf("the page offers %v, want the directory's jax@v3 only", refs)
+		}
+		q.paste("input-platform_version", "nvfork 1.0")
+		q.wantDecision("the directory's marker", "gpu", "(kDLCUDA, 0)")
+		if status := q.text("status"); !strings.Contains(status, dir) {
+			t.Errorf("the status line says %q, want it to name %s", status, dir)
+		}
+	})
+
+	t.Run("served by a static server", func(t *testing.T) {
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.open(staticSite(t))
+		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+	})
+
+	// The edits above were typed key by key: each key one decision.
+	tm := p.timings()
+	report["edit_to_decision_ms"] = summarize(tm.Edits)
+	report["rules_edit_to_decision_ms"] = summarize(tm.RulesEdits)
+	report["input_edit_to_decision_ms"] = summarize(tm.InputEdits)
+	t.Logf("edit to decision: rules %v, input %v, all %v", summarize(tm.RulesEdits), summarize(tm.InputEdits), summarize(tm.Edits))
+
+	// The same page again, from the browser's cache.
+	p.open(url)
+	p.wantDecision("the seed's case, warm", "gpu-unknown-platform", "<unknown>")
+	warm := p.timings()
+	report["warm_first_decision_ms"] = warm.Cold
+	report["warm_marks_ms"] = warm.Marks
+	t.Logf("warm load to first decision: %.0f ms (marks %v)", warm.Cold, warm.Marks)
+
+	data, _ := json.MarshalIndent(report, "", "  ")
+	os.MkdirAll(testOut, 0o755)
+	if err := os.WriteFile(filepath.Join(testOut, "timings.json"), data, 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "(nothing)"
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// summarize is a list of durations as its count, median, 90th percentile
+// and maximum.
+func summarize(ms []float64) map[string]float64 {
+	if len(ms) == 0 {
+		return nil
+	}
+	s := slices.Clone(ms)
+	slices.Sort(s)
+	return map[string]float64{"n": float64(len(s)), "median": s[len(s)/2], "p90": s[len(s)*9/10], "max": s[len(s)-1]}
+}
+
+func ruleSet(t *testing.T, fsys fs.FS, ref string) *engine.RuleSet {
+	t.Helper()
+	cat, err := engine.Load(fsys, engine.Options{})
+	if err != nil {
+		t.Fatalf("loading: %v", err)
+	}
+	rs, err := cat.RuleSet(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// withEdits is the embedded rules with the page's edited files.
+func withEdits(t *testing.T, edited map[string]string) fstest.MapFS {
+	t.Helper()
+	out := fstest.MapFS{}
+	for name, data := range filesIn(t, rules.FS) {
+		out[name] = &fstest.MapFile{Data: data}
+	}
+	for name, text := range edited {
+		out[name] = &fstest.MapFile{Data: []byte(text)}
+	}
+	return out
+}
+
+// nativeTest runs jax@v3's cases natively on the page's edits.
+func nativeTest(t *testing.T, p page) (passed, failed int) {
+	t.Helper()
+	edited := eval[map[string]string](p, `window.dlroute.edited()`)
+	for _, r := range ruleSet(t, withEdits(t, edited), "jax@v3").Test(context.Background()) {
+		if r.Pass {
+			passed++
+		} else {
+			failed++
+		}
+	}
+	return passed, failed
+}
+
+// nativeErrorPosition is where `dlroute lint` puts the first error of the
+// given code in the page's edits: rules/jax/v3/rules.yaml:LINE:COL.
+func nativeErrorPosition(t *testing.T, edited map[string]string, code engine.Code) string {
+	t.Helper()
+	_, err := engine.Load(withEdits(t, edited), engine.Options{})
+	for _, e := range engine.Errors(err) {
+		if e.Code == code && e.Pos != nil {
+			return e.Pos.String()
+		}
+	}
+	t.Fatalf("the edited rules load natively with %v, want a %s error", err, code)
+	return ""
+}

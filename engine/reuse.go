@@ -1,0 +1,57 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
+	"path"
+)
+
+// Reusing a compiled version. A host that loads edit after edit (the
+// browser playground loads on every keystroke) compiles again versions
+// that did not change: the version an edited exchange imports, say.
+// Options.Reuse hands Load the catalog it loaded before, and a version
+// compiled from the same bytes, with the same options, importing versions
+// that are themselves reused, is taken from it as it is. A RuleSet is
+// immutable, so two catalogs can share one; they then share its memo too,
+// which holds the same decisions either way.
+
+// sourceKey identifies what a version is compiled from: the options that
+// change a compiled version, its directory, and its four files.
+func sourceKey(fsys fs.FS, dir string, opts Options) [sha256.Size]byte {
+	h := sha256.New()
+	fmt.Fprintf(h, "root %q cost %d memo %d dir %q\n", opts.root(), opts.CostLimit, memoSize(opts.MemoSize), dir)
+	for _, name := range []string{ManifestFile, DeviceTypesFile, RulesFile, TestsFile} {
+		data, err := fs.ReadFile(fsys, path.Join(dir, name))
+		if err != nil {
+			fmt.Fprintf(h, "%s unreadable\n", name)
+			continue
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(data))
+		h.Write(data)
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}
+
+// reuse returns the version of l.opts.Reuse that dir compiles to as it is,
+// or nil. Its imports are loaded first, and must be the very rule sets
+// the old version imports: a changed import is a changed version.
+func (l *loader) reuse(dir string, key [sha256.Size]byte) *RuleSet {
+	if l.opts.Reuse == nil {
+		return nil
+	}
+	name, version := path.Split(dir)
+	old, err := l.opts.Reuse.RuleSet(path.Clean(name) + "@" + version)
+	if err != nil || old.source != key {
+		return nil
+	}
+	for _, im := range old.imports {
+		dep := path.Join(im.rs.name, im.rs.version)
+		if _, ok := l.dirs[dep]; !ok || l.load(dep) != im.rs {
+			return nil
+		}
+	}
+	return old
+}

@@ -1,0 +1,53 @@
+// window.dlroute: the page's API, for its tests and for the cross-host
+// corpus. Decisions come from the rules as served, not the edits, and are
+// byte for byte what the native engine writes for the same line.
+
+import { tarball } from "./share.js";
+
+// installAPI sets window.dlroute over the running page: app is its state,
+// link makes the share link for the state now.
+export function installAPI(app, { state, link }) {
+  const served = (ref) => app.ws.original(ref).handle;
+  window.dlroute = {
+    ready: null, // resolves when the page has made its first decision
+    refs: () => [...app.ws.refs],
+    // resolveJSON and explainJSON answer {status, output}: the status's
+    // name (ok, input_error, ...) and the module's output text.
+    resolveJSON(ref, line) {
+      const r = app.engine.resolveJSON(served(ref), line);
+      return { status: r.status, output: r.text };
+    },
+    explainJSON(ref, line) {
+      const r = app.engine.explainJSON(served(ref), line);
+      return { status: r.status, output: r.text };
+    },
+    test: (ref) => app.engine.test(served(ref)).json(),
+    state,
+    link,
+    edited: () => Object.fromEntries(app.ws.edits),
+    // rulesTar is the download, base64: the rules directory with the edits.
+    rulesTar() {
+      const bytes = tarball("rules", app.ws.all());
+      let bin = "";
+      for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      return btoa(bin);
+    },
+    // timings are the page's performance measures, in milliseconds from
+    // the start of the navigation (marks) or long (measures).
+    timings() {
+      const m = (name) => performance.getEntriesByName(name).map((e) => e.duration);
+      const at = (name) => performance.getEntriesByName(name)[0]?.startTime;
+      const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
+      return {
+        cold: m("dlroute:cold-to-first-decision")[0],
+        edits: m("dlroute:edit-to-decision"),
+        rulesEdits: m("dlroute:rules-edit-to-decision"),
+        inputEdits: m("dlroute:input-edit-to-decision"),
+        first: app.timings.first,
+        last: app.timings.last,
+        marks: Object.fromEntries(["script", "page", "compiled", "initialized", "ready", "first-decision"].map((n) => [n, at(`dlroute:${n}`)])),
+        wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize },
+      };
+    },
+  };
+}

@@ -1,0 +1,228 @@
+// Editor is a plain <textarea> with a line-number gutter and a backdrop
+// that paints marks behind the text: an error's line and column, the rules
+// a decision tried, the one that decided. The textarea keeps what the
+// browser gives it for free (undo, selection, IME, accessibility, paste);
+// the backdrop is redrawn from the text, lines that scroll by are never
+// measured. RATIONALE.md says why this rather than an editor from npm.
+
+const INDENT = "  ";
+
+// Past this size the editor stops painting line numbers and marks: a
+// pasted megabyte stays editable, and the engine says it is too large.
+const PAINT_MAX = 256 << 10;
+
+export class Editor {
+  // root is an element to fill; testid names the textarea for tests
+  // (data-testid), label for screen readers.
+  constructor(root, { testid, label }) {
+    this.root = root;
+    root.classList.add("editor");
+    root.innerHTML = "";
+    this.gutter = el("div", "gutter");
+    this.gutter.setAttribute("aria-hidden", "true");
+    this.gutterInner = el("div", "gutter-inner");
+    this.gutter.append(this.gutterInner);
+    const code = el("div", "code");
+    this.backdrop = el("div", "backdrop");
+    this.backdrop.setAttribute("aria-hidden", "true");
+    this.backdropInner = el("div", "backdrop-inner");
+    this.backdrop.append(this.backdropInner);
+    this.textarea = document.createElement("textarea");
+    Object.assign(this.textarea, { spellcheck: false, wrap: "off" });
+    this.textarea.setAttribute("autocapitalize", "off");
+    this.textarea.setAttribute("autocomplete", "off");
+    this.textarea.setAttribute("aria-label", label);
+    this.textarea.dataset.testid = testid;
+    code.append(this.backdrop, this.textarea);
+    root.append(this.gutter, code);
+
+    this.marks = { lines: new Map(), spans: [], errors: [] };
+    this.visible = true;
+    this.stale = false;
+    this.listeners = [];
+    this.textarea.addEventListener("input", () => {
+      this.#render();
+      for (const fn of this.listeners) fn(this.text);
+    });
+    this.textarea.addEventListener("scroll", () => this.#sync());
+    this.textarea.addEventListener("keydown", (e) => this.#key(e));
+    this.#render();
+  }
+
+  get text() { return this.textarea.value; }
+
+  // setText replaces the text without telling the listeners: for loading a
+  // file, not for an edit.
+  setText(text) {
+    if (this.textarea.value !== text) this.textarea.value = text;
+    this.#render();
+  }
+
+  onInput(fn) { this.listeners.push(fn); }
+
+  // setVisible says whether the editor is shown: a hidden one paints only
+  // when it is shown again.
+  setVisible(visible) {
+    this.visible = visible;
+    if (visible && this.stale) this.#render();
+  }
+
+  // setMarks paints marks: lines maps a line number (from 1) to a class
+  // (hit, tried, value, marker); spans are {line, column, length, cls};
+  // errors are {line, column, message}.
+  setMarks({ lines = new Map(), spans = [], errors = [] } = {}) {
+    this.marks = { lines, spans, errors };
+    this.#render();
+  }
+
+  // reveal scrolls a line into the middle of the view, and puts the caret
+  // at column (from 1) when given.
+  reveal(line, column) {
+    const lh = this.#lineHeight();
+    const ta = this.textarea;
+    ta.scrollTop = Math.max(0, (line - 1) * lh - ta.clientHeight / 2 + lh);
+    if (column) {
+      const lines = ta.value.split("\n");
+      let off = 0;
+      for (let i = 0; i < line - 1 && i < lines.length; i++) off += lines[i].length + 1;
+      off += Math.max(0, column - 1);
+      ta.setSelectionRange(off, off);
+    }
+    this.#sync();
+  }
+
+  focus() { this.textarea.focus({ preventScroll: true }); }
+
+  #lineHeight() {
+    return parseFloat(getComputedStyle(this.textarea).lineHeight) || 18;
+  }
+
+  #key(e) {
+    // Tab indents by two spaces (YAML has no tabs); Escape then Tab moves
+    // focus on, so the keyboard never gets stuck here.
+    if (e.key === "Escape") { this.escaped = true; return; }
+    if (e.key !== "Tab" || e.ctrlKey || e.metaKey || e.altKey || this.escaped) { this.escaped = false; return; }
+    e.preventDefault();
+    const ta = this.textarea;
+    if (e.shiftKey) {
+      const start = ta.value.lastIndexOf("\n", ta.selectionStart - 1) + 1;
+      if (ta.value.startsWith(INDENT, start)) {
+        ta.setSelectionRange(start, start + INDENT.length);
+        document.execCommand("delete");
+      }
+      return;
+    }
+    // execCommand keeps the browser's undo history; setRangeText is the fallback.
+    if (!document.execCommand("insertText", false, INDENT)) {
+      ta.setRangeText(INDENT, ta.selectionStart, ta.selectionEnd, "end");
+      ta.dispatchEvent(new Event("input"));
+    }
+  }
+
+  #sync() {
+    const { scrollTop, scrollLeft } = this.textarea;
+    this.backdropInner.style.transform = `translate(${-scrollLeft}px, ${-scrollTop}px)`;
+    this.gutterInner.style.transform = `translateY(${-scrollTop}px)`;
+  }
+
+  #render() {
+    if (!this.visible) {
+      this.stale = true;
+      return;
+    }
+    this.stale = false;
+    const large = this.textarea.value.length > PAINT_MAX;
+    this.root.classList.toggle("large", large);
+    if (large) {
+      this.gutterInner.replaceChildren();
+      this.backdropInner.replaceChildren();
+      return;
+    }
+    const lines = this.textarea.value.split("\n");
+    const errorsByLine = new Map();
+    for (const e of this.marks.errors) {
+      if (!errorsByLine.has(e.line)) errorsByLine.set(e.line, []);
+      errorsByLine.get(e.line).push(e);
+    }
+    const spansByLine = new Map();
+    for (const s of this.marks.spans) {
+      if (!spansByLine.has(s.line)) spansByLine.set(s.line, []);
+      spansByLine.get(s.line).push(s);
+    }
+    for (const e of this.marks.errors) {
+      if (e.column > 0) {
+        if (!spansByLine.has(e.line)) spansByLine.set(e.line, []);
+        spansByLine.get(e.line).push({ line: e.line, column: e.column, length: 1, cls: "caret" });
+      }
+    }
+
+    const gutter = document.createDocumentFragment();
+    const back = document.createDocumentFragment();
+    lines.forEach((text, i) => {
+      const n = i + 1;
+      const g = el("div", "gl");
+      g.textContent = String(n);
+      const b = el("div", "bl");
+      b.dataset.line = String(n);
+      // Marks are namespaced (is-hit): the page's own classes never apply.
+      const cls = this.marks.lines.get(n);
+      if (cls) b.classList.add(`is-${cls}`), g.classList.add(`is-${cls}`);
+      const errs = errorsByLine.get(n);
+      if (errs) {
+        b.classList.add("is-err");
+        g.classList.add("is-err");
+        g.title = errs.map((e) => e.message).join("\n");
+      }
+      paintLine(b, text, spansByLine.get(n));
+      gutter.append(g);
+      back.append(b);
+    });
+    this.gutterInner.replaceChildren(gutter);
+    this.backdropInner.replaceChildren(back);
+    this.#sync();
+  }
+}
+
+// paintLine writes a line's text into b, with each span wrapped in a
+// <mark>. Columns count bytes, as the engine's positions do; the text is
+// UTF-16, so they are converted.
+function paintLine(b, text, spans) {
+  if (!spans || spans.length === 0) {
+    b.textContent = text || " ";
+    return;
+  }
+  const cuts = spans
+    .map((s) => ({ start: utf16Index(text, s.column - 1), end: utf16Index(text, s.column - 1 + Math.max(1, s.length)), cls: s.cls }))
+    .sort((a, b) => a.start - b.start);
+  let at = 0;
+  for (const c of cuts) {
+    if (c.start < at) continue; // overlapping marks: the first wins
+    if (c.start > at) b.append(text.slice(at, c.start));
+    const m = document.createElement("mark");
+    m.className = `is-${c.cls}`;
+    m.textContent = c.start < text.length ? text.slice(c.start, c.end) : " ";
+    b.append(m);
+    at = Math.max(c.end, c.start + 1);
+  }
+  if (at < text.length) b.append(text.slice(at));
+  if (text.length === 0 && cuts.length === 0) b.textContent = " ";
+}
+
+// utf16Index converts a byte offset in the UTF-8 form of s to an index
+// into s.
+export function utf16Index(s, byteOffset) {
+  let bytes = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (bytes >= byteOffset) return i;
+    const c = s.codePointAt(i);
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    if (c >= 0x10000) i++;
+  }
+  return s.length;
+}
+
+function el(tag, cls) {
+  const e = document.createElement(tag);
+  e.className = cls;
+  return e;
+}

@@ -1,0 +1,39 @@
+package playground_test
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/playground"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// The playground as a handler: the embedded rules, and the module built
+// from this checkout, compressed (both cached after the first time).
+func Example() {
+	module, gz, err := wasmbuild.Gzipped(context.Background(), wasmbuild.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h, err := playground.New(playground.Options{Rules: rules.FS, Source: "embedded", Module: module, ModuleGzip: gz})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	req := httptest.NewRequest("GET", srv.URL+"/dlroute.wasm", nil)
+	req.RequestURI = ""
+	req.Header.Set("Accept-Encoding", "gzip") // as a browser does
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.Header.Get("Content-Type"), resp.Header.Get("Content-Encoding"))
+	// Output: application/wasm gzip
+}

@@ -1,0 +1,56 @@
+// Examples to start from: an input for a rule set, and for some an edit of
+// its rules. An edit is a text to find in the original file and what goes
+// after it, so an example still applies to a rules directory given with
+// --rules as long as it has the line.
+
+const tpuVersion = "PJRT C API\nTFRT TPU v2\nBuilt on Oct 30 2023 03:04:42 (1698660263) cl/577737722";
+
+export const examples = [
+  {
+    id: "seed",
+    title: "The seed's unknown platform",
+    note: "A jaxlib built without CUDA reports <unknown>: JAX raises BufferError.",
+    ref: "jax@v3",
+    input: { platform: "gpu", platform_version: "<unknown>", local_hardware_id: 0 },
+  },
+  {
+    id: "seed-exchange",
+    title: "The seed's case, copied to the host by the exchange",
+    note: "exchange@v2 falls back to a copy through host memory, with IS_COPIED set.",
+    ref: "exchange@v2",
+    input: { platform: "gpu", platform_version: "<unknown>", local_hardware_id: 0, max_version: [1, 1] },
+  },
+  {
+    id: "rocm-pinned",
+    title: "A ROCm pinned buffer",
+    note: "Pinned host memory on ROCm is kDLROCMHost, with the hardware id as its device id.",
+    ref: "jax@v3",
+    input: { platform: "gpu", platform_version: "rocm 60200", memory_kind: "pinned_host", local_hardware_id: 1 },
+  },
+  {
+    id: "pjrt-c-api",
+    title: "A PJRT C API plugin's multi-line string",
+    note: "Plugins prefix their own string with a line; the marker is found by substring.",
+    ref: "jax@v3",
+    input: { platform: "gpu", platform_version: "PJRT C API\ncuda 12030", local_hardware_id: 0 },
+  },
+  {
+    id: "tpu-device",
+    title: "A TPU device buffer",
+    note: "Only TPU pinned host memory has a DLPack device: device memory is a BufferError.",
+    ref: "jax@v3",
+    input: { platform: "tpu", platform_version: tpuVersion, memory_kind: "device", local_hardware_id: 0 },
+  },
+  {
+    id: "new-marker",
+    title: "Adding a new marker",
+    note: "One row in gpu_markers teaches the rules a new GPU platform.",
+    ref: "jax@v3",
+    input: { platform: "gpu", platform_version: "nvfork 1.0", local_hardware_id: 0 },
+    edit: {
+      file: "jax/v3/rules.yaml",
+      after: "      - {marker: oneapi, device: kDLOneAPI}\n",
+      insert: "      - {marker: nvfork, device: kDLCUDA, pinned_host: kDLCUDAHost}\n",
+    },
+  },
+];

@@ -1,0 +1,155 @@
+// The input as a form, built from the rule set's declared inputs
+// (dlroute_describe), kept in step with the input as JSON. The JSON text
+// is what the engine gets: the form writes it, and reads it back when the
+// person edits the JSON instead. The engine checks the values, so a field
+// that does not parse is sent as text and the engine's wrong_type message
+// says what is wrong, as `dlroute resolve --json` would.
+
+// Suggestions for string inputs, from domain.md: what JAX passes.
+const suggestions = {
+  platform: ["cpu", "gpu", "tpu", "METAL"],
+  memory_kind: ["device", "pinned_host", "unpinned_host"],
+};
+
+export class InputForm {
+  constructor(form, onChange) {
+    this.form = form;
+    this.onChange = onChange;
+    this.fields = [];
+    this.signature = "";
+  }
+
+  // setInputs builds the fields for a rule set's inputs; it does nothing
+  // when they are the ones already shown.
+  setInputs(inputs) {
+    const signature = JSON.stringify(inputs.map((d) => [d.name, d.type, d.default]));
+    if (signature === this.signature) return false;
+    this.signature = signature;
+    this.fields = inputs.map((d) => new Field(d, () => this.onChange()));
+    this.form.replaceChildren(...this.fields.map((f) => f.row));
+    return true;
+  }
+
+  // toJSON writes the fields as one JSON object. Ints are written as
+  // typed, so a 64-bit id is never rounded by JavaScript's numbers.
+  toJSON() {
+    const parts = [];
+    for (const f of this.fields) {
+      const raw = f.raw();
+      if (raw !== undefined) parts.push(`${JSON.stringify(f.decl.name)}:${raw}`);
+    }
+    return `{${parts.join(",")}}`;
+  }
+
+  // fromJSON shows an input object's values in the fields: a field the
+  // object leaves out shows its default.
+  fromJSON(obj) {
+    for (const f of this.fields) f.show(Object.hasOwn(obj, f.decl.name) ? obj[f.decl.name] : f.decl.default);
+  }
+
+  // names of the declared inputs, to keep only those when the rule set
+  // changes.
+  get names() { return this.fields.map((f) => f.decl.name); }
+}
+
+class Field {
+  constructor(decl, changed) {
+    this.decl = decl;
+    this.nullable = decl.type.endsWith("?");
+    this.base = decl.type.replace(/\?$/, "");
+    const id = `in-${decl.name}`;
+    this.row = document.createElement("div");
+    this.row.className = "field";
+    const label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = decl.name;
+    const type = document.createElement("span");
+    type.className = "type";
+    type.textContent = decl.type + (decl.required ? "" : ` = ${JSON.stringify(decl.default ?? null)}`);
+    label.append(" ", type);
+    if (decl.doc) label.title = decl.doc;
+
+    if (this.base === "bool") {
+      this.control = document.createElement("select");
+      for (const v of [...(this.nullable ? ["null"] : []), "true", "false"]) this.control.append(new Option(v, v));
+    } else if (decl.name === "platform_version") {
+      this.control = document.createElement("textarea");
+      this.control.rows = 3;
+      this.control.spellcheck = false;
+      this.control.wrap = "off";
+    } else {
+      this.control = document.createElement("input");
+      this.control.type = "text";
+      this.control.spellcheck = false;
+      this.control.autocomplete = "off";
+      if (this.base === "int" || this.base === "uint") this.control.inputMode = "numeric";
+      if (this.base.startsWith("list(")) this.control.placeholder = this.nullable ? "null, or values: 1, 0" : "values: 1, 0";
+      if (suggestions[decl.name]) {
+        const list = document.createElement("datalist");
+        list.id = `${id}-options`;
+        for (const s of suggestions[decl.name]) list.append(new Option(s));
+        this.control.setAttribute("list", list.id);
+        this.row.append(list);
+      }
+    }
+    this.control.id = id;
+    this.control.dataset.testid = `input-${decl.name}`;
+    this.control.addEventListener("input", changed);
+    this.row.append(label, this.control);
+
+    // A nullable scalar gets a "null" box; a nullable list is null when empty.
+    if (this.nullable && this.base !== "bool" && !this.base.startsWith("list(")) {
+      const box = document.createElement("label");
+      box.className = "null";
+      this.isNull = document.createElement("input");
+      this.isNull.type = "checkbox";
+      this.isNull.dataset.testid = `input-${decl.name}-null`;
+      this.isNull.addEventListener("input", () => {
+        this.control.disabled = this.isNull.checked;
+        changed();
+      });
+      box.append(this.isNull, " null");
+      this.row.append(box);
+    }
+    this.show(decl.default);
+  }
+
+  // raw is the field as JSON text, or undefined to leave it out.
+  raw() {
+    if (this.isNull?.checked) return "null";
+    const v = this.control.value;
+    if (this.base === "bool") return v;
+    if (this.base === "int" || this.base === "uint") {
+      const t = v.trim();
+      if (t === "") return undefined; // its default, or missing_field
+      return /^-?\d+$/.test(t) ? t : JSON.stringify(v);
+    }
+    if (this.base.startsWith("list(")) {
+      const t = v.trim().replace(/^\[|\]$/g, "");
+      if (t === "") return this.nullable ? "null" : "[]";
+      const items = t.split(",").map((s) => s.trim());
+      return items.every((s) => /^-?\d+$/.test(s)) ? `[${items.join(",")}]` : JSON.stringify(v);
+    }
+    if (this.base === "string") return JSON.stringify(v);
+    try {
+      JSON.parse(v);
+      return v;
+    } catch {
+      return JSON.stringify(v);
+    }
+  }
+
+  show(value) {
+    if (this.isNull) {
+      this.isNull.checked = value === null || value === undefined;
+      this.control.disabled = this.isNull.checked;
+      if (this.isNull.checked) return;
+    }
+    let text;
+    if (value === null || value === undefined) text = this.base === "bool" ? "null" : "";
+    else if (Array.isArray(value)) text = value.join(", ");
+    else if (typeof value === "object") text = JSON.stringify(value);
+    else text = String(value);
+    if (this.control.value !== text) this.control.value = text;
+  }
+}

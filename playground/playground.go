@@ -1,0 +1,260 @@
+// Package playground serves the dlroute playground: a static page that
+// runs the dlroute WebAssembly module (the one every host runs) in the
+// browser, so a person can edit rules and inputs and see decisions, their
+// trace and the tests, with no server doing the work.
+//
+// # What is served
+//
+//   - the page: index.html, style.css, favicon.svg and the JavaScript
+//     modules beside this file, embedded with go:embed;
+//   - rules.json: {"source": ..., "files": {"jax/v3/rules.yaml": "...", ...}},
+//     the rules directory the page starts from;
+//   - dlroute.wasm: the module, as application/wasm, gzip-compressed once
+//     (by internal/wasmbuild.Gzipped, which caches it, or by New).
+//
+// Every response carries ContentSecurityPolicy and an ETag; a client that
+// accepts gzip gets every resource compressed.
+//
+// # Without this server
+//
+// WriteSite writes the same files into a directory, which any static
+// server can serve (`dlroute playground --static DIR`).
+package playground
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+)
+
+// The page's assets. The module is not among them: it is built from the
+// checkout by internal/wasmbuild and handed to New.
+//
+//go:embed index.html style.css favicon.svg *.js
+var assets embed.FS
+
+// ContentSecurityPolicy is sent with every response. Scripts, styles and
+// fetches come from the page's own origin only; 'wasm-unsafe-eval' lets
+// it compile WebAssembly without allowing JavaScript's eval; nothing may
+// frame the page, and it submits no forms.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
+	"connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// Options configure New.
+type Options struct {
+	// Rules is the rules directory the page starts from, holding
+	// <name>/<version>/<file>; other files are left out.
+	Rules fs.FS
+	// Source says in the page where the rules come from, such as
+	// "embedded" or the --rules directory.
+	Source string
+	// Module is the dlroute WebAssembly module (internal/wasmbuild.Module).
+	Module []byte
+	// ModuleGzip, when set, is Module gzip-compressed
+	// (internal/wasmbuild.Gzipped, which caches it); New compresses
+	// Module itself otherwise.
+	ModuleGzip []byte
+}
+
+// Handler serves the playground. It is immutable after New and safe for
+// concurrent use.
+type Handler struct {
+	files map[string]*resource // by URL path without the leading '/'
+}
+
+// resource is one file, as it is sent: its bytes, compressed once.
+type resource struct {
+	body, gz    []byte
+	contentType string
+	etag        string
+}
+
+var contentTypes = map[string]string{
+	".html": "text/html; charset=utf-8",
+	".css":  "text/css; charset=utf-8",
+	".js":   "text/javascript; charset=utf-8",
+	".svg":  "image/svg+xml",
+	".json": "application/json",
+	".wasm": "application/wasm",
+}
+
+// New prepares every resource: it reads the rules, and compresses them,
+// the assets and the module (half a second for the module's 27 MB, unless
+// Options.ModuleGzip has it done already).
+func New(opts Options) (*Handler, error) {
+	if len(opts.Module) == 0 {
+		return nil, errors.New("playground: no WebAssembly module")
+	}
+	files, err := Files(opts)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handler{files: map[string]*resource{}}
+	for name, data := range files {
+		r := &resource{body: data, contentType: contentTypes[path.Ext(name)]}
+		sum := sha256.Sum256(data)
+		r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+		if name == "dlroute.wasm" && opts.ModuleGzip != nil {
+			r.gz = opts.ModuleGzip
+		} else if r.gz, err = compress(data); err != nil {
+			return nil, err
+		}
+		h.files[name] = r
+	}
+	return h, nil
+}
+
+// Files returns the site's files by name: the assets, rules.json and
+// dlroute.wasm.
+func Files(opts Options) (map[string][]byte, error) {
+	files := map[string][]byte{"dlroute.wasm": opts.Module}
+	entries, err := fs.ReadDir(assets, ".")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		data, err := assets.ReadFile(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		files[e.Name()] = data
+	}
+	if files["rules.json"], err = rulesJSON(opts.Rules, opts.Source); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// rulesJSON reads the files of every <name>/<version>/ into rules.json.
+func rulesJSON(rules fs.FS, source string) ([]byte, error) {
+	if rules == nil {
+		return nil, errors.New("playground: no rules")
+	}
+	out := struct {
+		Source string            `json:"source"`
+		Files  map[string]string `json:"files"`
+	}{source, map[string]string{}}
+	err := fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() && strings.Count(p, "/") == 2 {
+			data, err := fs.ReadFile(rules, p)
+			if err != nil {
+				return err
+			}
+			out.Files[p] = string(data)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("playground: reading the rules: %w", err)
+	}
+	if len(out.Files) == 0 {
+		return nil, errors.New("playground: the rules directory holds no <name>/<version>/ files")
+	}
+	return json.Marshal(out)
+}
+
+func compress(data []byte) ([]byte, error) {
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, wasmbuild.GzipLevel)
+	if err != nil {
+		return nil, err
+	}
+	zw.Write(data)
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ServeHTTP serves GET and HEAD of the site's files; "/" is index.html.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Content-Security-Policy", ContentSecurityPolicy)
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cross-Origin-Opener-Policy", "same-origin")
+	hdr.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		hdr.Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	name := strings.TrimPrefix(req.URL.Path, "/")
+	if name == "" {
+		name = "index.html"
+	}
+	r, ok := h.files[name]
+	if !ok {
+		http.NotFound(w, req)
+		return
+	}
+	hdr.Set("Content-Type", r.contentType)
+	hdr.Set("Cache-Control", "no-cache") // revalidate by ETag: a rebuilt module must not be stale
+	hdr.Set("ETag", r.etag)
+	hdr.Set("Vary", "Accept-Encoding")
+	if inm := req.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, r.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := r.body
+	if acceptsGzip(req.Header.Get("Accept-Encoding")) && len(r.gz) < len(r.body) {
+		hdr.Set("Content-Encoding", "gzip")
+		body = r.gz
+	}
+	hdr.Set("Content-Length", fmt.Sprint(len(body)))
+	if req.Method == http.MethodHead {
+		return
+	}
+	w.Write(body)
+}
+
+// acceptsGzip reads an Accept-Encoding header: gzip (or *) listed, and
+// not with q=0.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(strings.ToLower(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
+}
+
+// WriteSite writes the site's files into dir, creating it: what any
+// static server needs to serve the playground. The server should send
+// dlroute.wasm as application/wasm (the page copes without it, compiling
+// after the download instead of during it).
+func WriteSite(dir string, opts Options) error {
+	files, err := Files(opts)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package playground_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute/playground"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// fakeModule stands in for the 27 MB module: the handler never looks
+// inside it.
+var fakeModule = append([]byte("\x00asm\x01\x00\x00\x00"), bytes.Repeat([]byte("dlroute "), 4096)...)
+
+func newHandler(t *testing.T) *playground.Handler {
+	t.Helper()
+	h, err := playground.New(playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func get(h http.Handler, method, path string, header ...string) *http.Response {
+	req := httptest.NewRequest(method, path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return w.Result()
+}
+
+func TestHandlerServesTheSite(t *testing.T) {
+	h := newHandler(t)
+	for _, c := range []struct{ path, contentType string }{
+		{"/", "text/html; charset=utf-8"},
+		{"/index.html", "text/html; charset=utf-8"},
+		{"/app.js", "text/javascript; charset=utf-8"},
+		{"/wasi.js", "text/javascript; charset=utf-8"},
+		{"/style.css", "text/css; charset=utf-8"},
+		{"/favicon.svg", "image/svg+xml"},
+		{"/rules.json", "application/json"},
+		{"/dlroute.wasm", "application/wasm"},
+	} {
+		resp := get(h, "GET", c.path)
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != c.contentType {
+			t.Errorf("GET %s: %d %q, want 200 %q", c.path, resp.StatusCode, resp.Header.Get("Content-Type"), c.contentType)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); csp != playground.ContentSecurityPolicy {
+			t.Errorf("GET %s: Content-Security-Policy %q", c.path, csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" || resp.Header.Get("ETag") == "" {
+			t.Errorf("GET %s: headers %v, want nosniff and an ETag", c.path, resp.Header)
+		}
+	}
+}
+
+func TestContentSecurityPolicy(t *testing.T) {
+	csp := playground.ContentSecurityPolicy
+	if strings.Contains(csp, "'unsafe-eval'") || strings.Contains(csp, "'unsafe-inline'") {
+		t.Errorf("the policy allows eval or inline code: %s", csp)
+	}
+	for _, want := range []string{"default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("the policy lacks %q: %s", want, csp)
+		}
+	}
+	// The page must need nothing the policy forbids: no inline script or
+	// style, no style attribute, no other origin.
+	index, _ := os.ReadFile("index.html")
+	for _, bad := range []string{"<script>", "<style", " style=", "http://", "https://", "onclick="} {
+		if bytes.Contains(index, []byte(bad)) {
+			t.Errorf("index.html holds %q, which the policy blocks", bad)
+		}
+	}
+	scripts, _ := filepath.Glob("*.js")
+	for _, s := range scripts {
+		data, _ := os.ReadFile(s)
+		for _, bad := range []string{"eval(", "new Function", "innerHTML ="} {
+			if bytes.Contains(data, []byte(bad)) && !(bad == "innerHTML =" && bytes.Contains(data, []byte(`innerHTML = ""`))) {
+				t.Errorf("%s uses %s", s, bad)
+			}
+		}
+	}
+}
+
+func TestHandlerCompressesTheModule(t *testing.T) {
+	h := newHandler(t)
+	resp := get(h, "GET", "/dlroute.wasm", "Accept-Encoding", "br, gzip;q=0.8")
+	if resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("with gzip accepted: Content-Encoding %q, Vary %q", resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(zr)
+	if !bytes.Equal(body, fakeModule) {
+		t.Errorf("the module decompresses to %d bytes, want the %d given", len(body), len(fakeModule))
+	}
+	for _, ae := range []string{"", "identity", "gzip;q=0", "deflate"} {
+		resp := get(h, "GET", "/dlroute.wasm", "Accept-Encoding", ae)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.Header.Get("Content-Encoding") != "" || !bytes.Equal(body, fakeModule) {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, %d bytes; want the module as it is", ae, resp.Header.Get("Content-Encoding"), len(body))
+		}
+	}
+}
+
+func TestHandlerRevalidates(t *testing.T) {
+	h := newHandler(t)
+	etag := get(h, "GET", "/dlroute.wasm").Header.Get("ETag")
+	if resp := get(h, "GET", "/dlroute.wasm", "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match with the ETag: %d, want 304", resp.StatusCode)
+	}
+	if resp := get(h, "GET", "/dlroute.wasm", "If-None-Match", `"other"`); resp.StatusCode != http.StatusOK {
+		t.Errorf("If-None-Match with another ETag: %d, want 200", resp.StatusCode)
+	}
+}
+
+func TestHandlerRefuses(t *testing.T) {
+	h := newHandler(t)
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/nope.js", http.StatusNotFound},
+		{"GET", "/../go.mod", http.StatusNotFound},
+		{"GET", "/playground.go", http.StatusNotFound},
+		{"POST", "/", http.StatusMethodNotAllowed},
+		{"PUT", "/rules.json", http.StatusMethodNotAllowed},
+	} {
+		resp := get(h, c.method, c.path)
+		if resp.StatusCode != c.status || resp.Header.Get("Content-Security-Policy") == "" {
+			t.Errorf("%s %s: %d, want %d with the policy", c.method, c.path, resp.StatusCode, c.status)
+		}
+	}
+	if resp := get(h, "HEAD", "/app.js"); resp.StatusCode != http.StatusOK || resp.ContentLength <= 0 {
+		t.Errorf("HEAD /app.js: %d, length %d", resp.StatusCode, resp.ContentLength)
+	}
+}
+
+func TestRulesJSON(t *testing.T) {
+	dir := fstest.MapFS{
+		"jax/v9/rules.yaml": {Data: []byte("rules: []\n")},
+		"README.md":         {Data: []byte("not a rules file")},
+		"jax/v9/deep/x":     {Data: []byte("too deep")},
+	}
+	h, err := playground.New(playground.Options{Rules: dir, Source: "/tmp/mine", Module: fakeModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Source string            `json:"source"`
+		Files  map[string]string `json:"files"`
+	}
+	if err := json.NewDecoder(get(h, "GET", "/rules.json").Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Source != "/tmp/mine" || len(got.Files) != 1 || got.Files["jax/v9/rules.yaml"] != "rules: []\n" {
+		t.Errorf("rules.json = %+v, want only jax/v9/rules.yaml from /tmp/mine", got)
+	}
+	if _, err := playground.New(playground.Options{Rules: fstest.MapFS{}, Module: fakeModule}); err == nil {
+		t.Errorf("New with an empty rules directory: no error")
+	}
+	if _, err := playground.New(playground.Options{Rules: dir}); err == nil {
+		t.Errorf("New without a module: no error")
+	}
+}
+
+func TestWriteSite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "site")
+	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Module: fakeModule}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"index.html", "app.js", "wasi.js", "engine.js", "style.css", "rules.json", "dlroute.wasm"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("the site lacks %s: %v", name, err)
+		}
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "dlroute.wasm")); !bytes.Equal(data, fakeModule) {
+		t.Errorf("dlroute.wasm is not the module given")
+	}
+}

@@ -1,0 +1,208 @@
+// What the page shows of an answer: the decision, its trace, the tests
+// and what changed. Each function fills an element from the module's JSON,
+// with textContent only (rule files and inputs are never HTML).
+
+// h makes an element: h("li", {class: "pass", "data-rule": "gpu"}, child, "text", ...).
+export function h(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  e.append(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+  return e;
+}
+
+// rulesPath turns an engine position's file ("rules/jax/v3/rules.yaml")
+// into the page's path ("jax/v3/rules.yaml").
+export function rulesPath(file) {
+  return file.split("/").slice(-3).join("/");
+}
+
+export function where(pos) {
+  return `${pos.file.split("/").pop()}:${pos.line}:${pos.column}`;
+}
+
+// verdict is a decision in a line: (kDLCUDA, 0) or BufferError: ...
+export function verdict(d) {
+  if (!d) return "";
+  if (d.error) return `${d.error.type}: ${d.error.message}`;
+  return `(${d.device_type}, ${d.device_id})`;
+}
+
+// renderDecision fills the decision panel. stale, when set, says why the
+// decision shown is the last good one rather than the current input's.
+export function renderDecision(root, { explanation, ms, stale, onRule }) {
+  root.replaceChildren();
+  if (!explanation) {
+    root.dataset.state = "none";
+    root.append(h("h2", {}, "Decision"), h("p", { class: "muted" }, stale || "No decision yet."));
+    return;
+  }
+  const d = explanation.decision;
+  root.dataset.state = stale ? "stale" : "fresh";
+  root.dataset.rule = d.rule;
+  root.dataset.kind = d.error ? "exception" : "device";
+  const step = explanation.trace.rules.find((s) => s.rule === d.rule && s.matched);
+  const exportBits = [];
+  if (d.copy) exportBits.push(h("span", { class: "chip" }, "copy"));
+  if (d.capsule) exportBits.push(h("span", { class: "chip" }, d.capsule));
+  for (const f of d.flags || []) exportBits.push(h("span", { class: "chip" }, f.replace("DLPACK_FLAG_BITMASK_", "")));
+  root.append(...[
+    h("h2", {}, "Decision", stale ? h("span", { class: "badge warn" }, "last good") : null),
+    h("div", { class: `verdict ${d.error ? "exception" : "device"}`, "data-testid": "verdict" },
+      d.error ? [h("span", { class: "exc" }, d.error.type), ": ", d.error.message] : [`(${d.device_type}, ${d.device_id})`, h("span", { class: "code" }, ` device type ${d.device_type_code}`)]),
+    exportBits.length ? h("div", { class: "export" }, ...exportBits) : null,
+    h("div", { class: "meta" },
+      "rule ", h("button", { class: "link", "data-testid": "decision-rule", onclick: () => step && onRule(step.position) }, d.rule),
+      ` of ${d.ruleset}`, step ? ` at ${where(step.position)}` : "",
+      ms !== undefined ? h("span", { class: "muted" }, ` · explained in ${ms.toFixed(1)} ms`) : null),
+    stale ? h("p", { class: "stale-note" }, stale) : null,
+    h("details", {}, h("summary", {}, "As dlroute resolve --json writes it"), h("pre", { class: "json" }, JSON.stringify(d))),
+  ].filter(Boolean));
+}
+
+// renderTrace fills the trace panel: rules tried, the values (with the
+// import's own trace), and where the marker matched in platform_version.
+export function renderTrace(root, { explanation, input, onPosition }) {
+  root.replaceChildren(h("h2", {}, "Trace"));
+  if (!explanation) return;
+  const marker = findMarker(explanation.trace, input);
+  if (marker) root.append(markerView(marker));
+  root.append(traceView(explanation.trace, onPosition, 0));
+}
+
+function traceView(trace, onPosition, depth) {
+  const rules = h("ol", { class: "rules" }, trace.rules.map((s) =>
+    h("li", { class: s.error ? "fail" : s.matched ? "hit" : "miss", "data-rule": s.rule },
+      h("span", { class: "mark" }, s.error ? "!" : s.matched ? "✓" : "✗"),
+      h("button", { class: "link", onclick: () => onPosition(s.position) }, s.rule),
+      h("span", { class: "pos" }, where(s.position)),
+      s.error ? h("div", { class: "err-text" }, s.error) : null)));
+  const values = h("dl", { class: "values" }, trace.values.flatMap((v) => [
+    h("dt", { class: v.used ? "used" : "unused", title: v.used ? "the decision read it" : "computed for the explanation only" },
+      v.position ? h("button", { class: "link", onclick: () => onPosition(v.position) }, v.name) : v.name),
+    h("dd", { class: v.error ? "err-text" : "" }, v.error ? `error: ${v.error}` : JSON.stringify(v.value),
+      v.import ? h("details", { class: "import", open: depth === 0 }, h("summary", {}, `how ${v.import.decision.ruleset} decided: ${verdict(v.import.decision)}`),
+        traceView(v.import.trace, onPosition, depth + 1)) : null),
+  ]));
+  return h("div", { class: "trace-body" }, h("h3", {}, "Rules tried, top to bottom"), rules, h("h3", {}, "Values"), values);
+}
+
+// findMarker finds the marker row that matched: a value that is a list of
+// rows with a "marker" column (gpu_matches), in the trace or an import's,
+// and where it starts in platform_version.
+export function findMarker(trace, input) {
+  for (const v of trace.values) {
+    if (Array.isArray(v.value) && v.value.length > 0 && typeof v.value[0]?.marker === "string") {
+      const marker = v.value[0].marker;
+      const version = typeof input?.platform_version === "string" ? input.platform_version : "";
+      return { value: v.name, marker, version, at: version.indexOf(marker) };
+    }
+    if (v.import) {
+      const m = findMarker(v.import.trace, input);
+      if (m) return m;
+    }
+  }
+  return null;
+}
+
+function markerView(m) {
+  const before = m.version.slice(0, Math.max(0, m.at));
+  const line = before.split("\n").length;
+  const column = before.length - before.lastIndexOf("\n");
+  const shown = (s) => s.split("\n").flatMap((part, i) => (i ? [h("span", { class: "nl" }, "⏎"), "\n", part] : [part]));
+  return h("div", { class: "marker", "data-testid": "marker" },
+    h("div", {}, "Marker ", h("code", {}, m.marker), ` (${m.value}[0]) matched platform_version at offset ${m.at}, line ${line}, column ${column}:`),
+    h("pre", { class: "version" }, shown(before), h("mark", {}, m.marker), shown(m.version.slice(m.at + m.marker.length))));
+}
+
+// ruleMarks computes the marks for one rule file from a trace: the rule
+// that decided (its whole block), the rules tried, the values read, and the
+// marker row that matched.
+export function ruleMarks(path, text, explanation, input) {
+  const lines = new Map();
+  const spans = [];
+  if (!explanation) return { lines, spans };
+  const fileLines = text.split("\n");
+  const visit = (trace) => {
+    for (const s of trace.rules) {
+      if (rulesPath(s.position.file) !== path) continue;
+      if (s.matched || s.error) {
+        const [from, to] = block(fileLines, s.position);
+        for (let l = from; l <= to; l++) lines.set(l, s.error ? "fail" : "hit");
+      } else if (!lines.has(s.position.line)) {
+        lines.set(s.position.line, "tried");
+      }
+    }
+    for (const v of trace.values) {
+      if (v.used && v.position && rulesPath(v.position.file) === path && !lines.has(v.position.line)) lines.set(v.position.line, "value");
+      if (v.import) visit(v.import.trace);
+    }
+  };
+  visit(explanation.trace);
+  const m = findMarker(explanation.trace, input);
+  if (m) {
+    const re = new RegExp(`marker:\\s*['"]?(${m.marker.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")})['"]?\\s*[,}]?`);
+    fileLines.forEach((t, i) => {
+      const found = re.exec(t);
+      if (found && !t.trimStart().startsWith("#")) {
+        lines.set(i + 1, "marker");
+        const at = t.indexOf(found[1], found.index);
+        spans.push({ line: i + 1, column: byteLength(t.slice(0, at)) + 1, length: byteLength(found[1]), cls: "marker" });
+      }
+    });
+  }
+  return { lines, spans };
+}
+
+// block is the lines of the list item that starts at pos: up to the next
+// line indented no deeper than its key, blank lines at its end left out.
+function block(fileLines, pos) {
+  const indent = pos.column - 1;
+  let to = pos.line;
+  for (let l = pos.line + 1; l <= fileLines.length; l++) {
+    const t = fileLines[l - 1];
+    if (t.trim() === "" || t.trim().startsWith("#")) continue;
+    if (t.length - t.trimStart().length < indent) break;
+    to = l;
+  }
+  return [pos.line, to];
+}
+
+function byteLength(s) {
+  return new TextEncoder().encode(s).length;
+}
+
+// renderTests fills the tests panel from dlroute_test's report.
+export function renderTests(summary, list, report, { onCase, onPosition }) {
+  if (!report) {
+    summary.textContent = "no tests: the rules did not load";
+    summary.dataset.failed = "";
+    list.replaceChildren();
+    return;
+  }
+  summary.textContent = `${report.passed} passed, ${report.failed} failed`;
+  summary.dataset.passed = String(report.passed);
+  summary.dataset.failed = String(report.failed);
+  summary.className = report.failed ? "summary fail" : "summary pass";
+  const cases = [...report.cases].sort((a, b) => Number(a.pass) - Number(b.pass));
+  list.replaceChildren(...cases.map((c) => h("li", { class: c.pass ? "pass" : "fail", "data-case": c.name },
+    h("span", { class: "mark" }, c.pass ? "✓" : "✗"),
+    h("button", { class: "link", title: "decide this case's input", onclick: () => onCase(c) }, c.name),
+    h("button", { class: "pos link", onclick: () => onPosition(c.position) }, where(c.position)),
+    c.pass ? null : h("div", { class: "gotwant" },
+      h("div", {}, h("b", {}, "got "), c.error ? `error: ${c.error.message}` : JSON.stringify(c.got)),
+      h("div", {}, h("b", {}, "want "), JSON.stringify(c.want))))));
+}
+
+// renderProblems lists load and evaluation errors, each a link to its place.
+export function renderProblems(root, errors, onPosition) {
+  root.replaceChildren(...errors.map((e) => h("div", { class: "problem", "data-code": e.code },
+    e.position ? h("button", { class: "link pos", onclick: () => onPosition(e.position) }, `${e.position.file}:${e.position.line}:${e.position.column}`) : null,
+    h("span", { class: "code" }, e.code), " ", e.message,
+    e.hint ? h("div", { class: "hint" }, `hint: ${e.hint}`) : null)));
+  root.hidden = errors.length === 0;
+}

@@ -1,0 +1,116 @@
+// Workspace is the rules directory a person works on: the files as served,
+// their edits, and the module's handles for both. It loads as little as
+// it can: a version and what it imports, once as served and once per
+// edit (RATIONALE.md, "Why does the page load only the version being
+// edited?").
+
+export const dirOf = (ref) => ref.replace("@", "/");
+
+export class Workspace {
+  // served maps "jax/v3/rules.yaml" to its text.
+  constructor(served) {
+    this.originals = new Map(Object.entries(served));
+    this.edits = new Map(); // only files that differ from the served ones
+    this.refs = [...new Set([...this.originals.keys()].map((p) => p.split("/").slice(0, 2).join("@")))]
+      .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+    this.engine = null;
+    this.reset();
+  }
+
+  // reset forgets every handle: for a new engine instance.
+  reset() {
+    this.served = new Map(); // ref -> {handle, errors}
+    this.edited = { key: "", handle: 0, errors: null }; // the last load of edited rules
+  }
+
+  // newest is the default version of a rule set's name.
+  newest(name) { return this.refs.filter((r) => r.startsWith(name + "@")).pop(); }
+
+  textOf(path) { return this.edits.has(path) ? this.edits.get(path) : this.originals.get(path); }
+
+  filesOf(ref) { return [...this.originals.keys()].filter((p) => p.startsWith(dirOf(ref) + "/")); }
+
+  // edit records a file's new text; the served text again is no edit.
+  edit(path, text) {
+    if (text === this.originals.get(path)) this.edits.delete(path);
+    else this.edits.set(path, text);
+  }
+
+  // all is every file, as edited.
+  all() { return new Map([...this.originals.keys()].map((p) => [p, this.textOf(p)])); }
+
+  // closure is a ref and everything it imports, as the files now read.
+  closure(ref) {
+    const seen = new Set();
+    const stack = [ref];
+    while (stack.length) {
+      const r = stack.pop();
+      if (seen.has(r) || !this.refs.includes(r)) continue;
+      seen.add(r);
+      stack.push(...importsOf(this.textOf(`${dirOf(r)}/rules.yaml`)));
+    }
+    return [...seen].sort();
+  }
+
+  // editedPaths are the edited files the ref reads.
+  editedPaths(ref) {
+    const dirs = this.closure(ref).map((r) => dirOf(r) + "/");
+    return [...this.edits.keys()].filter((p) => dirs.some((d) => p.startsWith(d)));
+  }
+
+  // original returns {handle, errors} for a ref as served, loading it
+  // (and what it imports) the first time. Handles outlive later loads.
+  original(ref) {
+    if (!this.served.has(ref)) {
+      const refs = this.closure(ref);
+      const r = this.engine.load(refs.flatMap((x) => this.filesOf(x)).map((p) => [p, this.originals.get(p)]));
+      if (!r.ok) {
+        this.served.set(ref, { handle: 0, errors: r.json() });
+      } else {
+        for (const x of refs) if (!this.served.get(x)?.handle) this.served.set(x, { handle: this.engine.ruleset(x).handle, errors: null });
+      }
+    }
+    return this.served.get(ref);
+  }
+
+  // current returns {handle, errors} for a ref as edited: the served
+  // handle when nothing it reads is edited, else a load of the edited
+  // files, kept until they change. The previous edit's handle is released.
+  current(ref) {
+    const paths = this.closure(ref).flatMap((x) => this.filesOf(x));
+    if (!paths.some((p) => this.edits.has(p))) {
+      this.#drop();
+      return this.original(ref);
+    }
+    const key = JSON.stringify([ref, paths.map((p) => [p, this.textOf(p)])]);
+    if (key !== this.edited.key) {
+      const r = this.engine.load(paths.map((p) => [p, this.textOf(p)]));
+      this.#drop();
+      this.edited = r.ok ? { key, handle: this.engine.ruleset(ref).handle, errors: null } : { key, handle: 0, errors: r.json() };
+    }
+    return this.edited;
+  }
+
+  // #drop releases the edited rules' handle, unless it is also a served
+  // one (the module hands out one handle per compiled version, and reuses
+  // a version that did not change).
+  #drop() {
+    const h = this.edited.handle;
+    if (h && ![...this.served.values()].some((s) => s.handle === h)) this.engine.release(h);
+    this.edited = { key: "", handle: 0, errors: null };
+  }
+}
+
+// importsOf reads the refs a rules.yaml imports: name@version tokens in
+// its top-level imports block. A miss costs a load error the engine
+// reports; an extra costs a few more files loaded.
+export function importsOf(text = "") {
+  const lines = text.split("\n");
+  const start = lines.findIndex((l) => /^imports\s*:/.test(l));
+  if (start < 0) return [];
+  let body = lines[start];
+  for (let i = start + 1; i < lines.length && (/^\s/.test(lines[i]) || lines[i].trim() === "" || lines[i].startsWith("#")); i++) {
+    body += "\n" + lines[i].replace(/#.*/, "");
+  }
+  return [...body.replace(/#.*/, "").matchAll(/([A-Za-z0-9_-]+)@(v[0-9][0-9.]*)/g)].map((m) => m[0]);
+}
