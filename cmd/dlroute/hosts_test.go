@@ -2,17 +2,22 @@ package main
 
 // The hosts the corpus (corpus_test.go) runs through besides the native
 // engine: the module through wazero (`dlroute resolve --json --engine
-// wasm`), and through Node.js (wasm/node/resolve.mjs).
+// wasm`), through Node.js (wasm/node/resolve.mjs), and in the browser (the
+// playground's window.dlroute.resolveJSON, in headless Chromium).
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
@@ -27,6 +32,7 @@ type corpusHost struct {
 var corpusHosts = []corpusHost{
 	{"wazero", startWazero},
 	{"node", startNode},
+	{"browser", startBrowser},
 }
 
 func hostNamed(name string) *corpusHost {
@@ -98,4 +104,60 @@ func moduleFile(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// startBrowser opens the playground in headless Chromium (browser_test.go;
+// it skips where chromium is absent). The page decides each line with
+// window.dlroute.resolveJSON; the command's own answerLines reads the lines
+// and writes the answers, as it does for the other engines, so what is
+// compared is the page's decisions and error objects. The page's API takes
+// a JavaScript string: a line that is not UTF-8 reaches it with U+FFFD in
+// place of its bad bytes (exceptions.txt).
+func startBrowser(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+	p := page{t, browser(t)}
+	p.open(servePlayground(t))
+	return func(_ *testing.T, c ruleSetCorpus) answers {
+		lines := readLines(c.stdin())
+		js, _ := json.Marshal(map[string]any{"ref": c.ref, "lines": lines})
+		type pageAnswer struct{ Status, Output string }
+		got := eval[[]pageAnswer](p, fmt.Sprintf(`(() => { const x = %s; return x.lines.map((l) => window.dlroute.resolveJSON(x.ref, l)); })()`, js))
+		next := 0
+		decide := func(_ context.Context, line []byte) ([]byte, error) {
+			if next >= len(got) {
+				return nil, fmt.Errorf("the page answered %d lines; asked for more", len(got))
+			}
+			a := got[next]
+			next++
+			if a.Status == "ok" {
+				return []byte(a.Output), nil
+			}
+			var e engine.Error
+			if json.Unmarshal([]byte(a.Output), &e) != nil || e.Code == "" {
+				return nil, fmt.Errorf("the page answered %s: %s", a.Status, a.Output)
+			}
+			return nil, &e
+		}
+		var stdout bytes.Buffer
+		status := answerLines(context.Background(), decide, bytes.NewReader(c.stdin()), &stdout)
+		return splitAnswers(stdout.Bytes(), status)
+	}
+}
+
+// readLines is every line answerLines hands its decide function: the lines
+// of stdin as readLine cuts them, less those too long to read.
+func readLines(stdin []byte) []string {
+	r := bufio.NewReaderSize(bytes.NewReader(stdin), 64<<10)
+	var out []string
+	for {
+		line, tooLong, err := readLine(r, maxLineLen)
+		if err != nil && len(line) == 0 && !tooLong {
+			return out
+		}
+		if !tooLong {
+			out = append(out, string(line))
+		}
+		if err != nil {
+			return out
+		}
+	}
 }
