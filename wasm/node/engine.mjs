@@ -30,6 +30,7 @@ const decoder = new TextDecoder();
  * an Engine. See index.d.ts for the options.
  */
 export async function load(options = {}) {
+  checkOptions(options);
   const module = await compile(options.module ?? process.env.DLROUTE_WASM ?? DEFAULT_MODULE);
   const rules = options.rules ?? DEFAULT_RULES;
   const archive = await toArchive(rules);
@@ -42,6 +43,14 @@ export async function load(options = {}) {
   const runner = new Runner(module, host, options.memoSize ?? DEFAULT_MEMO_SIZE);
   runner.load(archive, rootOf(rules));
   return new Engine(runner);
+}
+
+/** checkOptions refuses, with a TypeError, options of the wrong kind: a mistake in the calling code, found at load rather than at the first decision. */
+function checkOptions(o) {
+  const pv = o.platformVersion;
+  if (pv != null && typeof pv !== "string" && typeof pv !== "function") throw new TypeError("options.platformVersion must be a string or a function of the device number");
+  if (o.copyToHost != null && typeof o.copyToHost !== "function") throw new TypeError("options.copyToHost must be a function from ArrayBuffer to ArrayBuffer, or null");
+  if (o.memoSize !== undefined && !(Number.isInteger(o.memoSize) && o.memoSize >= 0)) throw new TypeError("options.memoSize must be an integer, 0 or more");
 }
 
 /** compile reads and compiles the module from a path, a URL, bytes or a compiled module. */

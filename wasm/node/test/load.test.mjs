@@ -48,6 +48,12 @@ describe("a module that cannot serve: ModuleError, code module_error", () => {
   });
 });
 
+test("options of the wrong kind: a TypeError at load", async () => {
+  for (const options of [{ platformVersion: 12030 }, { copyToHost: "slice" }, { memoSize: -1 }, { memoSize: 1.5 }]) {
+    await assert.rejects(load(options), TypeError, JSON.stringify(options));
+  }
+});
+
 describe("rules", () => {
   const broken = {};
   let engine;
