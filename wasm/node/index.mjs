@@ -1,0 +1,9 @@
+// dlroute for Node.js: the dlroute WebAssembly module (wasm/ABI.md) with
+// Node's WASI, its host functions, and the rule sets in plain objects.
+// README.md beside this file shows how to use it; index.d.ts documents
+// every export.
+
+export { load, Engine, RuleSet, DEFAULT_MODULE, DEFAULT_MEMO_SIZE } from "./engine.mjs";
+export { packRules, DEFAULT_RULES } from "./archive.mjs";
+export { ABI_VERSION } from "./instance.mjs";
+export { DlrouteError, InputError, EvaluationError, LoadError, ModuleError, HostError, INPUT_CODES } from "./errors.mjs";

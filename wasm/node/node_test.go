@@ -1,0 +1,56 @@
+// Package node_test runs the Node.js package in this directory against the
+// module built from this checkout: `node --test test/*.test.mjs`, with
+// $DLROUTE_WASM naming the module (internal/wasmbuild builds it) and
+// $DLROUTE_TEST_ARCHIVE naming Go's archive (abi.PackFS) of the
+// repository's rules directory, which the package's own packRules of it
+// must equal. It skips only where node is not
+// installed; .ci/run installs it.
+package node_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+)
+
+func TestNodePackage(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed, so the Node.js package's tests do not run (apt-get install -y nodejs; .ci/run installs it)")
+	}
+	dir := t.TempDir()
+	module, _, err := wasmbuild.Module(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file of the test's own, which no other build's cache pruning removes.
+	modulePath := filepath.Join(dir, "dlroute.wasm")
+	archive, err := abi.PackFS(os.DirFS("../../rules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	archivePath := filepath.Join(dir, "rules.archive")
+	for path, data := range map[string][]byte{modulePath: module, archivePath: archive} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob("test/*.test.mjs")
+	if len(files) == 0 {
+		t.Fatal("no test/*.test.mjs")
+	}
+	cmd := exec.Command(node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
+	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+modulePath, "DLROUTE_TEST_ARCHIVE="+archivePath, "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+	if testing.Verbose() {
+		t.Logf("node --test:\n%s", out)
+	}
+}

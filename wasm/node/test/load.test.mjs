@@ -1,0 +1,116 @@
+// Loading: modules that are missing, not WebAssembly, or of another ABI
+// version; rules that do not load; and rules replaced while in service.
+
+import assert from "node:assert/strict";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { LoadError, ModuleError, load, packRules } from "../index.mjs";
+import { CALLED_EXPORTS } from "../instance.mjs";
+import { RULES, compiledModule, fakeModule, tempRules } from "./helpers.mjs";
+
+const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
+const BUILD = /GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o .*dlroute\.wasm \.\/wasm/;
+
+describe("a module that cannot serve: ModuleError, code module_error", () => {
+  const cases = [
+    ["a missing file", "/nonexistent/dlroute.wasm", /^cannot read the module at \/nonexistent\/dlroute\.wasm: ENOENT$/, BUILD],
+    ["bytes that are not WebAssembly", new TextEncoder().encode("#!/bin/sh\necho hello\n"), /^the module is not WebAssembly \(21 bytes\)$/, BUILD],
+    ["a truncated module", fakeModule(1, CALLED_EXPORTS).subarray(0, 40), /^the module does not compile: /, undefined],
+    ["a module of ABI version 2", fakeModule(2, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module has ABI version 2; this host speaks version 1$/, /rebuild the module/],
+    ["a module of ABI version 0", fakeModule(0, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module has ABI version 0; this host speaks version 1$/, /rebuild the module/],
+    ["a version-1 module without the exports this host calls", fakeModule(1, ["dlroute_abi_version"]), /^the module does not export dlroute_alloc, .*dlroute_exchange: it is not a dlroute module of ABI version 1$/, undefined],
+    ["a WebAssembly module that is not dlroute's", fakeModule(1, []), /^the module does not export dlroute_abi_version: it is not a dlroute module$/, BUILD],
+    ["a module whose exports answer an i32 where ABI.md says i64", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module trapped in dlroute_load: /, /fresh instance/],
+    ["a module that traps", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS], ["dlroute_load"]), /^the module trapped in dlroute_load: unreachable$/, /fresh instance/],
+  ];
+  for (const [name, module, message, hint] of cases) {
+    test(name, async () => {
+      await assert.rejects(load({ module }), (err) => {
+        assert.ok(err instanceof ModuleError, `${err} is not a ModuleError`);
+        assert.equal(err.code, "module_error");
+        assert.match(err.message, message);
+        if (hint) assert.match(err.hint, hint);
+        return true;
+      });
+    });
+  }
+
+  test("no module given, $DLROUTE_WASM unset and none beside the package", async () => {
+    const saved = process.env.DLROUTE_WASM;
+    delete process.env.DLROUTE_WASM;
+    try {
+      await assert.rejects(load(), (err) => err.code === "module_error" && /^no module was given, \$DLROUTE_WASM is unset, and there is none at .*dlroute\.wasm: ENOENT$/.test(err.message) && BUILD.test(err.hint));
+    } finally {
+      process.env.DLROUTE_WASM = saved;
+    }
+  });
+});
+
+test("options of the wrong kind: a TypeError at load", async () => {
+  for (const options of [{ platformVersion: 12030 }, { copyToHost: "slice" }, { memoSize: -1 }, { memoSize: 1.5 }]) {
+    await assert.rejects(load(options), TypeError, JSON.stringify(options));
+  }
+});
+
+describe("rules", () => {
+  const broken = {};
+  let engine;
+  before(async () => {
+    broken.cel = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace("when: shards > 1", "when: shards >> 1") });
+    broken.missing = join(broken.cel, "nowhere");
+    engine = await load({ module: await compiledModule() });
+  });
+  after(() => rm(broken.cel, { recursive: true, force: true }));
+
+  test("packRules writes Go's archive for the same directory", async (t) => {
+    const goArchive = process.env.DLROUTE_TEST_ARCHIVE;
+    if (!goArchive) return t.skip("$DLROUTE_TEST_ARCHIVE is unset (go test ./wasm/node sets it to abi.PackFS of the rules directory)");
+    const { readFile } = await import("node:fs/promises");
+    assert.deepEqual(await packRules(RULES), new Uint8Array(await readFile(goArchive)));
+  });
+
+  test("a rules directory that does not compile: LoadError, every error with its code and position", async () => {
+    await assert.rejects(load({ module: await compiledModule(), rules: broken.cel }), (err) => {
+      assert.ok(err instanceof LoadError);
+      assert.equal(err.code, "load_error");
+      assert.equal(err.errors[0].code, "cel_syntax");
+      assert.equal(err.errors[0].position.file, `${broken.cel}/jax/v3/rules.yaml`, "named as given, as the Go command's --rules names it");
+      assert.equal(err.errors[0].source.trim(), "when: shards >> 1");
+      assert.ok(err.message.startsWith(`the rules do not load: ${broken.cel}/jax/v3/rules.yaml:52:19: rule sharded: when: Syntax error:`), err.message);
+      assert.match(err.message, /\(and 2 more\)$/);
+      return true;
+    });
+  });
+
+  test("a rules directory that does not exist: LoadError with read_error", async () => {
+    await assert.rejects(engine.load(broken.missing), (err) => err instanceof LoadError && err.errors[0].code === "read_error" && /ENOENT/.test(err.errors[0].message));
+  });
+
+  test("rules that do not load leave the rules in service", async () => {
+    const jax = engine.ruleset("jax");
+    await assert.rejects(engine.load(broken.cel), LoadError);
+    assert.equal(jax.resolve(cuda).device_type, "kDLCUDA");
+    assert.equal(engine.ruleset("jax@v3").resolve(cuda).device_type, "kDLCUDA");
+  });
+
+  test("new rules replace the old; a rule set got before must be got again", async () => {
+    const marker = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace(/(\n(\s*)- \{marker: cuda,)/, "\n$2- {marker: nvfork, device: kDLCUDA, pinned_host: kDLCUDAHost}$1") });
+    try {
+      const old = engine.ruleset("jax");
+      await engine.load(marker);
+      assert.throws(() => old.resolve(cuda), { code: "no_ruleset", message: "the rules were reloaded; get jax@v3 again" });
+      assert.equal(engine.ruleset("jax").resolve({ ...cuda, platform_version: "nvfork 1.0" }).device_type, "kDLCUDA");
+      await engine.load(RULES);
+      assert.equal(engine.ruleset("jax").resolve({ ...cuda, platform_version: "nvfork 1.0" }).rule, "gpu-unknown-platform");
+    } finally {
+      await rm(marker, { recursive: true, force: true });
+    }
+  });
+
+  test("an archive in place of a directory", async () => {
+    await engine.load(await packRules(RULES));
+    assert.equal(engine.ruleset("exchange@v1").ref, "exchange@v1");
+  });
+});
