@@ -302,7 +302,7 @@ func BenchmarkDeriveDomain(b *testing.B) {
 // and platforms too, and the dl_device values its rules compare with
 // through target (a conditional whose branch is dl_device).
 func TestDeriveDomainFollowsImports(t *testing.T) {
-	dom := engine.DeriveDomain(embedded(t, "exchange@v2"))
+	dom := engine.DeriveDomain(loadRuleSet(t, "exchange@v2"))
 	values := map[string]string{}
 	for _, in := range dom.Inputs {
 		b, _ := json.Marshal(in.Values)
@@ -331,7 +331,7 @@ func TestDeriveDomainFollowsImports(t *testing.T) {
 // values that matter; `dlroute diff --max-inputs 2000000 exchange@v1
 // exchange@v2` runs the whole of it.
 func TestDiffExchangeVersions(t *testing.T) {
-	v1, v2 := embedded(t, "exchange@v1"), embedded(t, "exchange@v2")
+	v1, v2 := loadRuleSet(t, "exchange@v1"), loadRuleSet(t, "exchange@v2")
 	narrow := map[string][]any{
 		"platform":          {"cpu", "gpu"},
 		"platform_version":  {"cuda 12030", "<unknown>"},
@@ -368,7 +368,7 @@ func TestDiffExchangeVersions(t *testing.T) {
 // An outcome names what an export does, so a change of capsule or copy is
 // a group of its own.
 func TestOutcomeOfAnExport(t *testing.T) {
-	rs := embedded(t, "exchange@v2")
+	rs := loadRuleSet(t, "exchange@v2")
 	d, err := rs.Resolve(context.Background(), engine.Input{"platform": "gpu", "platform_version": "<unknown>", "local_hardware_id": 0, "max_version": []any{1, 1}})
 	if err != nil {
 		t.Fatal(err)

@@ -8,21 +8,12 @@ import (
 	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/rules"
 )
 
 // loadRuleSet loads the embedded rule set ref.
 func loadRuleSet(t testing.TB, ref string) *engine.RuleSet {
 	t.Helper()
-	cat, err := engine.Load(rules.FS, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := cat.RuleSet(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
+	return ruleSet(t, loadEmbedded(t, engine.Options{}), ref)
 }
 
 // ruleSetOf compiles one version, test/v1, from the text of its rules.yaml

@@ -131,12 +131,9 @@ func (a *activation) eval(c compiled) (ref.Val, *Error) {
 	return out, nil
 }
 
-// evaluate runs the rules in order; see Resolve. A tracer, when given,
-// records each rule tried and each value computed.
-func (rs *RuleSet) evaluate(ctx context.Context, in Input, trace *tracer) (Decision, error) {
-	if err := ctx.Err(); err != nil {
-		return Decision{}, &Error{Code: CodeCanceled, Message: err.Error(), err: err}
-	}
+// newActivation binds an input's values, or their defaults, and the
+// tables; values are left to be computed when read.
+func (rs *RuleSet) newActivation(ctx context.Context, in Input, trace *tracer) *activation {
 	a := &activation{rs: rs, ctx: ctx, in: in, vals: make([]ref.Val, len(rs.slots)), trace: trace}
 	for i, decl := range rs.inputs {
 		v, ok := in[decl.Name]
@@ -148,6 +145,16 @@ func (rs *RuleSet) evaluate(ctx context.Context, in Input, trace *tracer) (Decis
 	for i, t := range rs.tables {
 		a.vals[len(rs.inputs)+i] = t.val
 	}
+	return a
+}
+
+// evaluate runs the rules in order; see Resolve. A tracer, when given,
+// records each rule tried and each value computed.
+func (rs *RuleSet) evaluate(ctx context.Context, in Input, trace *tracer) (Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return Decision{}, &Error{Code: CodeCanceled, Message: err.Error(), err: err}
+	}
+	a := rs.newActivation(ctx, in, trace)
 	for i := range rs.rules {
 		r := &rs.rules[i]
 		ok, err := a.evalKind(r.when, types.BoolType, "a bool")

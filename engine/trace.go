@@ -74,17 +74,7 @@ func (rs *RuleSet) Explain(ctx context.Context, in Input) (Explanation, error) {
 	// The values the decision did not read, computed in a fresh activation
 	// of the same input so that the steps above stay as they happened.
 	used := append([]bool(nil), t.done...)
-	a := &activation{rs: rs, ctx: ctx, in: in, vals: make([]ref.Val, len(rs.slots)), trace: t}
-	for i, decl := range rs.inputs {
-		v, ok := in[decl.Name]
-		if !ok {
-			v = decl.Default
-		}
-		a.vals[i] = decl.typ.celValue(v)
-	}
-	for i, tb := range rs.tables {
-		a.vals[len(rs.inputs)+i] = tb.val
-	}
+	a := rs.newActivation(ctx, in, t)
 	first := len(rs.inputs) + len(rs.tables)
 	for i, v := range t.computed {
 		a.vals[first+i] = v // nil where not computed, or failed

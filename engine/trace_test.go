@@ -11,19 +11,6 @@ import (
 	"github.com/dlroute/dlroute/rules"
 )
 
-func embedded(t testing.TB, ref string) *engine.RuleSet {
-	t.Helper()
-	cat, err := engine.Load(rules.FS, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := cat.RuleSet(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
-}
-
 // steps is a trace's rules as "id:matched" and its values as
 // "name=json(used)", for comparing in one line.
 func steps(tr engine.Trace) (rules, values string) {
@@ -42,7 +29,7 @@ func steps(tr engine.Trace) (rules, values string) {
 }
 
 func TestExplainSaysWhichMarkerMatchedWhere(t *testing.T) {
-	rs := embedded(t, "jax@v3")
+	rs := loadRuleSet(t, "jax@v3")
 	in := engine.Input{"platform": "gpu", "platform_version": "PJRT C API\nrocm 60200", "local_hardware_id": 0}
 	x, err := rs.Explain(context.Background(), in)
 	if err != nil {
@@ -67,7 +54,7 @@ func TestExplainSaysWhichMarkerMatchedWhere(t *testing.T) {
 }
 
 func TestExplainAnImport(t *testing.T) {
-	rs := embedded(t, "exchange@v2")
+	rs := loadRuleSet(t, "exchange@v2")
 	x, err := rs.Explain(context.Background(), engine.Input{"platform": "gpu", "platform_version": "<unknown>", "local_hardware_id": 0, "max_version": []any{1, 1}})
 	if err != nil {
 		t.Fatal(err)

@@ -41,36 +41,11 @@ func revisionOf(t testing.TB, data []byte) string {
 // it at the end, and leaves the manifest as it was.
 func withMember(t testing.TB, data []byte, name string, body []byte) []byte {
 	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	out, err := ruletest.SetMember(data, name, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := tar.NewReader(zr)
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	put := func(name string, body []byte) {
-		tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(body))})
-		tw.Write(body)
-	}
-	found := false
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		old, _ := io.ReadAll(tr)
-		if hdr.Name == name {
-			old, found = body, true
-		}
-		put(hdr.Name, old)
-	}
-	if !found {
-		put(name, body)
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
+	return out
 }
 
 // readMember returns the body of one member of an archive.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/atomicfile"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -110,19 +111,12 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		printRefusal(stderr, err)
 		return 1
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(*out), "."+filepath.Base(*out)+".*")
-	if err != nil {
-		printError(stderr, err)
-		return 1
-	}
-	defer os.Remove(tmp.Name())
-	m, err := bundle.Build(tmp, fsys, opts)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), *out) // a watcher never sees half a bundle
-	}
+	var m *bundle.Manifest
+	err = atomicfile.Write(*out, 0o644, func(w io.Writer) error { // a watcher never sees half a bundle
+		var err error
+		m, err = bundle.Build(w, fsys, opts)
+		return err
+	})
 	if err != nil {
 		printError(stderr, err)
 		return 1

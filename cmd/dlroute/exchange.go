@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/internal/atomicfile"
 )
 
 // copier makes the copies into host memory that exchange carries out,
@@ -96,7 +96,7 @@ func runExchange(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if res.Buffer != nil && res.Decision.Copy && *outPath != "" {
-		if err := writeAtomically(*outPath, res.Buffer.Data); err != nil {
+		if err := atomicfile.WriteFile(*outPath, 0o644, res.Buffer.Data); err != nil {
 			printExchangeError(stderr, &engine.Error{Code: engine.CodeRead, Message: "writing the copy: " + err.Error(),
 				Hint: "nothing was written to " + *outPath + "; --out takes a file in a directory that exists and is writable"})
 			return 1
@@ -166,29 +166,6 @@ func exported(res hostfuncs.ExchangeResult) *exportedBuffer {
 func digest(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
-}
-
-// writeAtomically writes data to a temporary file beside path and renames
-// it to path once it is complete: path is never a partial copy.
-func writeAtomically(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 // printExchangeError prints an *hostfuncs.ExchangeError with its hint, and
