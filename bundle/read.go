@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strings"
 	"testing/fstest"
 
@@ -50,6 +51,22 @@ type Bundle struct {
 	SignedBy []string
 
 	files fstest.MapFS
+}
+
+// ReadFile reads the bundle in a file and checks it as Read does. It
+// reads at most MaxArchiveSize bytes: a larger file is CodeTooLarge, and
+// one that cannot be read is the *fs.PathError.
+func ReadFile(path string, opts ReadOptions) (*Bundle, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveSize+1))
+	if err != nil {
+		return nil, err
+	}
+	return Read(data, opts)
 }
 
 // FS returns the rules as a rules directory, <name>/<version>/<file>,

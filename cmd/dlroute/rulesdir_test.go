@@ -3,7 +3,10 @@ package main
 // --rules DIR: a rules directory read at start-up, so an edit needs no rebuild.
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,4 +188,67 @@ func TestRulesDirEvalError(t *testing.T) {
 	if out.String() != want || errOut.Len() > 0 || status != 1 {
 		t.Errorf("dlroute resolve --json --rules DIR\ngot status %d, stderr %q, stdout:\n%swant status 1, stdout:\n%s", status, errOut.String(), out.String(), want)
 	}
+}
+
+// --rules takes a bundle as it takes a directory: every command decides,
+// tests and lints the same rules, with the fork's marker a bundle carries;
+// a bundle with a changed byte is refused, naming the file and the hint.
+func TestRulesBundle(t *testing.T) {
+	dir, rulesFile, ref := copyRules(t)
+	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: nvfork, device: kDLCUDA}")
+	archive := filepath.Join(t.TempDir(), "rules.tar.gz")
+	if _, stderr, status := runDlroute(t, "bundle", "build", dir, "-o", archive); status != 0 {
+		t.Fatalf("bundle build: %d %s", status, stderr)
+	}
+	for _, args := range [][]string{
+		{"resolve", "--platform", "gpu", "--platform-version", "nvfork 1.0", "--local-hardware-id", "0"},
+		{"resolve", "--ruleset", "exchange", "--platform", "gpu", "--platform-version", "nvfork 1.0", "--local-hardware-id", "0", "--copy", "true"},
+		{"resolve", "--engine", "wasm", "--platform", "gpu", "--platform-version", "nvfork 1.0", "--local-hardware-id", "0"},
+		{"test"},
+		{"lint"},
+		{"rules"},
+	} {
+		fromDir, errDir, statusDir := runDlroute(t, append(args, "--rules", dir)...)
+		fromBundle, errBundle, statusBundle := runDlroute(t, append(args, "--rules", archive)...)
+		if statusBundle != 0 || errBundle != "" || fromBundle != fromDir || statusDir != 0 {
+			t.Errorf("dlroute %s --rules BUNDLE: %d %q %q\nwith the folder: %d %q %q", strings.Join(args, " "), statusBundle, fromBundle, errBundle, statusDir, fromDir, errDir)
+		}
+	}
+	if out, _, _ := runDlroute(t, "resolve", "--rules", archive, "--platform", "gpu", "--platform-version", "nvfork 1.0", "--local-hardware-id", "0"); !strings.Contains(out, `"device_type":"kDLCUDA"`) || !strings.Contains(out, ref) {
+		t.Errorf("the bundle's marker does not decide: %s", out)
+	}
+
+	// One byte changed in a file's text: its digest no longer matches.
+	data, err := os.ReadFile(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := filepath.Join(t.TempDir(), "tampered.tar.gz")
+	if err := os.WriteFile(tampered, flipInGzip(t, data, "nvfork", "nvfurk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status := runDlroute(t, "test", "--rules", tampered)
+	if status != 1 || !strings.Contains(stderr, "reading the bundle ") || !strings.Contains(stderr, "jax/v3/rules.yaml") || !strings.Contains(stderr, "hint: --rules takes") {
+		t.Errorf("dlroute test --rules TAMPERED: %d %q; want status 1, the file whose digest differs, and the hint", status, stderr)
+	}
+}
+
+// flipInGzip replaces old with new (the same length) in a gzip stream's
+// text and compresses it again: a tar member's bytes changed, its header
+// and the manifest not.
+func flipInGzip(t *testing.T, data []byte, old, new string) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil || !bytes.Contains(plain, []byte(old)) {
+		t.Fatalf("%q not in the archive (%v)", old, err)
+	}
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	zw.Write(bytes.Replace(plain, []byte(old), []byte(new), 1))
+	zw.Close()
+	return out.Bytes()
 }
