@@ -160,8 +160,8 @@ func (r *Rules) Offer(ctx context.Context, c *Candidate) error {
 func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept bool) error {
 	g := r.cfg.Gate
 	b, archive, err := g.verify(c)
-	if err == nil && r.active.Load() != nil && r.active.Load().Digest() == b.Digest {
-		r.record(Event{At: start, Outcome: Unchanged, Took: r.cfg.Now().Sub(start)})
+	if active := r.active.Load(); err == nil && active != nil && active.Digest() == b.Digest {
+		r.record(Event{At: start, Outcome: Unchanged, Snapshot: active, Took: r.cfg.Now().Sub(start)})
 		return nil
 	}
 	var s *Snapshot

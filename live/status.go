@@ -53,7 +53,11 @@ type Event struct {
 	At      time.Time
 	Outcome Outcome       // Activated, Unchanged or Refused; "" for the failures below
 	Took    time.Duration // the check's time
-	// Snapshot is the snapshot activated (Activated).
+	// Snapshot is the snapshot activated (Activated), or the one in force
+	// that the source offered again (Unchanged; nil when the source said
+	// it had nothing new, as an HTTP 304 does). After a refusal, an
+	// Unchanged event with a Snapshot says the source is back to the
+	// rules in force.
 	Snapshot *Snapshot
 	// Refusal is why a candidate was refused (Refused).
 	Refusal *Refusal

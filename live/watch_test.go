@@ -70,9 +70,9 @@ func TestDirWatch(t *testing.T) {
 	}
 	// Fixed, the folder is b again: b stays, unchanged.
 	ruletest.WriteDir(dir, b)
-	waitFor(t, events, "the typo's fix", func(e live.Event) bool { return e.Outcome == live.Unchanged })
-	if r.Current() != s {
-		t.Fatalf("the fix replaced b with an equal snapshot")
+	e = waitFor(t, events, "the typo's fix", func(e live.Event) bool { return e.Outcome == live.Unchanged })
+	if r.Current() != s || e.Snapshot != s {
+		t.Fatalf("the fix: current changed %v, event's snapshot is b %v; want b in force and named, since the folder is back to it", r.Current() != s, e.Snapshot == s)
 	}
 
 	// A new version folder, moved in whole, is seen, and so are later

@@ -11,6 +11,7 @@ import { h, rulesPath, verdict, renderDecision, renderTrace, renderTests, render
 import { renderDiff } from "./diff.js";
 import { Workspace, dirOf } from "./workspace.js";
 import { installAPI } from "./api.js";
+import { followRules } from "./live.js";
 
 performance.mark("dlroute:script");
 
@@ -384,11 +385,11 @@ async function start() {
   const served = await resp.json();
   app.ws = new Workspace(served.files);
   app.source = served.source;
-  const newest = (name) => app.ws.newest(name);
-  app.ref = newest("jax") ?? app.ws.refs[0];
+  app.revision = served.revision;
+  app.ref = app.ws.newest("jax") ?? app.ws.refs[0];
 
   const select = $("ruleset");
-  select.replaceChildren(...app.ws.refs.map((r) => new Option(r === newest(r.split("@")[0]) ? `${r} (default)` : r, r)));
+  fillRuleSets();
   select.addEventListener("change", () => { selectRef(select.value); schedule(); });
   const exSelect = $("examples");
   exSelect.append(...examples.map((e) => new Option(e.title, e.id)));
@@ -431,6 +432,33 @@ async function start() {
   app.engine = app.ws.engine = await engine;
   performance.mark("dlroute:ready");
   refresh();
+  showStatus();
+  if (served.live) followRules(app, rulesReloaded);
+}
+
+// fillRuleSets lists the versions in the rule-set menu.
+function fillRuleSets() {
+  const newest = (name) => app.ws.newest(name);
+  $("ruleset").replaceChildren(...app.ws.refs.map((r) => new Option(r === newest(r.split("@")[0]) ? `${r} (default)` : r, r)));
+  $("ruleset").value = app.ref;
+}
+
+// rulesReloaded shows the rules the server reloaded (live.js): the
+// versions in the menu, the files in their editors (an edited file keeps
+// the person's text), and a new decision.
+function rulesReloaded() {
+  app.testedHandle = undefined;
+  const ref = app.ws.refs.includes(app.ref) ? app.ref : app.ws.newest(app.ref.split("@")[0]) ?? app.ws.refs[0];
+  fillRuleSets();
+  if (ref !== app.ref || tabPaths().join("\n") !== [...app.editors.keys()].join("\n")) {
+    if (ref !== app.ref) showMessage(`${app.ref} is gone from the server; showing ${ref}.`, "warn");
+    app.ref = "";
+    selectRef(ref);
+  } else {
+    for (const [path, { ed }] of app.editors) ed.setText(app.ws.textOf(path));
+    updateTabs();
+  }
+  schedule();
   showStatus();
 }
 
@@ -481,7 +509,7 @@ function showStatus() {
     parts.push(`module ${(wasm.decodedBodySize / 1048576).toFixed(1)} MiB, ${cached ? "from the browser's cache" : (wasm.transferSize / 1048576).toFixed(1) + " MiB transferred"}`);
   }
   if (cold) parts.push(`first decision ${Math.round(cold.duration)} ms after the page was asked for`);
-  parts.push(`rules: ${app.source}`);
+  parts.push(`rules: ${app.source}${app.revision ? `, revision ${app.revision}` : ""}`);
   $("status").textContent = parts.join(" · ");
 }
 

@@ -7,8 +7,12 @@
 //
 //   - the page: index.html, style.css, favicon.svg and the JavaScript
 //     modules beside this file, embedded with go:embed;
-//   - rules.json: {"source": ..., "files": {"jax/v3/rules.yaml": "...", ...}},
-//     the rules directory the page starts from;
+//   - rules.json: {"source": ..., "revision": ..., "live": ..., "files":
+//     {"jax/v3/rules.yaml": "...", ...}}, the rules directory the page
+//     starts from;
+//   - events: with Options.Live, a stream of server-sent events that
+//     tells the page when Publish replaced rules.json, or when rules were
+//     refused (live.go);
 //   - dlroute.wasm: the module, as application/wasm, gzip-compressed once
 //     (by internal/wasmbuild.Gzipped, which caches it, or by New).
 //
@@ -61,6 +65,12 @@ type Options struct {
 	// Source says in the page where the rules come from, such as
 	// "embedded" or the --rules directory.
 	Source string
+	// Revision names the rules, as a bundle's revision does; "" for none.
+	Revision string
+	// Live says the rules follow their source: the page listens to
+	// /events and loads what Publish makes the rules. WriteSite's static
+	// site never has it.
+	Live bool
 	// Module is the dlroute WebAssembly module (internal/wasmbuild.Module).
 	Module []byte
 	// ModuleGzip, when set, is Module gzip-compressed
@@ -69,10 +79,11 @@ type Options struct {
 	ModuleGzip []byte
 }
 
-// Handler serves the playground. It is immutable after New and safe for
-// concurrent use.
+// Handler serves the playground. It is safe for concurrent use: only
+// rules.json changes after New, by Publish.
 type Handler struct {
-	files map[string]*resource // by URL path without the leading '/'
+	files map[string]*resource // by URL path without the leading '/'; not rules.json
+	live  *hub                 // rules.json, and the pages to tell when it changes
 }
 
 // resource is one file, as it is sent: its bytes, compressed once.
@@ -104,17 +115,32 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{files: map[string]*resource{}}
 	for name, data := range files {
-		r := &resource{body: data, contentType: contentTypes[path.Ext(name)]}
-		sum := sha256.Sum256(data)
-		r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
-		if name == "dlroute.wasm" && opts.ModuleGzip != nil {
-			r.gz = opts.ModuleGzip
-		} else if r.gz, err = compress(data); err != nil {
+		gz := opts.ModuleGzip
+		if name != "dlroute.wasm" || gz == nil {
+			gz = nil
+		}
+		if h.files[name], err = newResource(name, data, gz); err != nil {
 			return nil, err
 		}
-		h.files[name] = r
 	}
+	h.live = newHub(rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}, h.files["rules.json"])
+	delete(h.files, "rules.json")
 	return h, nil
+}
+
+// newResource prepares a file to send: its type, its ETag, and gz, or
+// data compressed when gz is nil.
+func newResource(name string, data, gz []byte) (*resource, error) {
+	r := &resource{body: data, gz: gz, contentType: contentTypes[path.Ext(name)]}
+	sum := sha256.Sum256(data)
+	r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	if r.gz == nil {
+		var err error
+		if r.gz, err = compress(data); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
 }
 
 // Files returns the site's files by name: the assets, rules.json and
@@ -132,21 +158,24 @@ func Files(opts Options) (map[string][]byte, error) {
 		}
 		files[e.Name()] = data
 	}
-	if files["rules.json"], err = rulesJSON(opts.Rules, opts.Source); err != nil {
+	doc := rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}
+	if files["rules.json"], err = rulesJSON(opts.Rules, doc); err != nil {
 		return nil, err
 	}
 	return files, nil
 }
 
 // rulesJSON reads the files of every <name>/<version>/ into rules.json.
-func rulesJSON(rules fs.FS, source string) ([]byte, error) {
+func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 	if rules == nil {
 		return nil, errors.New("playground: no rules")
 	}
 	out := struct {
-		Source string            `json:"source"`
-		Files  map[string]string `json:"files"`
-	}{source, map[string]string{}}
+		Source   string            `json:"source"`
+		Revision string            `json:"revision,omitempty"`
+		Live     bool              `json:"live,omitempty"`
+		Files    map[string]string `json:"files"`
+	}{doc.source, doc.revision, doc.live, map[string]string{}}
 	err := fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -196,10 +225,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	name := strings.TrimPrefix(req.URL.Path, "/")
-	if name == "" {
+	switch name {
+	case "":
 		name = "index.html"
+	case "events":
+		h.live.serveEvents(w, req)
+		return
 	}
 	r, ok := h.files[name]
+	if name == "rules.json" {
+		r, ok = h.live.rules(), true
+	}
 	if !ok {
 		http.NotFound(w, req)
 		return
@@ -244,6 +280,7 @@ func acceptsGzip(header string) bool {
 // dlroute.wasm as application/wasm (the page copes without it, compiling
 // after the download instead of during it).
 func WriteSite(dir string, opts Options) error {
+	opts.Live = false // no server to send events
 	files, err := Files(opts)
 	if err != nil {
 		return err

@@ -11,10 +11,47 @@ export class Workspace {
   constructor(served) {
     this.originals = new Map(Object.entries(served));
     this.edits = new Map(); // only files that differ from the served ones
-    this.refs = [...new Set([...this.originals.keys()].map((p) => p.split("/").slice(0, 2).join("@")))]
-      .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+    this.refs = refsOf(this.originals);
     this.engine = null;
     this.reset();
+  }
+
+  // rebase makes served the rules as served, when the server reloaded
+  // them, and keeps the person's edits: an edit that now reads as served
+  // is no longer one; an edit of a file that changed on the server too
+  // stays, and is a conflict; an edited file the server no longer has
+  // stays as it was served. It returns the paths that were changed,
+  // added, removed, in conflict and kept; with none changed, added or
+  // removed, nothing else happens. The handles of the old rules are
+  // released.
+  rebase(served) {
+    const next = new Map(Object.entries(served));
+    const report = { changed: [], added: [], removed: [], conflicts: [], kept: [] };
+    for (const [p, text] of next) {
+      if (!this.originals.has(p)) report.added.push(p);
+      else if (this.originals.get(p) !== text) report.changed.push(p);
+    }
+    for (const [p, text] of this.originals) {
+      if (next.has(p)) continue;
+      if (this.edits.has(p)) {
+        next.set(p, text);
+        report.kept.push(p);
+      } else {
+        report.removed.push(p);
+      }
+    }
+    if (!report.changed.length && !report.added.length && !report.removed.length) return report;
+    for (const p of report.changed) {
+      if (!this.edits.has(p)) continue;
+      if (this.edits.get(p) === next.get(p)) this.edits.delete(p);
+      else report.conflicts.push(p);
+    }
+    this.#drop();
+    for (const { handle } of this.served.values()) if (handle) this.engine?.release(handle);
+    this.reset();
+    this.originals = next;
+    this.refs = refsOf(next);
+    return report;
   }
 
   // reset forgets every handle: for a new engine instance.
@@ -99,6 +136,12 @@ export class Workspace {
     if (h && ![...this.served.values()].some((s) => s.handle === h)) this.engine.release(h);
     this.edited = { key: "", handle: 0, errors: null };
   }
+}
+
+// refsOf lists the versions, "jax@v3", of a map of rule files, in order.
+function refsOf(files) {
+  return [...new Set([...files.keys()].map((p) => p.split("/").slice(0, 2).join("@")))]
+    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
 }
 
 // importsOf reads the refs a rules.yaml imports: name@version tokens in
