@@ -23,7 +23,8 @@ import (
 // A new stream starts with the rules event of the rules served, then the
 // refusal that came after them, if one did; so a page that connects late,
 // or again after the server restarted, knows whether its rules.json is
-// the one served. Events carry no rules: the page fetches rules.json,
+// the one served. A rules event with the same revision also withdraws a
+// refusal: the source went back to the rules served. Events carry no rules: the page fetches rules.json,
 // which keeps one path for the first load and every later one.
 
 // maxRefusalErrors bounds the errors a refused event lists.
@@ -196,7 +197,9 @@ func (hb *hub) serveEvents(w http.ResponseWriter, req *http.Request) {
 		if st.closed {
 			return
 		}
-		if first || st.revision != sentRevision {
+		// The rules again after a refusal withdrawn: the source is back
+		// to the rules served.
+		if first || st.revision != sentRevision || (sentRefusal != nil && st.refusal == nil) {
 			data, _ := json.Marshal(map[string]string{"revision": st.revision, "source": st.source})
 			writeEvent(w, "rules", data)
 			sentRevision, sentRefusal, first = st.revision, nil, false

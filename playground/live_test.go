@@ -133,7 +133,7 @@ func TestLiveRulesFollowTheGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(h)
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the streams' bodies close
 	page := listen(t, srv.URL)
 	var ann map[string]string
 	page.next("rules", &ann)
@@ -231,7 +231,7 @@ func TestCloseEndsStreams(t *testing.T) {
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.RegisterOnShutdown(h.Close)
 	srv.Start()
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	page := listen(t, srv.URL)
 	var ann map[string]string
 	page.next("rules", &ann)

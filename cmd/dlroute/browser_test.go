@@ -55,6 +55,14 @@ func chromium(t *testing.T) string {
 // until the test ends, and returns its URL.
 func servePlayground(t *testing.T, args ...string) string {
 	t.Helper()
+	url, _ := servePlaygroundLog(t, args...)
+	return url
+}
+
+// servePlaygroundLog is servePlayground, and also returns what the
+// command writes to stderr.
+func servePlaygroundLog(t *testing.T, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	saved := serveContext
 	serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
@@ -82,7 +90,7 @@ func servePlayground(t *testing.T, args ...string) string {
 	if !ok {
 		t.Fatalf("dlroute playground printed %q", lines.Text())
 	}
-	return url
+	return url, &stderr
 }
 
 // browser starts headless Chromium with a fresh profile (no cache: the
@@ -138,7 +146,7 @@ func (p page) waitFor(what, cond string) {
 	p.t.Helper()
 	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
 	if err != nil {
-		state, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries(['decision', 'problems', 'message', 'input-message', 'tests-summary'].map((id) => [id, document.querySelector('[data-testid=' + id + ']')?.innerText])))`))
+		state, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries(['decision', 'problems', 'message', 'live', 'input-message', 'tests-summary'].map((id) => [id, document.querySelector('[data-testid=' + id + ']')?.innerText])))`))
 		p.t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, state)
 	}
 }

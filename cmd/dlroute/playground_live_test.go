@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `dlroute playground --rules DIR` follows DIR through the gate serve
+// uses: what passes becomes the page's rules, what does not is refused
+// with its reason, and the page keeps deciding with the rules it has.
+
+// TestPlaygroundFollowsRules checks the server's side with no browser:
+// rules.json, the events a page hears, and the log in the terminal.
+func TestPlaygroundFollowsRules(t *testing.T) {
+	dir, rulesFile, _ := copyRules(t)
+	url, log := servePlaygroundLog(t, "--rules", dir)
+	rev0 := servedRules(t, url).Revision
+	if rev0 == "" || !strings.Contains(log.String(), "rules: "+dir+" revision "+rev0+" is in force") {
+		t.Fatalf("at start: rules.json revision %q; log %q", rev0, log.String())
+	}
+	events := listenEvents(t, url)
+	if e := events.next(t); e.name != "rules" || !strings.Contains(e.data, rev0) {
+		t.Fatalf("the first event: %+v; want the rules served, %s", e, rev0)
+	}
+
+	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: nvfork, device: kDLCUDA}")
+	e := events.next(t)
+	served := servedRules(t, url)
+	if e.name != "rules" || served.Revision == rev0 || !strings.Contains(e.data, served.Revision) || !strings.Contains(served.Files["jax/v3/rules.yaml"], "marker: nvfork") {
+		t.Fatalf("after a marker is saved: event %+v, rules.json revision %s; want a new revision with the marker", e, served.Revision)
+	}
+	if !strings.Contains(log.String(), "revision "+served.Revision+" is in force") {
+		t.Errorf("the log does not name the new revision: %q", log.String())
+	}
+
+	typo := strings.Replace(readFile(t, rulesFile), "platform_version.contains(m.marker)", "platform_versoin.contains(m.marker)", 1)
+	writeFile(t, rulesFile, typo)
+	if e := events.next(t); e.name != "refused" || !strings.Contains(e.data, `"stage":"compile"`) || !strings.Contains(e.data, "platform_versoin") {
+		t.Fatalf("after a typo is saved: %+v; want a refusal at compile naming the typo", e)
+	}
+	if now := servedRules(t, url).Revision; now != served.Revision {
+		t.Errorf("the refused typo changed rules.json to %s", now)
+	}
+	if want := "rules: refused " + dir; !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "rules.yaml:") {
+		t.Errorf("the log does not say the typo was refused and where: %q", log.String())
+	}
+}
+
+// TestPlaygroundStartsFromRulesThatFail: rules that do not pass at start
+// are served as they are, the page is told why, and the first change
+// that passes is published.
+func TestPlaygroundStartsFromRulesThatFail(t *testing.T) {
+	dir, rulesFile, _ := copyRules(t)
+	good := readFile(t, rulesFile)
+	writeFile(t, rulesFile, strings.Replace(good, "platform_version.contains(m.marker)", "platform_versoin.contains(m.marker)", 1))
+	url, log := servePlaygroundLog(t, "--rules", dir)
+	if !strings.Contains(log.String(), "does not pass its compile step; the page shows the rules as they are") {
+		t.Errorf("the start's warning: %q", log.String())
+	}
+	if !strings.Contains(servedRules(t, url).Files["jax/v3/rules.yaml"], "platform_versoin") {
+		t.Fatalf("rules.json does not hold the rules as they are")
+	}
+	events := listenEvents(t, url)
+	if e := events.next(t); e.name != "rules" {
+		t.Fatalf("first event %+v, want rules", e)
+	}
+	if e := events.next(t); e.name != "refused" {
+		t.Fatalf("second event %+v, want the start's refusal", e)
+	}
+	writeFile(t, rulesFile, good)
+	if e := events.next(t); e.name != "rules" || strings.Contains(servedRules(t, url).Files["jax/v3/rules.yaml"], "platform_versoin") {
+		t.Fatalf("after the fix: %+v; want the fixed rules published", e)
+	}
+}
+
+type servedDoc struct {
+	Revision string            `json:"revision"`
+	Live     bool              `json:"live"`
+	Files    map[string]string `json:"files"`
+}
+
+func servedRules(t *testing.T, url string) servedDoc {
+	t.Helper()
+	resp, err := http.Get(url + "rules.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc servedDoc
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.Live {
+		t.Errorf("rules.json of --rules does not say live")
+	}
+	return doc
+}
+
+type sse struct{ name, data string }
+
+type eventStream chan sse
+
+// listenEvents reads the page's event stream until the test ends.
+func listenEvents(t *testing.T, url string) eventStream {
+	t.Helper()
+	resp, err := http.Get(url + "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /events: %s", resp.Status)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	ch := make(eventStream, 16)
+	go func() {
+		defer close(ch)
+		lines := bufio.NewScanner(resp.Body)
+		lines.Buffer(nil, 1<<20)
+		var cur sse
+		for lines.Scan() {
+			line := lines.Text()
+			if v, ok := strings.CutPrefix(line, "event: "); ok {
+				cur.name = v
+			} else if v, ok := strings.CutPrefix(line, "data: "); ok {
+				cur.data = v
+			} else if line == "" && cur.name != "" {
+				ch <- cur
+				cur = sse{}
+			}
+		}
+	}()
+	return ch
+}
+
+func (ch eventStream) next(t *testing.T) sse {
+	t.Helper()
+	select {
+	case e, ok := <-ch:
+		if !ok {
+			t.Fatalf("the event stream ended")
+		}
+		return e
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no event in 20 s")
+	}
+	return sse{}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPlaygroundInBrowserFollowsRules: a person has the page open on
+// --rules DIR and edits DIR in their own editor. Each save that passes
+// shows in the page without a reload, keeping what they typed in the
+// page; a save that does not pass is shown with its errors while the
+// decision stands.
+func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
+	ctx := browser(t)
+	dir, rulesFile, _ := copyRules(t)
+	url := servePlayground(t, "--rules", dir)
+	p := page{t, ctx}
+	p.open(url)
+	p.wantDecision("the seed's case", "gpu-unknown-platform", "Unknown GPU platform for __dlpack__: <unknown>")
+	p.paste("input-platform_version", "nvfork 1.0")
+	p.wantDecision("an unknown marker", "gpu-unknown-platform", "nvfork 1.0")
+	eval[bool](p, `(window.sameDocument = true)`)
+	editorText := func() string { return eval[string](p, `document.querySelector('[data-testid="editor-rules.yaml"]').value`) }
+
+	// A marker saved on disk decides, with no reload.
+	saved := time.Now()
+	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: nvfork, device: kDLCUDA}")
+	p.wantDecision("the marker saved on disk", "gpu", "(kDLCUDA, 0)")
+	took := time.Since(saved)
+	t.Logf("a marker saved on disk to the page's new decision: %v", took.Round(time.Millisecond))
+	if !eval[bool](p, `window.sameDocument === true`) {
+		t.Errorf("the page was reloaded; want the rules loaded into the open page")
+	}
+	if got := p.text("live-summary"); !strings.Contains(got, "changed: jax/v3/rules.yaml") {
+		t.Errorf("the page says %q; want the file that changed named", got)
+	}
+	if !strings.Contains(editorText(), "marker: nvfork") {
+		t.Errorf("the editor does not show the saved marker")
+	}
+	writeTimings(t, map[string]any{"save_to_decision_ms": took.Milliseconds()})
+
+	// The person edits rules.yaml in the page; the same file changes on
+	// disk. Their text stays, and Revert file gives the disk's.
+	p.typeInto("editor-rules.yaml", "{marker: nvfork, device: kDLCUDA}", true, "\n      - {marker: pagefork, device: kDLCUDA}")
+	p.paste("input-platform_version", "pagefork 1.0")
+	p.wantDecision("the page's own marker", "gpu", "(kDLCUDA, 0)")
+	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: diskfork, device: kDLCUDA}")
+	p.waitFor("the conflict", `!!document.querySelector('[data-testid=live-conflicts]')`)
+	if got := p.text("live-conflicts"); !strings.Contains(got, "jax/v3/rules.yaml") {
+		t.Errorf("the conflict says %q", got)
+	}
+	if text := editorText(); !strings.Contains(text, "pagefork") || strings.Contains(text, "diskfork") {
+		t.Errorf("after the disk's change the editor holds pagefork %v, diskfork %v; want the person's text", strings.Contains(text, "pagefork"), strings.Contains(text, "diskfork"))
+	}
+	p.wantDecision("the page's marker, still", "gpu", "(kDLCUDA, 0)")
+	p.screenshot("11-live-conflict.png")
+	eval[bool](p, `(document.querySelector('[data-testid=revert]').click(), true)`)
+	if text := editorText(); strings.Contains(text, "pagefork") || !strings.Contains(text, "diskfork") {
+		t.Errorf("after Revert file the editor holds pagefork %v, diskfork %v; want the disk's text", strings.Contains(text, "pagefork"), strings.Contains(text, "diskfork"))
+	}
+	p.paste("input-platform_version", "diskfork 1.0")
+	p.wantDecision("the disk's marker", "gpu", "(kDLCUDA, 0)")
+
+	// A typo saved on disk is refused where it is; the decision stands.
+	good := readFile(t, rulesFile)
+	writeFile(t, rulesFile, strings.Replace(good, "platform_version.contains(m.marker)", "platform_versoin.contains(m.marker)", 1))
+	p.waitFor("the refusal", `!!document.querySelector('[data-testid=live-errors]')`)
+	refusal, errs := p.text("live-refusal"), p.text("live-errors")
+	if !strings.Contains(refusal, "refused at the compile step") || !strings.Contains(errs, "jax/v3/rules.yaml:") || !strings.Contains(errs, "platform_versoin") {
+		t.Errorf("the refusal says %q, its errors %q; want the compile step, the file and line, and the typo", refusal, errs)
+	}
+	p.wantDecision("the last good rules deciding", "gpu", "(kDLCUDA, 0)")
+	p.screenshot("12-live-refused.png")
+	writeFile(t, rulesFile, good)
+	p.waitFor("the refusal withdrawn", `document.querySelector('[data-testid=live]').hidden`)
+
+	// A new version moved in whole appears in the menu, as the default.
+	staging := filepath.Join(t.TempDir(), "v4")
+	if err := os.CopyFS(staging, os.DirFS(filepath.Dir(rulesFile))); err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(staging, "manifest.yaml")
+	writeFile(t, manifest, strings.Replace(readFile(t, manifest), "version: v3", "version: v4", 1))
+	if err := os.Rename(staging, filepath.Join(dir, "jax", "v4")); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor("jax@v4 in the menu", `[...document.querySelector('[data-testid=ruleset]').options].some((o) => o.value === 'jax@v4' && o.text.includes('default'))`)
+	if !eval[bool](p, `window.sameDocument === true`) {
+		t.Errorf("the page was reloaded")
+	}
+}
+
+// writeTimings adds figures to testout/playground/timings-live.json.
+func writeTimings(t *testing.T, figures map[string]any) {
+	t.Helper()
+	data, _ := json.MarshalIndent(figures, "", "  ")
+	if err := os.MkdirAll(testOut, 0o755); err == nil {
+		os.WriteFile(filepath.Join(testOut, "timings-live.json"), append(data, '\n'), 0o644)
+	}
+}
