@@ -183,7 +183,9 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 	p.paste("input-platform_version", "nvfork 1.0")
 	p.wantDecision("an unknown marker", "gpu-unknown-platform", "nvfork 1.0")
 	eval[bool](p, `(window.sameDocument = true)`)
-	editorText := func() string { return eval[string](p, `document.querySelector('[data-testid="editor-rules.yaml"]').value`) }
+	editorText := func() string {
+		return eval[string](p, `document.querySelector('[data-testid="editor-rules.yaml"]').value`)
+	}
 
 	// A marker saved on disk decides, with no reload.
 	saved := time.Now()
