@@ -11,6 +11,9 @@ export function installAPI(app, { state, link }) {
   window.dlroute = {
     ready: null, // resolves when the page has made its first decision
     refs: () => [...app.ws.refs],
+    // revision names the rules the page has: rules.json's, then each
+    // that a live server published (live.js).
+    revision: () => app.revision ?? "",
     // resolveJSON and explainJSON answer {status, output}: the status's
     // name (ok, input_error, ...) and the module's output text.
     resolveJSON(ref, line) {

@@ -79,6 +79,29 @@ func TestPlaygroundStartsFromRulesThatFail(t *testing.T) {
 	}
 }
 
+// TestPlaygroundFollowsBundle: --rules FILE follows a bundle that
+// `dlroute bundle build` replaces.
+func TestPlaygroundFollowsBundle(t *testing.T) {
+	dir, rulesFile, _ := copyRules(t)
+	archive := filepath.Join(t.TempDir(), "rules.tar.gz")
+	if _, stderr, status := runDlroute(t, "bundle", "build", dir, "-o", archive, "--revision", "one"); status != 0 {
+		t.Fatalf("bundle build: %s", stderr)
+	}
+	url, _ := servePlaygroundLog(t, "--rules", archive)
+	if rev := servedRules(t, url).Revision; rev != "one" {
+		t.Fatalf("rules.json revision %q, want the bundle's, one", rev)
+	}
+	events := listenEvents(t, url)
+	events.next(t)
+	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: nvfork, device: kDLCUDA}")
+	if _, stderr, status := runDlroute(t, "bundle", "build", dir, "-o", archive, "--revision", "two"); status != 0 {
+		t.Fatalf("bundle build: %s", stderr)
+	}
+	if e := events.next(t); e.name != "rules" || !strings.Contains(e.data, `"revision":"two"`) || !strings.Contains(servedRules(t, url).Files["jax/v3/rules.yaml"], "nvfork") {
+		t.Fatalf("after the bundle was rebuilt: %+v; want revision two with the marker", e)
+	}
+}
+
 type servedDoc struct {
 	Revision string            `json:"revision"`
 	Live     bool              `json:"live"`
