@@ -10,13 +10,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
-	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/playground"
 )
 
@@ -42,30 +40,15 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	ctx, stop := serveContext()
 	defer stop()
 	opts := playground.Options{Rules: rules, Source: cmp.Or(*rulesDir, "embedded")}
-	// --rules is followed: every change goes through the gate serve uses,
-	// and what passes becomes the page's rules. Rules that do not pass at
-	// start are served as they are: the page shows each error at its
-	// place in the editor, where it can be fixed.
-	var pg *playground.Handler
-	var follow *live.Rules
-	var startRefusal *live.Refusal
-	cfg := live.Config{Source: rulesSource(*rulesDir), Observe: func(e live.Event) {
-		logRulesEvent(stderr, e)
-		if pg != nil {
-			pg.Observe(e)
-		}
-	}}
+	var follow *follower
 	if *rulesDir != "" && *static == "" {
+		follow = startFollowing(ctx, *rulesDir, stderr)
 		opts.Live = true
-		if follow, err = live.Open(ctx, cfg); err == nil {
-			opts.Rules, opts.Revision = follow.Current().FS(), follow.Current().Revision()
-		} else {
-			if !errors.As(err, &startRefusal) {
-				startRefusal = &live.Refusal{Origin: *rulesDir, Stage: live.StageFetch, Code: "error", Reason: err.Error()}
-			}
-			fmt.Fprintf(stderr, "warning: %s does not pass its %s step; the page shows the rules as they are, and loads them once a change passes\n", *rulesDir, startRefusal.Stage)
+		if s := follow.current(); s != nil {
+			opts.Rules, opts.Revision = s.FS(), s.Revision()
 		}
 	} else if _, err := loadCatalog(*rulesDir); err != nil {
+		// The page shows each error at its place in the editor.
 		n := len(engine.Errors(err))
 		fmt.Fprintf(stderr, "warning: %s does not load (%s); the page shows where\n", cmp.Or(*rulesDir, "the embedded rules directory"), plural(max(n, 1), "error"))
 	}
@@ -83,16 +66,13 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintf(stdout, "wrote the playground to %s; serve that directory with any static server, such as: python3 -m http.server -d %s\n", *static, *static)
 		return 0
 	}
-	pg, err = playground.New(opts)
+	pg, err := playground.New(opts)
 	if err != nil {
 		printError(stderr, err)
 		return 1
 	}
-	if opts.Live {
-		if startRefusal != nil {
-			pg.Refused(startRefusal)
-		}
-		go followRules(ctx, cfg, follow)
+	if follow != nil {
+		go follow.run(ctx, pg)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -117,79 +97,6 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return 1
 	}
 	return 0
-}
-
-// rulesSource is the live source of --rules: a folder or a bundle file.
-func rulesSource(path string) live.Source {
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		return live.File(path)
-	}
-	return live.Dir(path)
-}
-
-// followRules keeps the page's rules those in force at cfg's source until
-// ctx ends. rules is what live.Open returned at start; nil, when nothing
-// passed then, opens it again after each change until one passes.
-// cfg.Observe publishes each activation and tells of each refusal.
-func followRules(ctx context.Context, cfg live.Config, rules *live.Rules) {
-	if rules == nil {
-		if rules = openOnChange(ctx, cfg); rules == nil {
-			return
-		}
-	}
-	defer rules.Close()
-	rules.Watch(ctx)
-}
-
-// openOnChange opens the rules once, after a change of the source (or
-// every interval, as Watch checks), a candidate passes; nil when ctx ends
-// first.
-func openOnChange(ctx context.Context, cfg live.Config) *live.Rules {
-	watchCtx, cancel := context.WithCancel(ctx)
-	defer cancel() // Watch sets up its own
-	var changes <-chan struct{}
-	if w, ok := cfg.Source.(live.Watcher); ok {
-		changes, _ = w.Changes(watchCtx)
-	}
-	poll := time.NewTicker(cmp.Or(cfg.Interval, live.DefaultInterval))
-	defer poll.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changes:
-			// An editor writes in steps: wait until the writes stop.
-			for settled := false; !settled; {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-changes:
-				case <-time.After(live.DefaultSettle):
-					settled = true
-				}
-			}
-		case <-poll.C:
-		}
-		if r, err := live.Open(ctx, cfg); err == nil {
-			return r
-		}
-	}
-}
-
-// logRulesEvent tells the person running the playground what became of
-// a change to --rules.
-func logRulesEvent(w io.Writer, e live.Event) {
-	switch e.Outcome {
-	case live.Activated:
-		s := e.Snapshot
-		fmt.Fprintf(w, "rules: %s revision %s is in force (%s), checked in %d ms\n",
-			s.Origin(), s.Revision(), strings.Join(s.Manifest().RuleSets, " "), e.Took.Milliseconds())
-	case live.Refused:
-		fmt.Fprintf(w, "rules: %s\n", e.Refusal.Error())
-	}
-	if e.WatchError != nil {
-		fmt.Fprintf(w, "warning: changes to the rules are not seen as they happen (%v); they are checked every %s instead\n", e.WatchError, live.DefaultInterval)
-	}
 }
 
 func isLoopback(host string) bool {
