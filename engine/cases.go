@@ -91,7 +91,7 @@ func (rs *RuleSet) Test(ctx context.Context) []CaseResult {
 // tests reads tests.yaml: a list of cases, each with a name, an input that
 // must be valid for the rule set, and a want.
 func (b *builder) tests(f *sourceFile) {
-	root, err := f.parseYAML()
+	root, err := b.opts.Cache.tree(f)
 	if err != nil {
 		b.add(err)
 		return

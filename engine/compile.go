@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
 	"path"
@@ -25,6 +26,10 @@ type builder struct {
 	codes map[string]int64    // device type name -> code
 	sizes sizeBounds          // for the static cost estimate
 	imp   importFunc          // loads an imported version
+
+	// envs holds the digest of each environment expressions compile in,
+	// for Options.Cache; an environment not in it compiles uncached.
+	envs map[*cel.Env][sha256.Size]byte
 
 	inherited []string // device types that came from imports
 }
@@ -80,7 +85,7 @@ func loadVersion(fsys fs.FS, dir string, opts Options, imp importFunc) (*RuleSet
 		return nil, b.errs
 	}
 	b.manifest(files[ManifestFile])
-	root, err := files[RulesFile].parseYAML()
+	root, err := b.opts.Cache.tree(files[RulesFile])
 	if err != nil {
 		b.add(err)
 		return nil, b.errs
@@ -138,7 +143,7 @@ func (b *builder) declare(f *sourceFile, key *yaml.Node, what string) bool {
 }
 
 func (b *builder) manifest(f *sourceFile) {
-	root, err := f.parseYAML()
+	root, err := b.opts.Cache.tree(f)
 	if err != nil {
 		b.add(err)
 		return
@@ -187,7 +192,7 @@ func (b *builder) manifest(f *sourceFile) {
 }
 
 func (b *builder) deviceTypes(f *sourceFile) {
-	root, err := f.parseYAML()
+	root, err := b.opts.Cache.tree(f)
 	if err != nil {
 		b.add(err)
 		return
@@ -256,6 +261,9 @@ func (b *builder) ruleFile(f *sourceFile, root *yaml.Node, fields []field) {
 	if cerr != nil {
 		b.add(f.errNode(CodeCELType, root, "%v", cerr))
 		return
+	}
+	if b.opts.Cache != nil {
+		b.envs = map[*cel.Env][sha256.Size]byte{env: envDigest(env, &b.sizes)}
 	}
 	if n := lookup(fields, "values"); n != nil {
 		env = b.values(f, env, n)
@@ -439,12 +447,12 @@ func (b *builder) values(f *sourceFile, env *cel.Env, n *yaml.Node) *cel.Env {
 		if ast == nil {
 			// Declared as dyn, so that what reads it is still checked
 			// without an "undeclared reference" for each use.
-			if next, err := env.Extend(cel.Variable(fl.key.Value, cel.DynType)); err == nil {
+			if next, err := b.extend(env, fl.key.Value, cel.DynType); err == nil {
 				env = next
 			}
 			continue
 		}
-		next, err := env.Extend(cel.Variable(fl.key.Value, ast.OutputType()))
+		next, err := b.extend(env, fl.key.Value, ast.OutputType())
 		if err != nil {
 			b.add(f.errNode(CodeCELType, fl.key, "%v", err))
 			continue
@@ -454,6 +462,18 @@ func (b *builder) values(f *sourceFile, env *cel.Env, n *yaml.Node) *cel.Env {
 		b.rs.values = append(b.rs.values, value{name: fl.key.Value, compiled: c})
 	}
 	return env
+}
+
+// extend declares one more variable, keeping the environment's digest
+// for Options.Cache.
+func (b *builder) extend(env *cel.Env, name string, t *cel.Type) (*cel.Env, error) {
+	next, err := env.Extend(cel.Variable(name, t))
+	if err == nil && b.envs != nil {
+		if d, ok := b.envs[env]; ok {
+			b.envs[next] = extendDigest(d, name, t)
+		}
+	}
+	return next, err
 }
 
 var ruleID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -563,6 +583,15 @@ func kinds(k types.Kind) []types.Kind { return []types.Kind{k, types.DynKind} }
 // output kinds allowed (nil: any); dyn is checked again at run time.
 func (b *builder) compile(env *cel.Env, e expression, what string, want []types.Kind, wantDesc string) (compiled, *cel.Ast) {
 	c := compiled{expr: e}
+	limit := cmp.Or(b.opts.CostLimit, DefaultCostLimit)
+	d, cacheable := b.envs[env]
+	key := progKey{env: d, text: e.text, want: fmt.Sprint(want, limit)}
+	if cacheable {
+		if ast, prg, ok := b.opts.Cache.program(key); ok {
+			c.prg = prg
+			return c, ast
+		}
+	}
 	ast, iss := env.Parse(e.text)
 	code := CodeCELSyntax
 	if iss.Err() == nil {
@@ -590,7 +619,6 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 		}
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
-	limit := cmp.Or(b.opts.CostLimit, DefaultCostLimit)
 	if est, err := env.EstimateCost(ast, &b.sizes); err != nil || est.Max > limit {
 		opts = append(opts, cel.CostLimit(limit))
 	}
@@ -600,5 +628,8 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 		return c, nil
 	}
 	c.prg = prg
+	if cacheable {
+		b.opts.Cache.keep(key, ast, prg)
+	}
 	return c, ast
 }

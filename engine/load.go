@@ -42,6 +42,10 @@ type Options struct {
 	// instead of compiled again (reuse.go). Hosts that load edit after
 	// edit set it to the catalog before.
 	Reuse *Catalog
+	// Cache, when set, keeps the YAML of files and the programs of
+	// expressions from one Load to the next (cache.go): hosts that load
+	// edit after edit pass the same Cache each time.
+	Cache *Cache
 }
 
 // DefaultMemoSize is how many decisions a rule set remembers when
@@ -83,6 +87,7 @@ type Catalog struct {
 // every error found, each with its position, and no Catalog.
 func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	var errs ErrorList
+	opts.Cache.begin()
 	c := &Catalog{sets: map[string][]*RuleSet{}}
 	names, err := fs.ReadDir(fsys, ".")
 	if err != nil {

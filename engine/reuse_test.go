@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -79,6 +82,120 @@ func TestLoadReuse(t *testing.T) {
 		for _, ref := range c.compiled {
 			if same(cat, ref) {
 				t.Errorf("%s: %s was reused, want it compiled again", c.name, ref)
+			}
+		}
+	}
+}
+
+// BenchmarkLoadEdit is the playground's keystroke: exchange@v2 and what
+// it imports loaded again after an edit of one expression in its
+// rules.yaml (a different edit each time, as typing makes), "cold" from
+// nothing, "reuse" with the catalog before (jax@v3 taken as it is), and
+// "reuse+cache" with an engine.Cache too (every other expression and the
+// unchanged files taken from it).
+func BenchmarkLoadEdit(b *testing.B) {
+	t := &testing.T{}
+	only := func(fsys fstest.MapFS) fstest.MapFS {
+		out := fstest.MapFS{}
+		for p, f := range fsys {
+			if strings.HasPrefix(p, "exchange/v2/") || strings.HasPrefix(p, "jax/v3/") {
+				out[p] = f
+			}
+		}
+		return out
+	}
+	const message = "' values'"
+	base := only(edited(t, "exchange/v2/rules.yaml", message, message))
+	edits := make([]fstest.MapFS, 64)
+	for i := range edits {
+		edits[i] = only(edited(t, "exchange/v2/rules.yaml", message, fmt.Sprintf("' values (%d)'", i)))
+	}
+	for _, c := range []struct {
+		name         string
+		reuse, cache bool
+	}{{"cold", false, false}, {"reuse", true, false}, {"reuse+cache", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			opts := engine.Options{}
+			if c.cache {
+				opts.Cache = engine.NewCache()
+			}
+			prev, err := engine.Load(base, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			for b.Loop() {
+				if c.reuse {
+					opts.Reuse = prev
+				}
+				if prev, err = engine.Load(edits[i%len(edits)], opts); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// A Cache changes how fast Load is, never what it makes: through a run
+// of edits, each of which changes what some unchanged expression means
+// (a device type's code, an input's type, a value's type, a table's
+// size, the cost limit) or breaks and mends the rules, every load with
+// the cache (and Reuse) decides every case, and explains it, as a load
+// from nothing does, and reports the same errors.
+func TestCacheAgreesWithLoadFromNothing(t *testing.T) {
+	steps := []struct {
+		name    string
+		fsys    fs.FS
+		opts    engine.Options
+		wantErr bool
+	}{
+		{"as embedded", rules.FS, engine.Options{}, false},
+		{"a new device type code", edited(t, "jax/v3/device_types.yaml", "kDLCUDA: 2", "kDLCUDA: 99"), engine.Options{}, false},
+		{"as embedded again", rules.FS, engine.Options{}, false},
+		{"an input's type", edited(t, "jax/v3/rules.yaml", "  platform_version:\n    type: string", "  platform_version:\n    type: dyn"), engine.Options{}, false},
+		{"a value's type", edited(t, "exchange/v2/rules.yaml", "unknown_platform: jax.rule == 'gpu-unknown-platform'", `unknown_platform: "jax.rule == 'gpu-unknown-platform' ? 1 : 0"`), engine.Options{}, true},
+		{"a table row", edited(t, "jax/v3/rules.yaml", "{marker: oneapi, device: kDLOneAPI}", "{marker: oneapi, device: kDLOneAPI}\n      - {marker: nvforkwithalongername, device: kDLCUDA}"), engine.Options{}, false},
+		{"a lower cost limit", rules.FS, engine.Options{CostLimit: 50}, false},
+		{"a typo", edited(t, "exchange/v2/rules.yaml", "target_name: \"'('", "target_name: \"'(' + nosuch"), engine.Options{}, true},
+		{"as embedded at last", rules.FS, engine.Options{}, false},
+	}
+	cache := engine.NewCache()
+	var prev *engine.Catalog
+	for _, s := range steps {
+		fresh, freshErr := engine.Load(s.fsys, s.opts)
+		opts := s.opts
+		opts.Cache, opts.Reuse = cache, prev
+		cached, cachedErr := engine.Load(s.fsys, opts)
+		if fmt.Sprint(freshErr) != fmt.Sprint(cachedErr) {
+			t.Fatalf("%s: errors differ\nfrom nothing: %v\ncached:       %v", s.name, freshErr, cachedErr)
+		}
+		if (freshErr != nil) != s.wantErr {
+			t.Fatalf("%s: Load says %v; want an error %v", s.name, freshErr, s.wantErr)
+		}
+		if freshErr != nil {
+			continue
+		}
+		prev = cached
+		for _, rs := range fresh.RuleSets() {
+			other, err := cached.RuleSet(rs.Ref())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := rs.Test(context.Background()), other.Test(context.Background())
+			for i := range want {
+				w, g := fmt.Sprint(want[i].Got, want[i].Err, want[i].Pass), fmt.Sprint(got[i].Got, got[i].Err, got[i].Pass)
+				if w != g {
+					t.Errorf("%s: %s case %s: cached %s, from nothing %s", s.name, rs.Ref(), want[i].Name, g, w)
+				}
+				we, _ := rs.Explain(context.Background(), want[i].Input)
+				ge, _ := other.Explain(context.Background(), want[i].Input)
+				wj, _ := json.Marshal(we)
+				gj, _ := json.Marshal(ge)
+				if string(wj) != string(gj) {
+					t.Errorf("%s: %s case %s: explanations differ\ncached:       %s\nfrom nothing: %s", s.name, rs.Ref(), want[i].Name, gj, wj)
+				}
 			}
 		}
 	}

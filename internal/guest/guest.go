@@ -49,6 +49,7 @@ type Host struct {
 // It is not safe for concurrent use; neither is a module instance.
 type Guest struct {
 	catalog *engine.Catalog
+	cache   *engine.Cache // what loads made of files and expressions, for the next
 	handles []*handle // handle h is handles[h-1]
 	host    Host
 }
@@ -72,8 +73,12 @@ func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
 		return errorsJSON(engine.ErrorList{{Code: engine.CodeRead, Message: err.Error()}}), abi.StatusLoadError
 	}
 	// The versions that did not change since the last load are taken from
-	// it, not compiled again: an editor loads on every keystroke.
-	cat, err := engine.Load(fsys, engine.Options{Reuse: g.catalog})
+	// it, not compiled again, and so are the files and expressions of the
+	// version that did: an editor loads on every keystroke.
+	if g.cache == nil {
+		g.cache = engine.NewCache()
+	}
+	cat, err := engine.Load(fsys, engine.Options{Reuse: g.catalog, Cache: g.cache})
 	if err != nil {
 		list := engine.Errors(err)
 		if len(list) == 0 {

@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/decls"
+	"go.yaml.in/yaml/v3"
+)
+
+// Cache keeps what Load makes of files and expressions, for a host that
+// loads edit after edit (the browser playground loads on every
+// keystroke): a Load with a Cache takes from it the YAML of every file
+// whose text it parsed before, and the program of every expression it
+// compiled before in the same declarations, and makes only the rest.
+// Options.Reuse skips a version whose files did not change; a Cache
+// speeds up the version that did, where one rule of sixteen changed.
+//
+// What is taken from a Cache is what Load would make again: a file's
+// YAML is keyed by its text; an expression's program by its text, the
+// kinds its place allows, the cost limit, and a digest of everything its
+// environment declares (every variable and constant with its type and
+// value, every function overload, and the sizes the cost estimate
+// assumes). Only what compiled without error is kept, so every error is
+// found, and positioned, again. An entry that none of the last
+// cacheKeep loads used is dropped. A Cache is safe for concurrent use.
+type Cache struct {
+	mu    sync.Mutex
+	loads uint64
+	trees map[[sha256.Size]byte]*cachedTree
+	progs map[progKey]*cachedProgram
+}
+
+// cacheKeep is how many loads an unused entry survives: the playground
+// alternates between the rules as served and as edited, and between the
+// versions a person looks at.
+const cacheKeep = 8
+
+type cachedTree struct {
+	root *yaml.Node // never modified: Load only reads nodes
+	used uint64
+}
+
+type progKey struct {
+	env  [sha256.Size]byte
+	text string
+	want string // the kinds allowed and the cost limit
+}
+
+type cachedProgram struct {
+	ast  *cel.Ast
+	prg  cel.Program // safe for concurrent use, as every cel.Program is
+	used uint64
+}
+
+// NewCache returns an empty Cache.
+func NewCache() *Cache {
+	return &Cache{trees: map[[sha256.Size]byte]*cachedTree{}, progs: map[progKey]*cachedProgram{}}
+}
+
+// begin counts a load and drops what the last cacheKeep loads did not use.
+func (c *Cache) begin() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loads++
+	for k, t := range c.trees {
+		if t.used+cacheKeep < c.loads {
+			delete(c.trees, k)
+		}
+	}
+	for k, p := range c.progs {
+		if p.used+cacheKeep < c.loads {
+			delete(c.progs, k)
+		}
+	}
+}
+
+// tree returns f's YAML root, parsing it only when no load parsed the
+// same text before.
+func (c *Cache) tree(f *sourceFile) (*yaml.Node, *Error) {
+	if c == nil {
+		return f.parseYAML()
+	}
+	key := sha256.Sum256([]byte(f.text))
+	c.mu.Lock()
+	t, ok := c.trees[key]
+	if ok {
+		t.used = c.loads
+	}
+	c.mu.Unlock()
+	if ok {
+		return t.root, nil
+	}
+	root, err := f.parseYAML()
+	if err == nil {
+		c.mu.Lock()
+		c.trees[key] = &cachedTree{root: root, used: c.loads}
+		c.mu.Unlock()
+	}
+	return root, err
+}
+
+// program returns what compiled key before, if anything did.
+func (c *Cache) program(key progKey) (*cel.Ast, cel.Program, bool) {
+	if c == nil {
+		return nil, nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, ok := c.progs[key]
+	if !ok {
+		return nil, nil, false
+	}
+	p.used = c.loads
+	return p.ast, p.prg, true
+}
+
+func (c *Cache) keep(key progKey, ast *cel.Ast, prg cel.Program) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.progs[key] = &cachedProgram{ast: ast, prg: prg, used: c.loads}
+}
+
+// envDigest is a digest of everything env declares and of the sizes the
+// cost estimate assumes: two environments with the same digest compile an
+// expression to the same program.
+func envDigest(env *cel.Env, sizes *sizeBounds) [sha256.Size]byte {
+	h := sha256.New()
+	vars := env.Variables()
+	slices.SortFunc(vars, func(a, b *decls.VariableDecl) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, v := range vars {
+		fmt.Fprintf(h, "var %s %s", v.Name(), v.Type())
+		if val := v.Value(); val != nil {
+			fmt.Fprintf(h, " = %#v", val.Value())
+		}
+		h.Write([]byte{'\n'})
+	}
+	fns := env.Functions()
+	names := make([]string, 0, len(fns))
+	for name := range fns {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fmt.Fprintf(h, "fn %s", name)
+		for _, o := range fns[name].OverloadDecls() {
+			fmt.Fprintf(h, " %s", o.ID())
+		}
+		h.Write([]byte{'\n'})
+	}
+	fmt.Fprintf(h, "sizes %#v\n", sizes.tables)
+	inputs := make([]string, 0, len(sizes.inputs))
+	for name, t := range sizes.inputs {
+		inputs = append(inputs, name+" "+t.text)
+	}
+	slices.Sort(inputs)
+	fmt.Fprintf(h, "inputs %q\n", inputs)
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// extendDigest is the digest of an environment d extended by one
+// variable.
+func extendDigest(d [sha256.Size]byte, name string, t *cel.Type) [sha256.Size]byte {
+	return sha256.Sum256(fmt.Appendf(d[:], "\nvar %s %s", name, t))
+}
