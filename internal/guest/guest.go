@@ -50,7 +50,7 @@ type Host struct {
 type Guest struct {
 	catalog *engine.Catalog
 	cache   *engine.Cache // what loads made of files and expressions, for the next
-	handles []*handle // handle h is handles[h-1]
+	handles []*handle     // handle h is handles[h-1]
 	host    Host
 }
 
