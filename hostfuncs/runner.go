@@ -1,7 +1,6 @@
 package hostfuncs
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,13 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
@@ -65,15 +63,16 @@ const (
 // ours, of another ABI version, or trapped twice on one request.
 const CodeModule engine.Code = "module_error"
 
-// Runner runs the dlroute module with wazero: it compiles it once (with a
-// cache on disk), keeps a pool of instances, hands them the rules, and
-// replaces an instance that traps. It is safe for concurrent use.
+// Runner runs the dlroute module with wazero: it keeps a pool of
+// instances of a compiled Module, hands them the rules, and replaces an
+// instance that traps. It is safe for concurrent use.
 type Runner struct {
-	cfg      RunnerConfig
-	rt       wazero.Runtime
-	compiled wazero.CompiledModule
-	slots    chan struct{}  // one per instance that may exist
-	idle     chan *instance // instances waiting for a call
+	cfg   RunnerConfig
+	m     *Module
+	owns  bool           // NewRunner compiled m for this runner alone
+	done  atomic.Bool    // closed
+	slots chan struct{}  // one per instance that may exist
+	idle  chan *instance // instances waiting for a call
 
 	mu      sync.Mutex
 	archive []byte // the rules every instance loads
@@ -81,51 +80,20 @@ type Runner struct {
 	sets    map[string]*RuleSet
 }
 
-// NewRunner compiles the module and checks its ABI version. The rules are
+// NewRunner compiles the module (Compile) and starts a runner of it
+// (Module.NewRunner); closing the runner closes the module. The rules are
 // given by Load.
 func NewRunner(ctx context.Context, cfg RunnerConfig) (*Runner, error) {
-	if len(cfg.Module) < 8 || string(cfg.Module[:4]) != "\x00asm" {
-		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module is not WebAssembly (%d bytes)", len(cfg.Module))}
-	}
-	cfg.Instances = cmp.Or(cfg.Instances, runtime.GOMAXPROCS(0))
-	cfg.MemoryLimitPages = cmp.Or(cfg.MemoryLimitPages, DefaultMemoryLimitPages)
-	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, DefaultCallTimeout)
-	if cfg.MemoSize == 0 {
-		cfg.MemoSize = engine.DefaultMemoSize
-	}
-	if cfg.Host.Buffers == nil {
-		cfg.Host.Buffers = &Buffers{}
-	}
-	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(cfg.closeOnContextDone)
-	if dir, err := cacheDir(cfg.CacheDir); err == nil {
-		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-			rc = rc.WithCompilationCache(cache)
-		}
-	}
-	rt := wazero.NewRuntimeWithConfig(ctx, rc)
-	r := &Runner{cfg: cfg, rt: rt, slots: make(chan struct{}, cfg.Instances), idle: make(chan *instance, cfg.Instances), sets: map[string]*RuleSet{}}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	if _, err := Instantiate(ctx, rt, cfg.Host); err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	compiled, err := rt.CompileModule(ctx, cfg.Module)
+	m, err := Compile(ctx, cfg)
 	if err != nil {
-		rt.Close(ctx)
-		return nil, &engine.Error{Code: CodeModule, Message: "the module does not compile: " + err.Error()}
-	}
-	r.compiled = compiled
-	// One instance up front: it proves the module is ours and of our ABI.
-	inst, err := r.newInstance(ctx)
-	if err != nil {
-		rt.Close(ctx)
 		return nil, err
 	}
-	r.slots <- struct{}{}
-	r.idle <- inst
+	r, err := m.NewRunner(ctx)
+	if err != nil {
+		m.Close(ctx)
+		return nil, err
+	}
+	r.owns = true
 	return r, nil
 }
 
@@ -140,14 +108,19 @@ func cacheDir(dir string) (string, error) {
 	return filepath.Join(base, "dlroute", "wazero"), nil
 }
 
-// Close closes the instances and the runtime. Calls still running fail.
+// Close closes the runner's instances, and its module when NewRunner
+// made it or Module.Close was called and this was its last runner. Close
+// a runner once no call runs on it.
 func (r *Runner) Close(ctx context.Context) error {
+	if r.done.Swap(true) {
+		return nil
+	}
 	for {
 		select {
 		case inst := <-r.idle:
 			inst.close()
 		default:
-			return r.rt.Close(ctx)
+			return r.m.release(ctx, true, r.owns)
 		}
 	}
 }
@@ -294,7 +267,7 @@ var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "
 func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().
 		WithSysWalltime().WithSysNanotime().WithStderr(os.Stderr)
-	mod, err := r.rt.InstantiateModule(ctx, r.compiled, cfg)
+	mod, err := r.m.rt.InstantiateModule(ctx, r.m.compiled, cfg)
 	if err != nil {
 		return nil, &engine.Error{Code: CodeModule, Message: "instantiating the module: " + err.Error()}
 	}

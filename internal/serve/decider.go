@@ -106,14 +106,15 @@ type module struct{ runner *hostfuncs.Runner }
 func (m *module) Close() error { return m.runner.Close(context.Background()) }
 
 // WasmPrepare returns a live.Gate.Prepare for `serve --engine wasm`: it
-// starts a runner of the module for the snapshot, loads its rules, and
+// starts a runner of the compiled module for the snapshot (the module is
+// compiled once, so a runner costs an instance), loads its rules, and
 // runs every case of every version through the module, so that a
 // candidate the module decides differently is refused like one whose
 // tests fail natively; then it starts every instance of the pool with the
 // rules loaded.
-func WasmPrepare(cfg hostfuncs.RunnerConfig) func(context.Context, *live.Snapshot) (io.Closer, error) {
+func WasmPrepare(m *hostfuncs.Module) func(context.Context, *live.Snapshot) (io.Closer, error) {
 	return func(ctx context.Context, s *live.Snapshot) (io.Closer, error) {
-		runner, err := hostfuncs.NewRunner(ctx, cfg)
+		runner, err := m.NewRunner(ctx)
 		if err != nil {
 			return nil, err
 		}

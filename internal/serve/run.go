@@ -66,7 +66,12 @@ func Run(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		gate.Prepare = WasmPrepare(hostfuncs.RunnerConfig{Module: module})
+		compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module})
+		if err != nil {
+			return err
+		}
+		defer compiled.Close(context.Background()) // after the rules: the last runner closes it
+		gate.Prepare = WasmPrepare(compiled)
 	}
 	metrics := NewMetrics()
 	rules, err := live.Open(ctx, live.Config{

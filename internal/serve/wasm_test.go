@@ -25,9 +25,14 @@ func TestWasmEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	native := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{})
+	compiled, err := hostfuncs.Compile(context.Background(), hostfuncs.RunnerConfig{Module: module})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer compiled.Close(context.Background())
 	rules, err := live.Open(context.Background(), live.Config{
 		Source: live.Static("rules", ruletest.Rules()),
-		Gate:   live.Gate{Prepare: WasmPrepare(hostfuncs.RunnerConfig{Module: module})},
+		Gate:   live.Gate{Prepare: WasmPrepare(compiled)},
 	})
 	if err != nil {
 		t.Fatalf("live.Open with the module: %v", err)
