@@ -24,8 +24,9 @@ import (
 // refusal that came after them, if one did; so a page that connects late,
 // or again after the server restarted, knows whether its rules.json is
 // the one served. A rules event with the same revision also withdraws a
-// refusal: the source went back to the rules served. Events carry no rules: the page fetches rules.json,
-// which keeps one path for the first load and every later one.
+// refusal: the source went back to the rules served. Events carry no
+// rules: the page fetches rules.json, which keeps one path for the first
+// load and every later one.
 
 // maxRefusalErrors bounds the errors a refused event lists.
 const maxRefusalErrors = 20
