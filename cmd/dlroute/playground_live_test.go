@@ -50,6 +50,17 @@ func TestPlaygroundFollowsRules(t *testing.T) {
 	if want := "rules: refused " + dir; !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "rules.yaml:") {
 		t.Errorf("the log does not say the typo was refused and where: %q", log.String())
 	}
+
+	// An editor that saves by writing a new file and renaming it over the
+	// old one (vim, most IDEs): the fix is seen, and withdraws the refusal.
+	tmp := rulesFile + ".swp"
+	writeFile(t, tmp, strings.Replace(typo, "platform_versoin", "platform_version", 1))
+	if err := os.Rename(tmp, rulesFile); err != nil {
+		t.Fatal(err)
+	}
+	if e := events.next(t); e.name != "rules" || !strings.Contains(e.data, served.Revision) {
+		t.Fatalf("after the fix was saved by a rename: %+v; want the rules in force, %s, announced again", e, served.Revision)
+	}
 }
 
 // TestPlaygroundStartsFromRulesThatFail: rules that do not pass at start
