@@ -22,7 +22,9 @@ func FuzzLoad(f *testing.F) {
 		fsys["jax/v3/rules.yaml"].Data = rulesYAML
 		cat, err := engine.Load(fsys, engine.Options{})
 		if err != nil {
-			lines := strings.Count(string(rulesYAML), "\n") + 1
+			// Lines end as YAML ends them: "\n", "\r\n" or "\r" alone.
+			lines := strings.Count(strings.ReplaceAll(string(rulesYAML), "\r\n", "\n"), "\n") +
+				strings.Count(strings.ReplaceAll(string(rulesYAML), "\r\n", "\n"), "\r") + 1
 			for _, e := range engine.Errors(err) {
 				if e.Code == "" || e.Message == "" {
 					t.Fatalf("error without code or message: %#v", e)

@@ -19,10 +19,12 @@ type sourceFile struct {
 	lineStarts []int
 }
 
+// newSourceFile reads lines as YAML does: a line ends at "\n", "\r\n" or a
+// "\r" alone, so that a node's line is the file's.
 func newSourceFile(name string, data []byte) *sourceFile {
 	f := &sourceFile{name: name, text: string(data), lineStarts: []int{0}}
 	for i := 0; i < len(f.text); i++ {
-		if f.text[i] == '\n' {
+		if c := f.text[i]; c == '\n' || c == '\r' && (i+1 == len(f.text) || f.text[i+1] != '\n') {
 			f.lineStarts = append(f.lineStarts, i+1)
 		}
 	}
