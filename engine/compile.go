@@ -588,7 +588,7 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 	key := progKey{env: d, text: e.text, want: fmt.Sprint(want, limit)}
 	if cacheable {
 		if ast, prg, ok := b.opts.Cache.program(key); ok {
-			c.prg = prg
+			c.ast, c.prg = ast, prg
 			return c, ast
 		}
 	}
@@ -627,7 +627,7 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 		b.add(e.errAt(CodeCELType, 1, 0, "%s: %v", what, err))
 		return c, nil
 	}
-	c.prg = prg
+	c.ast, c.prg = ast, prg
 	if cacheable {
 		b.opts.Cache.keep(key, ast, prg)
 	}

@@ -1,24 +1,11 @@
 package engine
 
 import (
-	"sync"
-
-	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/ext"
 )
-
-// parseEnv parses a rule set's expressions again, for DeriveDomain. Parsing
-// needs only the macros and syntax of the libraries compile.go enables, not
-// the declarations, and every expression parsed once already when the rule
-// set loaded. Keep the list in step with compile.go: an expression this
-// environment cannot parse contributes no candidates.
-var parseEnv = sync.OnceValues(func() (*cel.Env, error) {
-	return cel.NewEnv(ext.Strings(ext.StringsVersion(4)), cel.OptionalTypes(cel.OptionalTypesVersion(2)))
-})
 
 // probes is what the rules test one input against.
 type probes struct {
@@ -46,43 +33,27 @@ func readDomain(rs *RuleSet) *domainReader {
 	for _, in := range rs.inputs {
 		r.inputs[in.Name] = &probes{elems: map[int64][]any{}}
 	}
-	env, err := parseEnv()
-	if err != nil {
-		return r
-	}
-	parse := func(text string) ast.Expr {
-		a, iss := env.Parse(text)
-		if iss.Err() != nil {
-			return nil
-		}
-		return a.NativeRep().Expr()
-	}
 	for _, v := range rs.values {
-		e := parse(v.expr.text)
-		if e == nil {
-			continue
+		if v.ast == nil {
+			continue // an import's decision
 		}
+		e := v.ast.NativeRep().Expr()
 		if names := aliasOf(e); len(names) > 0 {
 			r.aliases[v.name] = names
 		}
 		r.walk(e, nil)
 	}
 	for _, rl := range rs.rules {
-		texts := []string{rl.when.expr.text}
+		exprs := []compiled{rl.when}
 		if o := rl.device; o != nil {
-			texts = append(texts, o.typ.expr.text, o.id.expr.text)
-			for _, c := range []compiled{o.copy, o.capsule, o.flags} {
-				if c.prg != nil {
-					texts = append(texts, c.expr.text)
-				}
-			}
+			exprs = append(exprs, o.typ, o.id, o.copy, o.capsule, o.flags)
 		}
 		if rl.raise != nil {
-			texts = append(texts, rl.raise.message.expr.text)
+			exprs = append(exprs, rl.raise.message)
 		}
-		for _, text := range texts {
-			if e := parse(text); e != nil {
-				r.walk(e, nil)
+		for _, c := range exprs {
+			if c.ast != nil { // an optional field left out
+				r.walk(c.ast.NativeRep().Expr(), nil)
 			}
 		}
 	}

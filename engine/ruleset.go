@@ -93,6 +93,7 @@ type rule struct {
 
 type compiled struct {
 	expr expression
+	ast  *cel.Ast // checked: what DeriveDomain reads
 	prg  cel.Program
 }
 
