@@ -52,6 +52,11 @@ func (r *Refusal) Error() string {
 	return fmt.Sprintf("refused %s at %s: %s", what, r.Stage, r.Reason)
 }
 
+// same reports whether o is r again, at another time.
+func (r *Refusal) same(o *Refusal) bool {
+	return r != nil && o != nil && r.Origin == o.Origin && r.Stage == o.Stage && r.Code == o.Code && r.Revision == o.Revision && r.Reason == o.Reason
+}
+
 // Unwrap returns the cause: a *SourceError, a *bundle.Error, an
 // engine.ErrorList, or Gate.Prepare's error.
 func (r *Refusal) Unwrap() error { return r.err }

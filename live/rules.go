@@ -67,17 +67,10 @@ type Rules struct {
 // joins the source's *Refusal and the kept bundle's. Open does not watch
 // the source: call Watch.
 func Open(ctx context.Context, cfg Config) (*Rules, error) {
-	if cfg.Source == nil {
-		return nil, errors.New("live: Config.Source is nil")
+	r, err := New(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Gate.Now == nil {
-		cfg.Gate.Now = cfg.Now
-	}
-	r := &Rules{cfg: cfg}
-	r.status = Status{Source: cfg.Source.String(), Kept: cfg.Keep, Started: cfg.Now()}
 	srcErr := r.Check(ctx)
 	if r.active.Load() != nil {
 		return r, nil
@@ -92,6 +85,25 @@ func Open(ctx context.Context, cfg Config) (*Rules, error) {
 	if keptErr != nil {
 		return nil, errors.Join(srcErr, keptErr)
 	}
+	return r, nil
+}
+
+// New returns rules with nothing in force: Current and Acquire return nil
+// until Check, Offer or Watch activates a candidate. It checks nothing
+// and restores nothing: a host that can serve before any rules pass (an
+// editor showing why they do not) uses it where a server uses Open.
+func New(cfg Config) (*Rules, error) {
+	if cfg.Source == nil {
+		return nil, errors.New("live: Config.Source is nil")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Gate.Now == nil {
+		cfg.Gate.Now = cfg.Now
+	}
+	r := &Rules{cfg: cfg}
+	r.status = Status{Source: cfg.Source.String(), Kept: cfg.Keep, Started: cfg.Now()}
 	return r, nil
 }
 
@@ -190,6 +202,9 @@ func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept b
 func (r *Rules) record(e Event) {
 	r.statusMu.Lock()
 	st := &r.status
+	if e.Outcome == Refused {
+		e.Repeated = st.LastCheck != nil && st.LastCheck.Outcome == Refused && st.LastRefusal.same(e.Refusal)
+	}
 	if e.Outcome != "" {
 		st.LastCheck = &Check{At: e.At, Outcome: e.Outcome, Seconds: e.Took.Seconds()}
 	}

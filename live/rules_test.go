@@ -137,3 +137,44 @@ func tamperManifest(t testing.TB, data []byte) []byte {
 	m[i] ^= 1
 	return m
 }
+
+// Rules from New have nothing in force until a check activates one. A
+// refusal the same as the check before's is marked Repeated, as a folder
+// left broken is at every poll; a different one, or one after something
+// else, is not.
+func TestNewAndRepeatedRefusals(t *testing.T) {
+	ctx := context.Background()
+	broken := ruletest.WithTypo(ruletest.Rules())
+	observe, events := observer()
+	r, err := live.New(live.Config{Source: live.Static("rules", broken), Observe: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Current() != nil || r.Acquire() != nil {
+		t.Fatalf("rules from New have something in force")
+	}
+	for i, want := range []bool{false, true, true} {
+		if err := r.Check(ctx); err == nil {
+			t.Fatalf("check %d of the typo passed", i)
+		}
+		if e := waitFor(t, events, "a refusal", func(e live.Event) bool { return e.Outcome == live.Refused }); e.Repeated != want {
+			t.Errorf("check %d of the same typo: Repeated %v, want %v", i, e.Repeated, want)
+		}
+	}
+	other := &live.Candidate{Origin: "rules", Dir: ruletest.WithTypo(ruletest.WithMarker(ruletest.Rules(), "nvfork"))}
+	if err := r.Offer(ctx, other); err == nil {
+		t.Fatalf("the other typo passed")
+	}
+	if e := waitFor(t, events, "the other refusal", func(e live.Event) bool { return e.Outcome == live.Refused }); e.Repeated {
+		t.Errorf("a refusal of other files is marked Repeated")
+	}
+	if err := r.Offer(ctx, &live.Candidate{Origin: "rules", Dir: ruletest.Rules()}); err != nil || r.Current() == nil {
+		t.Fatalf("good rules offered to rules from New: %v, in force %v", err, r.Current() != nil)
+	}
+	if err := r.Check(ctx); err == nil {
+		t.Fatalf("the typo passed")
+	}
+	if e := waitFor(t, events, "the refusal after an activation", func(e live.Event) bool { return e.Outcome == live.Refused }); e.Repeated {
+		t.Errorf("a refusal after an activation is marked Repeated")
+	}
+}

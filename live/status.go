@@ -61,6 +61,10 @@ type Event struct {
 	Snapshot *Snapshot
 	// Refusal is why a candidate was refused (Refused).
 	Refusal *Refusal
+	// Repeated is set on a refusal the same as the check before's, but
+	// for its time: the source still offers what was refused, as a folder
+	// left broken does at every poll.
+	Repeated bool
 	// KeepError is set when an activated bundle could not be kept on
 	// disk; the activation stands.
 	KeepError error

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/playground"
@@ -21,96 +19,50 @@ import (
 
 // follower follows --rules for the playground.
 type follower struct {
-	cfg     live.Config
-	rules   *live.Rules         // nil while nothing has passed
+	rules   *live.Rules
 	refusal *live.Refusal       // why nothing passed at start
-	changes <-chan struct{}     // the source's changes while nothing has passed
-	stop    context.CancelFunc  // stops changes
 	page    *playground.Handler // set by run; events before it go to the log only
+	log     io.Writer
 }
 
-// startFollowing checks PATH once, logging what became of it to stderr.
-// Rules that do not pass are served as they are, so that the page shows
-// each error at its place in the editor; run opens them again after each
-// change.
+// startFollowing checks PATH once, logging what became of it. Rules that
+// do not pass are served as they are, so that the page shows each error
+// at its place in the editor; run's Watch activates the first change
+// that passes.
 func startFollowing(ctx context.Context, path string, stderr io.Writer) *follower {
-	f := &follower{}
-	f.cfg = live.Config{Source: rulesSource(path), Observe: func(e live.Event) {
-		logRulesEvent(stderr, e)
-		if f.page != nil {
-			f.page.Observe(e)
-		}
-	}}
-	// Changes are watched from before the first check, so that none made
-	// after it is missed while nothing passes.
-	var watchCtx context.Context
-	watchCtx, f.stop = context.WithCancel(ctx)
-	if w, ok := f.cfg.Source.(live.Watcher); ok {
-		f.changes, _ = w.Changes(watchCtx)
+	f := &follower{log: stderr}
+	f.rules, _ = live.New(live.Config{Source: rulesSource(path), Observe: f.observe})
+	if err := f.rules.Check(ctx); err != nil {
+		errors.As(err, &f.refusal) // Check's error is a *live.Refusal
+		fmt.Fprintf(stderr, "warning: %s does not pass its %s step; the page shows the rules as they are, and loads them once a change passes\n", path, f.refusal.Stage)
 	}
-	var err error
-	if f.rules, err = live.Open(ctx, f.cfg); err == nil {
-		f.stop() // Watch sets up its own
-		return f
-	}
-	if !errors.As(err, &f.refusal) {
-		f.refusal = &live.Refusal{Origin: path, Stage: live.StageFetch, Code: "error", Reason: err.Error()}
-	}
-	fmt.Fprintf(stderr, "warning: %s does not pass its %s step; the page shows the rules as they are, and loads them once a change passes\n", path, f.refusal.Stage)
 	return f
 }
 
 // current is the snapshot in force, or nil while nothing has passed.
-func (f *follower) current() *live.Snapshot {
-	if f.rules == nil {
-		return nil
-	}
-	return f.rules.Current()
-}
+func (f *follower) current() *live.Snapshot { return f.rules.Current() }
 
-// run tells page of every activation and refusal until ctx ends.
+// run tells page of every activation and refusal until ctx ends. Watch
+// checks once as soon as it sees changes, so none made since the first
+// check is missed.
 func (f *follower) run(ctx context.Context, page *playground.Handler) {
 	f.page = page
 	if f.refusal != nil {
 		page.Refused(f.refusal)
 	}
-	if f.rules == nil {
-		f.rules = f.openOnChange(ctx)
-		f.stop()
-		if f.rules == nil {
-			return
-		}
-	}
 	defer f.rules.Close()
 	f.rules.Watch(ctx)
 }
 
-// openOnChange opens the rules once a candidate passes, checking after
-// each change of the source (once its writes settle) and every interval,
-// as Watch does; nil when ctx ends first.
-func (f *follower) openOnChange(ctx context.Context) *live.Rules {
-	poll := time.NewTicker(cmp.Or(f.cfg.Interval, live.DefaultInterval))
-	defer poll.Stop()
-	settle := time.NewTimer(0)
-	settle.Stop()
-	defer settle.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case _, ok := <-f.changes:
-			if !ok {
-				f.changes = nil // the poll still checks
-			} else {
-				settle.Reset(live.DefaultSettle) // an editor writes in steps
-			}
-			continue
-		case <-settle.C:
-		case <-poll.C:
-		}
-		if r, err := live.Open(ctx, f.cfg); err == nil {
-			return r
-		}
+// observe logs what became of a check and tells the page; a refusal that
+// only repeats the one before (a broken folder at every poll) is neither.
+func (f *follower) observe(e live.Event) {
+	if e.Repeated {
+		return
+	}
+	logRulesEvent(f.log, e)
+	if f.page != nil {
+		f.page.Observe(e)
 	}
 }
 
