@@ -14,7 +14,7 @@ import (
 )
 
 // edited is the embedded rules with one file's text changed.
-func edited(t *testing.T, name, old, new string) fstest.MapFS {
+func edited(t testing.TB, name, old, new string) fstest.MapFS {
 	t.Helper()
 	out := fstest.MapFS{}
 	err := fs.WalkDir(rules.FS, ".", func(p string, d fs.DirEntry, err error) error {
@@ -94,7 +94,6 @@ func TestLoadReuse(t *testing.T) {
 // "reuse+cache" with an engine.Cache too (every other expression and the
 // unchanged files taken from it).
 func BenchmarkLoadEdit(b *testing.B) {
-	t := &testing.T{}
 	only := func(fsys fstest.MapFS) fstest.MapFS {
 		out := fstest.MapFS{}
 		for p, f := range fsys {
@@ -105,10 +104,10 @@ func BenchmarkLoadEdit(b *testing.B) {
 		return out
 	}
 	const message = "' values'"
-	base := only(edited(t, "exchange/v2/rules.yaml", message, message))
+	base := only(edited(b, "exchange/v2/rules.yaml", message, message))
 	edits := make([]fstest.MapFS, 64)
 	for i := range edits {
-		edits[i] = only(edited(t, "exchange/v2/rules.yaml", message, fmt.Sprintf("' values (%d)'", i)))
+		edits[i] = only(edited(b, "exchange/v2/rules.yaml", message, fmt.Sprintf("' values (%d)'", i)))
 	}
 	for _, c := range []struct {
 		name         string

@@ -39,9 +39,7 @@ const keepAlive = 25 * time.Second
 // (rules.json), named by revision, and tells every open page. Rules with
 // no <name>/<version>/ files are an error, and the rules served stay.
 func (h *Handler) Publish(fsys fs.FS, revision string) error {
-	h.live.mu.Lock()
-	st := h.live.state
-	h.live.mu.Unlock()
+	st := h.live.now()
 	st.revision = revision
 	data, err := rulesJSON(fsys, st)
 	if err != nil {
@@ -158,12 +156,17 @@ func (hb *hub) update(change func(*rulesState) *resource) {
 	}
 }
 
-// watch returns the state now; ch is woken by every update after it,
-// until unwatch.
-func (hb *hub) watch(ch chan struct{}) rulesState {
+// watch has ch woken by every update, until unwatch.
+func (hb *hub) watch(ch chan struct{}) {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()
 	hb.waiters[ch] = struct{}{}
+}
+
+// now returns the state now.
+func (hb *hub) now() rulesState {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
 	return hb.state
 }
 
@@ -177,8 +180,9 @@ func (hb *hub) unwatch(ch chan struct{}) {
 // handler closes.
 func (hb *hub) serveEvents(w http.ResponseWriter, req *http.Request) {
 	wake := make(chan struct{}, 1)
-	st := hb.watch(wake)
+	hb.watch(wake)
 	defer hb.unwatch(wake)
+	st := hb.now()
 	if !st.live || st.closed {
 		http.Error(w, "these rules do not change: the playground serves no events", http.StatusNotFound)
 		return
@@ -219,7 +223,7 @@ func (hb *hub) serveEvents(w http.ResponseWriter, req *http.Request) {
 			fmt.Fprint(w, ": keep-alive\n\n")
 		case <-wake:
 		}
-		st = hb.watch(wake)
+		st = hb.now()
 	}
 }
 
