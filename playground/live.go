@@ -2,6 +2,7 @@ package playground
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -188,6 +189,11 @@ func (hb *hub) serveEvents(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	rc := http.NewResponseController(w)
+	// A stream lasts as long as the page: a server's write timeout, which
+	// bounds a whole response, must not cut it.
+	if err := rc.SetWriteDeadline(time.Time{}); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return
+	}
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-store")

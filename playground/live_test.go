@@ -250,3 +250,27 @@ func TestCloseEndsStreams(t *testing.T) {
 		t.Fatalf("the stream did not end after Close")
 	}
 }
+
+// A stream lives as long as its page, under a server whose write timeout
+// (serve.Serve's is a minute) would cut any other response.
+func TestStreamOutlivesWriteTimeout(t *testing.T) {
+	h, err := playground.New(playground.Options{Rules: ruletest.Rules(), Source: "rules", Revision: "r1", Live: true, Module: fakeModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.WriteTimeout = 100 * time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	page := listen(t, srv.URL)
+	var ann map[string]string
+	page.next("rules", &ann)
+	time.Sleep(300 * time.Millisecond)
+	if err := h.Publish(ruletest.WithMarker(ruletest.Rules(), "nvfork"), "r2"); err != nil {
+		t.Fatal(err)
+	}
+	page.next("rules", &ann)
+	if ann["revision"] != "r2" {
+		t.Fatalf("after the write timeout the page hears %v; want r2", ann)
+	}
+}

@@ -3,17 +3,16 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/playground"
 )
@@ -84,29 +83,19 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hint: another process may serve that port; try --addr 127.0.0.1:0 for any free one")
 		return 1
 	}
-	if host, _, _ := net.SplitHostPort(*addr); !isLoopback(host) {
+	if !serve.IsLoopback(*addr) {
 		fmt.Fprintf(stderr, "warning: serving on %s, which is not loopback: anyone who reaches it can use the playground\n", ln.Addr())
 	}
 	fmt.Fprintf(stdout, "dlroute playground: http://%s/\n", ln.Addr())
-	srv := &http.Server{Handler: pg, ReadHeaderTimeout: 10 * time.Second}
-	srv.RegisterOnShutdown(pg.Close) // the pages' event streams would hold the shutdown
 	go func() {
 		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdown)
+		pg.Close() // the pages' event streams would hold the shutdown
 	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	// The server's errors, as warnings; its own progress is not news here.
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if err := serve.Serve(ctx, ln, pg, log); err != nil {
 		printError(stderr, err)
 		return 1
 	}
 	return 0
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

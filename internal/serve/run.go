@@ -87,7 +87,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if !isLoopback(addr) {
+	if !IsLoopback(addr) {
 		log.Warn("listening beyond loopback: the API has no authentication or TLS of its own; put a proxy that has them in front", "addr", ln.Addr().String())
 	}
 	log.Info("listening", "url", "http://"+ln.Addr().String(), "source", src.String(), "engine", cmp.Or(opts.Engine, "native"), "keep", keepPath)

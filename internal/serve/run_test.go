@@ -62,8 +62,8 @@ func TestIsLoopback(t *testing.T) {
 		"127.0.0.1:8181": true, "[::1]:8181": true, "localhost:0": true,
 		"0.0.0.0:8181": false, ":8181": false, "10.0.0.5:8181": false, "example.com:80": false,
 	} {
-		if got := isLoopback(addr); got != want {
-			t.Errorf("isLoopback(%q) = %v, want %v", addr, got, want)
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
 		}
 	}
 }

@@ -53,9 +53,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 	return err
 }
 
-// isLoopback reports whether addr ("127.0.0.1:8181", "[::1]:0",
+// IsLoopback reports whether addr ("127.0.0.1:8181", "[::1]:0",
 // "localhost:8181") listens on loopback only.
-func isLoopback(addr string) bool {
+func IsLoopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
