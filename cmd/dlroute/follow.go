@@ -39,9 +39,6 @@ func startFollowing(ctx context.Context, path string, stderr io.Writer) *followe
 	return f
 }
 
-// current is the snapshot in force, or nil while nothing has passed.
-func (f *follower) current() *live.Snapshot { return f.rules.Current() }
-
 // run tells page of every activation and refusal until ctx ends. Watch
 // checks once as soon as it sees changes, so none made since the first
 // check is missed.

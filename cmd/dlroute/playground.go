@@ -43,7 +43,7 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	if *rulesDir != "" && *static == "" {
 		follow = startFollowing(ctx, *rulesDir, stderr)
 		opts.Live = true
-		if s := follow.current(); s != nil {
+		if s := follow.rules.Current(); s != nil {
 			opts.Rules, opts.Revision = s.FS(), s.Revision()
 		}
 	} else if *rulesDir != "" {
