@@ -21,6 +21,10 @@ type BuildOptions struct {
 	// Revision names the bundle, such as a git commit or a date; empty
 	// means ContentRevision of the files. See CheckRevision.
 	Revision string
+	// Sequence is the manifest's Sequence; 0 leaves it unordered. Build
+	// reads no clock, so that equal files and options give equal bytes:
+	// `dlroute bundle build` gives it the time by default.
+	Sequence uint64
 	// SignerKeys sign the manifest, each a private key as GenerateKey
 	// writes it ("PRIVATE+KEY+name+hash+key"). None leaves it unsigned.
 	SignerKeys []string
@@ -58,7 +62,7 @@ func Build(w io.Writer, fsys fs.FS, opts BuildOptions) (*Manifest, error) {
 	if len(files) == 0 {
 		return nil, errorf(CodeMissingFile, "", "no <name>/<version>/<file> files to pack")
 	}
-	m := &Manifest{Format: Format, Revision: opts.Revision, RuleSets: ruleSetsOf(files), Files: files}
+	m := &Manifest{Format: Format, Revision: opts.Revision, Sequence: opts.Sequence, RuleSets: ruleSetsOf(files), Files: files}
 	if m.Revision == "" {
 		m.Revision = ContentRevision(files)
 	}

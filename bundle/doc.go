@@ -5,8 +5,9 @@
 //
 // A bundle is a gzip-compressed tar archive (RFC 1952, POSIX ustar). Its
 // first member, ".manifest", is a JSON Manifest: the format
-// ("dlroute-bundle/v1"), a revision, the rule-set versions it holds as
-// "name@version", and the path, size and SHA-256 of every file. The other
+// ("dlroute-bundle/v1"), a revision, a sequence that orders the bundles
+// of one signer (absent when 0: unordered), the rule-set versions it holds
+// as "name@version", and the path, size and SHA-256 of every file. The other
 // members are the files, "<name>/<version>/<file>", exactly those the
 // manifest lists. A signed bundle's manifest is a signed note in the format
 // of golang.org/x/mod/sumdb/note: the JSON, a blank line, then one
@@ -29,14 +30,18 @@
 //
 // # Limits
 //
-// Read is strict and bounded: MaxArchiveSize, MaxUnpackedSize, MaxFiles,
+// Read is strict and bounded (ReadFile reads only a regular file, opened
+// so that it cannot block, and checks its size before reading it): MaxArchiveSize, MaxUnpackedSize, MaxFiles,
 // MaxFileSize and MaxManifestSize; only files and folders; no path twice;
 // no absolute path, "..", backslash or dot-name; nothing after the
 // archive. Every refusal is an *Error with a stable Code.
 //
 // # Compatibility
 //
-// A reader refuses a format it does not know. The format, the codes and
-// the key format change only with a new Format string or a new major
-// version of this module.
+// A reader refuses a format it does not know, and a manifest field it does
+// not know. The format, the codes and the key format change only with a
+// new Format string or a new major version of this module. A field added
+// since (Sequence) is left out of the manifest when it is zero, so that a
+// bundle that does not use it reads everywhere; a reader from before it
+// refuses a bundle that does.
 package bundle

@@ -15,7 +15,7 @@ const (
 	CodeTooLarge   Code = "too_large"      // the archive, a file or the unpacked total exceeds its limit
 	CodeBadPath    Code = "bad_path"       // a member's path is absolute, leaves its folder, or is not <name>/<version>/<file>
 	CodeDuplicate  Code = "duplicate_path" // a path appears twice
-	CodeNotRegular Code = "not_regular"    // a member is a link, device or anything but a file or folder
+	CodeNotRegular Code = "not_regular"    // a member, or the bundle file itself, is a link, device or anything but a regular file (or a member folder)
 )
 
 // Codes for a manifest that does not vouch for the files.

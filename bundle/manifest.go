@@ -20,12 +20,19 @@ const Format = "dlroute-bundle/v1"
 // the manifest's JSON, or the JSON alone when the bundle is not signed.
 const ManifestPath = ".manifest"
 
-// Manifest says what a bundle holds: the rule-set versions, a revision, and
-// the size and SHA-256 digest of every file. It is what a signature covers,
-// so a signed manifest vouches for every byte of the rules.
+// Manifest says what a bundle holds: the rule-set versions, a revision, a
+// sequence, and the size and SHA-256 digest of every file. It is what a
+// signature covers, so a signed manifest vouches for every byte of the
+// rules and for its place in the order of bundles.
 type Manifest struct {
-	Format   string   `json:"format"`
-	Revision string   `json:"revision"`
+	Format   string `json:"format"`
+	Revision string `json:"revision"`
+	// Sequence orders the bundles of one signer: a host refuses a bundle
+	// whose Sequence is lower than the one in force (package live). 0, and
+	// a manifest without the field, means unordered: older than any
+	// sequenced bundle. A manifest with Sequence 0 has no "sequence" field,
+	// so that readers from before the field read it.
+	Sequence uint64   `json:"sequence,omitempty"`
 	RuleSets []string `json:"rulesets"` // "name@version", sorted
 	Files    []File   `json:"files"`    // sorted by path
 }

@@ -53,20 +53,62 @@ type Bundle struct {
 	files fstest.MapFS
 }
 
-// ReadFile reads the bundle in a file and checks it as Read does. It
-// reads at most MaxArchiveSize bytes: a larger file is CodeTooLarge, and
-// one that cannot be read is the *fs.PathError.
+// ReadFile reads the bundle in a file, as ReadArchive does, and checks it
+// as Read does.
 func ReadFile(path string, opts ReadOptions) (*Bundle, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveSize+1))
+	data, err := ReadArchive(path)
 	if err != nil {
 		return nil, err
 	}
 	return Read(data, opts)
+}
+
+// ReadArchive returns the bytes of the bundle file at path, unchecked. It
+// reads only a regular file (a link to one is followed), opened so that
+// nothing can block (a named pipe, a device), and of at most
+// MaxArchiveSize bytes by its size before any byte is read: anything else
+// is CodeNotRegular or CodeTooLarge, with Path set to path. A file that
+// cannot be opened or read is the *fs.PathError.
+func ReadArchive(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat() // of what was opened, not of the name again
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errorf(CodeNotRegular, path, "a bundle is a regular file; this is a %s", fileKind(st.Mode()))
+	}
+	if st.Size() > MaxArchiveSize {
+		return nil, errorf(CodeTooLarge, path, "the archive is %d bytes; the limit is %d", st.Size(), MaxArchiveSize)
+	}
+	// The size can grow between the stat and the read: the limit holds.
+	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxArchiveSize {
+		return nil, errorf(CodeTooLarge, path, "the archive grew past the limit of %d bytes as it was read", MaxArchiveSize)
+	}
+	return data, nil
+}
+
+// fileKind names what a non-regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "file of mode " + m.String()
 }
 
 // FS returns the rules as a rules directory, <name>/<version>/<file>,
