@@ -30,11 +30,12 @@
 //
 // # Limits
 //
-// Read is strict and bounded (ReadFile reads only a regular file, opened
-// so that it cannot block, and checks its size before reading it): MaxArchiveSize, MaxUnpackedSize, MaxFiles,
+// Read is strict and bounded: MaxArchiveSize, MaxUnpackedSize, MaxFiles,
 // MaxFileSize and MaxManifestSize; only files and folders; no path twice;
 // no absolute path, "..", backslash or dot-name; nothing after the
-// archive. Every refusal is an *Error with a stable Code.
+// archive. ReadFile reads only a regular file, opened so that it cannot
+// block, its size checked before a byte is read. Every refusal is an
+// *Error with a stable Code.
 //
 // # Compatibility
 //
