@@ -7,13 +7,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // Write calls write with a temporary file beside path, syncs it, gives it
 // perm and renames it over path. On any error the temporary file is
-// removed and path is left as it was.
+// removed and path is left as it was. A process killed during Write
+// leaves the temporary file, ".<name>.<digits>.tmp"; RemoveStale removes
+// it.
 func Write(path string, perm fs.FileMode, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*"+tempSuffix)
 	if err != nil {
 		return err
 	}
@@ -42,4 +46,61 @@ func WriteFile(path string, perm fs.FileMode, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+const tempSuffix = ".tmp"
+
+func tempPrefix(path string) string { return "." + filepath.Base(path) + "." }
+
+// StaleAfter is how long a temporary file of Write's must have gone
+// unmodified before RemoveStale takes it for one a killed process left: a
+// write in progress modifies its file as it goes, and one stalled for this
+// long fails at its rename, leaving path as it was.
+const StaleAfter = 10 * time.Minute
+
+// RemoveStale removes the temporary files that a Write of path killed
+// before it finished left beside path: regular files named as Write names
+// them (".<name>.<digits>.tmp", digits as os.CreateTemp writes them) and
+// not modified for StaleAfter before now. Nothing else is touched. It
+// returns the paths removed and the first error; a folder that does not
+// exist holds nothing to remove.
+func RemoveStale(path string, now time.Time) ([]string, error) {
+	dir, prefix := filepath.Dir(path), tempPrefix(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			err = nil
+		}
+		return nil, err
+	}
+	var removed []string
+	var first error
+	for _, e := range entries {
+		digits, ok := strings.CutPrefix(e.Name(), prefix)
+		if digits, ok = strings.CutSuffix(digits, tempSuffix); !ok || !allDigits(digits) || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || now.Sub(info.ModTime()) < StaleAfter {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil {
+			if first == nil && !os.IsNotExist(err) {
+				first = err
+			}
+			continue
+		}
+		removed = append(removed, p)
+	}
+	return removed, first
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/dlroute/dlroute/internal/atomicfile"
 )
@@ -36,5 +38,44 @@ func TestWriteFailing(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if !errors.Is(err, boom) || string(data) != "old" || len(entries) != 1 {
 		t.Errorf("err %v, file %q, %d entries; want boom, \"old\", 1 entry", err, data, len(entries))
+	}
+}
+
+// RemoveStale removes what a killed Write left, once it is StaleAfter
+// old, and nothing else.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "last-good.tar.gz")
+	now := time.Now()
+	old := now.Add(-atomicfile.StaleAfter - time.Second)
+	files := map[string]time.Time{
+		".last-good.tar.gz.123456.tmp":    old, // left by a kill -9: removed
+		".last-good.tar.gz.987.tmp":       now, // a write in progress: kept
+		".last-good.tar.gz.12ab.tmp":      old, // not a name Write gives
+		".other.tar.gz.123456.tmp":        old, // another file's
+		"last-good.tar.gz":                old,
+		".last-good.tar.gz.tmp":           old,
+		"last-good.tar.gz.123456.tmp":     old,
+		".last-good.tar.gz.123456.tmp.gz": old,
+	}
+	for name, mtime := range files {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("x"), 0o600)
+		os.Chtimes(p, mtime, mtime)
+	}
+	os.Mkdir(filepath.Join(dir, ".last-good.tar.gz.55.tmp"), 0o700) // a folder: not Write's
+	os.Chtimes(filepath.Join(dir, ".last-good.tar.gz.55.tmp"), old, old)
+
+	removed, err := atomicfile.RemoveStale(path, now)
+	want := []string{filepath.Join(dir, ".last-good.tar.gz.123456.tmp")}
+	if err != nil || !slices.Equal(removed, want) {
+		t.Errorf("RemoveStale = %v, %v; want %v", removed, err, want)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != len(files) {
+		t.Errorf("%d entries left; want %d", len(entries), len(files))
+	}
+	if removed, err := atomicfile.RemoveStale(filepath.Join(dir, "absent", "f"), now); removed != nil || err != nil {
+		t.Errorf("RemoveStale in a folder that does not exist = %v, %v; want nothing", removed, err)
 	}
 }
