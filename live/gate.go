@@ -15,6 +15,8 @@ import (
 // bundle's checks (every digest; a signature by one of Keys when Keys are
 // set), engine.Load of every version, every version's own tests.yaml, and
 // Prepare when set. The zero Gate checks digests, compiles and tests.
+// Rules also puts a candidate in order (see AllowRollback); Admit, which
+// knows of no rules in force, does not.
 type Gate struct {
 	// Keys are the public keys, in the signed-note format
 	// (bundle.GenerateKey), of which at least one must have signed a
@@ -31,6 +33,13 @@ type Gate struct {
 	Prepare func(ctx context.Context, s *Snapshot) (io.Closer, error)
 	// Now reads the clock, for refusals; nil means time.Now.
 	Now func() time.Time
+	// AllowRollback lets Rules activate a candidate ordered before the
+	// bundle in force, or before the kept bundle at Open: one of a lower
+	// bundle.Manifest.Sequence (CodeRollback), or of the same sequence
+	// with other content (CodeSequenceReused), which are otherwise
+	// refused at StageVerify. The activation's Event carries the
+	// RollbackError it let through, for the log.
+	AllowRollback bool
 }
 
 // Admit runs every step of the gate on a candidate and returns the
@@ -66,6 +75,36 @@ func (g Gate) verify(c *Candidate) (*bundle.Bundle, []byte, error) {
 		return nil, nil, refuse(g.now(), StageVerify, c.Origin, "", err)
 	}
 	return b, archive, nil
+}
+
+// placed is a bundle that a candidate must not be ordered before: the
+// one in force, or the kept one at Open.
+type placed struct {
+	sequence         uint64
+	revision, digest string
+	where            string // "in force", "kept in PATH"
+}
+
+func placedOf(b *bundle.Bundle, where string) *placed {
+	return &placed{sequence: b.Manifest.Sequence, revision: b.Manifest.Revision, digest: b.Digest, where: where}
+}
+
+// order returns why b is ordered before one of the bundles, or nil. An
+// unordered bundle (sequence 0) puts nothing after it; the same bundle
+// again is not a replay.
+func order(b *bundle.Bundle, bundles ...*placed) *RollbackError {
+	seq := b.Manifest.Sequence
+	for _, p := range bundles {
+		if p == nil || p.sequence == 0 || p.digest == b.Digest || seq > p.sequence {
+			continue
+		}
+		e := &RollbackError{Code: CodeRollback, Sequence: seq, Newer: p.sequence, NewerRevision: p.revision, NewerWhere: p.where}
+		if seq == p.sequence {
+			e.Code = CodeSequenceReused
+		}
+		return e
+	}
+	return nil
 }
 
 // build compiles, tests and prepares a verified bundle.

@@ -1,12 +1,12 @@
 package live
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/internal/atomicfile"
 )
 
@@ -21,19 +21,21 @@ func keep(path string, archive []byte) error {
 	return atomicfile.WriteFile(path, 0o600, archive)
 }
 
-// readLimited reads a file of at most max bytes.
+// readLimited reads a bundle file of at most max bytes, and at most
+// bundle.MaxArchiveSize, as bundle.ReadArchive does: a regular file only,
+// opened so that it cannot block, its size checked before it is read.
 func readLimited(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	data, err := bundle.ReadArchive(path)
+	var be *bundle.Error
+	switch {
+	case errors.As(err, &be) && be.Code == bundle.CodeTooLarge:
+		return nil, &SourceError{Code: CodeTooLarge, Message: be.Error(), err: err}
+	case errors.As(err, &be) && be.Code == bundle.CodeNotRegular:
+		return nil, &SourceError{Code: CodeNotRegular, Message: be.Error(), err: err}
+	case err != nil:
 		return nil, &SourceError{Code: CodeRead, Message: err.Error(), err: err}
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
-		return nil, &SourceError{Code: CodeRead, Message: err.Error(), err: err}
-	}
-	if int64(buf.Len()) > max {
+	case int64(len(data)) > max:
 		return nil, &SourceError{Code: CodeTooLarge, Message: fmt.Sprintf("%s is larger than %d bytes", path, max)}
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }

@@ -29,8 +29,8 @@ type Refusal struct {
 	At     time.Time `json:"at"`
 	Origin string    `json:"origin"`
 	Stage  Stage     `json:"stage"`
-	// Code is the cause's stable code: a bundle.Code, an engine.Code, or a
-	// SourceError's code.
+	// Code is the cause's stable code: a bundle.Code, an engine.Code, a
+	// SourceError's code or a RollbackError's.
 	Code string `json:"code"`
 	// Revision is the candidate's, when it got far enough to have one.
 	Revision string `json:"revision,omitempty"`
@@ -57,17 +57,20 @@ func (r *Refusal) same(o *Refusal) bool {
 	return r != nil && o != nil && r.Origin == o.Origin && r.Stage == o.Stage && r.Code == o.Code && r.Revision == o.Revision && r.Reason == o.Reason
 }
 
-// Unwrap returns the cause: a *SourceError, a *bundle.Error, an
-// engine.ErrorList, or Gate.Prepare's error.
+// Unwrap returns the cause: a *SourceError, a *bundle.Error, a
+// *RollbackError, an engine.ErrorList, or Gate.Prepare's error.
 func (r *Refusal) Unwrap() error { return r.err }
 
 func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refusal {
 	r := &Refusal{At: at, Origin: origin, Stage: stage, Revision: revision, Code: "error", Reason: err.Error(), err: err}
 	var se *SourceError
 	var be *bundle.Error
+	var re *RollbackError
 	switch list := engine.Errors(err); {
 	case errors.As(err, &se):
 		r.Code = se.Code
+	case errors.As(err, &re):
+		r.Code = re.Code
 	case errors.As(err, &be):
 		r.Code = string(be.Code)
 	case len(list) > 0:
@@ -96,6 +99,7 @@ const (
 	CodeHTTPStatus  = "http_status" // the server answered neither 200 nor 304
 	CodeTooLarge    = "too_large"   // the body is larger than the source's limit
 	CodeRead        = "read_error"  // a file or folder could not be read
+	CodeNotRegular  = "not_regular" // a bundle file is a named pipe, a device, a folder: not a regular file
 )
 
 // SourceError is a source that could not be read: a StageFetch refusal.
@@ -109,3 +113,31 @@ func (e *SourceError) Error() string { return e.Message }
 
 // Unwrap returns the cause, if any.
 func (e *SourceError) Unwrap() error { return e.err }
+
+// Codes of a RollbackError.
+const (
+	CodeRollback       = "rollback"        // the candidate's sequence is lower than the bundle in force's, or the kept one's at start
+	CodeSequenceReused = "sequence_reused" // the candidate has the sequence of the bundle in force, or of the kept one, and other content
+)
+
+// RollbackError is a candidate ordered before the bundle in force, or
+// before the kept bundle at Open, by bundle.Manifest.Sequence: a
+// StageVerify refusal, unless Gate.AllowRollback. Its signature may be
+// good: an older bundle, replayed, is signed too.
+type RollbackError struct {
+	Code     string `json:"code"`     // CodeRollback or CodeSequenceReused
+	Sequence uint64 `json:"sequence"` // the candidate's
+	// Newer is the sequence of the bundle it is ordered before, whose
+	// revision is NewerRevision, and NewerWhere says where that one is:
+	// "in force", or "kept in PATH".
+	Newer         uint64 `json:"newer"`
+	NewerRevision string `json:"newer_revision"`
+	NewerWhere    string `json:"newer_where"`
+}
+
+func (e *RollbackError) Error() string {
+	if e.Code == CodeSequenceReused {
+		return fmt.Sprintf("the bundle has sequence %d, as revision %s %s has, and other content: one sequence is one bundle", e.Sequence, e.NewerRevision, e.NewerWhere)
+	}
+	return fmt.Sprintf("the bundle's sequence %d is older than %d, of revision %s %s: a host does not roll back unless told", e.Sequence, e.Newer, e.NewerRevision, e.NewerWhere)
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/internal/atomicfile"
 )
 
 // Config configures Open. Only Source is required.
@@ -55,6 +56,9 @@ type Rules struct {
 	cfg    Config
 	active atomic.Pointer[Snapshot]
 	mu     sync.Mutex // one check or offer at a time
+	// kept is the kept bundle as Open found it, until an activation
+	// replaces it: a candidate is not ordered before it either. r.mu.
+	kept *placed
 
 	statusMu sync.Mutex
 	status   Status
@@ -63,13 +67,21 @@ type Rules struct {
 // Open makes the rules live: it checks the source once, and when that
 // gives nothing to serve (the source is unreachable, or its candidate is
 // refused) it restores the bundle kept in Config.Keep, which passes the
-// same gate. It fails only when neither gives a snapshot; the error then
-// joins the source's *Refusal and the kept bundle's. Open does not watch
-// the source: call Watch.
+// same gate. A source's candidate ordered before the kept bundle is
+// refused (CodeRollback), as one ordered before the rules in force is
+// later, unless Gate.AllowRollback. Open fails only when neither gives a
+// snapshot; the error then joins the source's *Refusal and the kept
+// bundle's. It first removes the temporary files that a host killed while
+// keeping a bundle left beside Config.Keep (atomicfile.RemoveStale). Open
+// does not watch the source: call Watch.
 func Open(ctx context.Context, cfg Config) (*Rules, error) {
 	r, err := New(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Keep != "" {
+		atomicfile.RemoveStale(cfg.Keep, r.cfg.Now()) // best effort: a leftover costs only disk
+		r.kept = r.placeKept()
 	}
 	srcErr := r.Check(ctx)
 	if r.active.Load() != nil {
@@ -107,6 +119,21 @@ func New(cfg Config) (*Rules, error) {
 	return r, nil
 }
 
+// placeKept returns the kept bundle's place in the order, or nil when
+// there is none that passes the gate's checks of the bytes and the
+// signature: an unsigned file in the cache puts nothing after it.
+func (r *Rules) placeKept() *placed {
+	data, err := readLimited(r.cfg.Keep, bundle.MaxArchiveSize)
+	if err != nil {
+		return nil
+	}
+	b, _, err := r.cfg.Gate.verify(&Candidate{Origin: r.cfg.Keep, Archive: data})
+	if err != nil {
+		return nil
+	}
+	return placedOf(b, "kept in "+r.cfg.Keep)
+}
+
 // restore offers the kept bundle.
 func (r *Rules) restore(ctx context.Context) error {
 	r.mu.Lock()
@@ -118,7 +145,11 @@ func (r *Rules) restore(ctx context.Context) error {
 		r.record(Event{At: start, Outcome: Refused, Refusal: ref, Took: r.cfg.Now().Sub(start)})
 		return ref
 	}
-	return r.offer(ctx, &Candidate{Origin: r.cfg.Keep, Archive: data}, start, true)
+	var keptAt time.Time
+	if st, err := os.Stat(r.cfg.Keep); err == nil {
+		keptAt = st.ModTime()
+	}
+	return r.offer(ctx, &Candidate{Origin: r.cfg.Keep, Archive: data}, start, true, keptAt)
 }
 
 // Current returns the snapshot in force. Its catalog stays usable after
@@ -156,7 +187,7 @@ func (r *Rules) Check(ctx context.Context) error {
 		r.record(Event{At: start, Outcome: Refused, Refusal: ref, Took: r.cfg.Now().Sub(start)})
 		return ref
 	}
-	return r.offer(ctx, c, start, false)
+	return r.offer(ctx, c, start, false, time.Time{})
 }
 
 // Offer puts a candidate from elsewhere through the gate and activates it,
@@ -165,16 +196,28 @@ func (r *Rules) Check(ctx context.Context) error {
 func (r *Rules) Offer(ctx context.Context, c *Candidate) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.offer(ctx, c, r.cfg.Now(), false)
+	return r.offer(ctx, c, r.cfg.Now(), false, time.Time{})
 }
 
-// offer gates a candidate and swaps it in; r.mu is held.
-func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept bool) error {
+// offer gates a candidate and swaps it in; r.mu is held. kept says the
+// candidate is the kept bundle, written at keptAt.
+func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept bool, keptAt time.Time) error {
 	g := r.cfg.Gate
 	b, archive, err := g.verify(c)
-	if active := r.active.Load(); err == nil && active != nil && active.Digest() == b.Digest {
+	active := r.active.Load()
+	if err == nil && active != nil && active.Digest() == b.Digest {
 		r.record(Event{At: start, Outcome: Unchanged, Snapshot: active, Took: r.cfg.Now().Sub(start)})
 		return nil
+	}
+	var rollback *RollbackError
+	if err == nil {
+		var inForce *placed
+		if active != nil {
+			inForce = placedOf(active.bundle, "in force")
+		}
+		if rollback = order(b, inForce, r.kept); rollback != nil && !g.AllowRollback {
+			err = refuse(g.now(), StageVerify, c.Origin, b.Manifest.Revision, rollback)
+		}
 	}
 	var s *Snapshot
 	if err == nil {
@@ -185,16 +228,17 @@ func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept b
 		r.record(Event{At: start, Outcome: Refused, Refusal: ref, Took: r.cfg.Now().Sub(start)})
 		return ref
 	}
-	s.kept = kept
+	s.kept, s.keptAt = kept, keptAt
 	s.activated = r.cfg.Now()
 	if old := r.active.Swap(s); old != nil {
 		old.retire()
 	}
+	r.kept = nil // the rules in force are now what a candidate is put after
 	var keepErr error
 	if r.cfg.Keep != "" && !kept {
 		keepErr = keep(r.cfg.Keep, archive)
 	}
-	r.record(Event{At: start, Outcome: Activated, Snapshot: s, Took: r.cfg.Now().Sub(start), KeepError: keepErr})
+	r.record(Event{At: start, Outcome: Activated, Snapshot: s, Took: r.cfg.Now().Sub(start), KeepError: keepErr, Rollback: rollback})
 	return nil
 }
 

@@ -21,6 +21,7 @@ type Snapshot struct {
 	archive   []byte
 	origin    string
 	kept      bool
+	keptAt    time.Time // the kept file's modification time, when kept
 	activated time.Time
 	attached  io.Closer
 
@@ -53,6 +54,16 @@ func (s *Snapshot) Origin() string { return s.origin }
 // Kept reports whether the snapshot was restored from the kept last good
 // bundle because the source had nothing better at start.
 func (s *Snapshot) Kept() bool { return s.kept }
+
+// KeptAt returns when the kept bundle a Kept snapshot was restored from
+// was written, by its file's modification time: how old the rules are
+// that a host serves while its source has nothing better. Zero when not
+// Kept.
+func (s *Snapshot) KeptAt() time.Time { return s.keptAt }
+
+// Sequence returns the bundle's bundle.Manifest.Sequence; 0 for an
+// unordered bundle and a rules directory.
+func (s *Snapshot) Sequence() uint64 { return s.bundle.Manifest.Sequence }
 
 // ActivatedAt returns when the snapshot was swapped in; zero for one
 // that Gate.Admit returned and nothing activated.

@@ -22,11 +22,13 @@ type Status struct {
 // Active describes the snapshot in force.
 type Active struct {
 	Revision    string    `json:"revision"`
+	Sequence    uint64    `json:"sequence,omitempty"` // the bundle's order; absent when unordered
 	Digest      string    `json:"digest"`
 	RuleSets    []string  `json:"rulesets"`
 	SignedBy    []string  `json:"signed_by,omitempty"`
 	Origin      string    `json:"origin"`
-	Kept        bool      `json:"kept"` // restored from the kept bundle at start
+	Kept        bool      `json:"kept"`             // restored from the kept bundle at start
+	KeptAt      time.Time `json:"kept_at,omitzero"` // when that bundle was kept
 	ActivatedAt time.Time `json:"activated_at"`
 }
 
@@ -68,6 +70,9 @@ type Event struct {
 	// KeepError is set when an activated bundle could not be kept on
 	// disk; the activation stands.
 	KeepError error
+	// Rollback is set on an activation that Gate.AllowRollback let
+	// through: why it would have been refused.
+	Rollback *RollbackError
 	// WatchError is set when the source's change notifications failed;
 	// the source is still checked every Config.Interval.
 	WatchError error
@@ -78,6 +83,6 @@ func activeOf(s *Snapshot) *Active {
 		return nil
 	}
 	m := s.Manifest()
-	return &Active{Revision: m.Revision, Digest: s.Digest(), RuleSets: m.RuleSets, SignedBy: s.SignedBy(),
-		Origin: s.origin, Kept: s.kept, ActivatedAt: s.activated}
+	return &Active{Revision: m.Revision, Sequence: m.Sequence, Digest: s.Digest(), RuleSets: m.RuleSets, SignedBy: s.SignedBy(),
+		Origin: s.origin, Kept: s.kept, KeptAt: s.keptAt, ActivatedAt: s.activated}
 }
