@@ -34,36 +34,12 @@ func engineFlag(fs *flag.FlagSet) *string {
 // nativeRuleSet is an engine.RuleSet as a decider.
 type nativeRuleSet struct{ *engine.RuleSet }
 
-func (n nativeRuleSet) ResolveJSON(ctx context.Context, line []byte) ([]byte, error) {
-	in, err := n.DecodeInput(line)
-	if err != nil {
-		return nil, err
-	}
-	d, err := n.RuleSet.Resolve(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return d.MarshalJSON()
-}
-
-func (n nativeRuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, error) {
-	in, err := n.DecodeInput(line)
-	if err != nil {
-		return nil, err
-	}
-	x, err := n.RuleSet.Explain(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return x.MarshalJSON()
-}
-
 func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src hostfuncs.Buffer) (hostfuncs.ExchangeResult, error) {
 	in, err := n.DecodeInput(line)
 	if err != nil {
 		return hostfuncs.ExchangeResult{}, err
 	}
-	d, err := n.RuleSet.Resolve(ctx, in)
+	d, err := n.Resolve(ctx, in)
 	if err != nil {
 		return hostfuncs.ExchangeResult{}, err
 	}

@@ -70,16 +70,6 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return resolveLines(ctx, rs, stdin, stdout)
 }
 
-// inputError is the line written for an input that cannot be resolved.
-// Position is set for an evaluation error, which is in a rule file.
-type inputError struct {
-	Line     int              `json:"line"`
-	Code     engine.Code      `json:"code"`
-	Message  string           `json:"message"`
-	Position *engine.Position `json:"position,omitempty"`
-	Hint     string           `json:"hint,omitempty"`
-}
-
 // resolveLines answers each line of r with one line on w, in order: a
 // decision, or {"input_error":...} for a line that is not a valid input, or
 // {"eval_error":...} when the rules could not decide. A bad line never stops
@@ -99,21 +89,19 @@ func answerLines(ctx context.Context, decide func(context.Context, []byte) ([]by
 		if err != nil && len(line) == 0 && !tooLong {
 			break
 		}
-		var result any
+		var answer []byte
 		if tooLong {
 			status = 1
-			result = map[string]any{"input_error": inputError{Line: n, Code: engine.CodeTooLong, Message: fmt.Sprintf("line is longer than %d bytes", maxLineLen)}}
-		} else if decision, rerr := decide(ctx, line); rerr != nil {
-			status = 1
-			kind := "eval_error"
-			if e := engine.Errors(rerr); len(e) == 1 && e[0].Code.Input() {
-				kind = "input_error"
-			}
-			result = map[string]any{kind: toInputError(n, rerr)}
+			answer = engine.AnswerLine(n, nil, &engine.Error{Code: engine.CodeTooLong, Message: fmt.Sprintf("line is longer than %d bytes", maxLineLen)})
 		} else {
-			result = json.RawMessage(decision)
+			decided, rerr := decide(ctx, line)
+			if rerr != nil {
+				status = 1
+			}
+			answer = engine.AnswerLine(n, decided, rerr)
 		}
-		writeJSON(out, result)
+		out.Write(answer)
+		out.WriteByte('\n')
 		// Answer as soon as nothing more is waiting, so that a process
 		// talking to dlroute line by line gets each answer in time.
 		if in.Buffered() == 0 {
@@ -124,14 +112,6 @@ func answerLines(ctx context.Context, decide func(context.Context, []byte) ([]by
 		}
 	}
 	return status
-}
-
-func toInputError(line int, err error) inputError {
-	var e *engine.Error
-	if errors.As(err, &e) {
-		return inputError{line, e.Code, e.Message, e.Pos, e.Hint}
-	}
-	return inputError{Line: line, Code: engine.CodeEval, Message: err.Error()}
 }
 
 // readLine reads one line without its "\n" (or "\r\n"). A line longer than

@@ -147,10 +147,23 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	decls := hd.decls
+	input, err := BinaryInput(in, hd.decls)
+	if err != nil {
+		return errorJSON(err), abi.StatusBadArgument
+	}
+	d, out, status := g.decide(ctx, hd, input)
+	if status != abi.StatusOK {
+		return out, status
+	}
+	return AppendDecision(nil, hd.rules[d.Rule], d), abi.StatusOK
+}
+
+// BinaryInput decodes a binary input (abi.DecodeFields), one field for
+// each of decls, into an engine.Input; an absent field is left out.
+func BinaryInput(in []byte, decls []engine.InputDecl) (engine.Input, error) {
 	values, present, err := abi.DecodeFields(in, len(decls))
 	if err != nil {
-		return errorJSON(&engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}), abi.StatusBadArgument
+		return nil, &engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}
 	}
 	input := make(engine.Input, len(decls))
 	for i, d := range decls {
@@ -158,18 +171,21 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 			input[d.Name] = values[i]
 		}
 	}
-	d, out, status := g.decide(ctx, hd, input)
-	if status != abi.StatusOK {
-		return out, status
-	}
-	rule := hd.rules[d.Rule]
+	return input, nil
+}
+
+// AppendDecision appends the binary decision of d (wasm/ABI.md), rule
+// being the index of d.Rule in the rule set's RuleIDs: abi.AppendDevice,
+// abi.AppendExport where the decision sets copy, capsule or flags, or
+// abi.AppendException.
+func AppendDecision(b []byte, rule uint32, d engine.Decision) []byte {
 	switch {
 	case d.Error != nil:
-		return abi.AppendException(nil, rule, d.Error.Type, d.Error.Message), abi.StatusOK
+		return abi.AppendException(b, rule, d.Error.Type, d.Error.Message)
 	case d.Copy || d.Capsule != "" || d.Flags != 0:
-		return abi.AppendExport(nil, rule, d.DeviceTypeCode, d.DeviceID, d.Copy, capsuleCode[d.Capsule], uint64(d.Flags)), abi.StatusOK
+		return abi.AppendExport(b, rule, d.DeviceTypeCode, d.DeviceID, d.Copy, capsuleCode[d.Capsule], uint64(d.Flags))
 	}
-	return abi.AppendDevice(nil, rule, d.DeviceTypeCode, d.DeviceID), abi.StatusOK
+	return abi.AppendDevice(b, rule, d.DeviceTypeCode, d.DeviceID)
 }
 
 // capsuleCode is the binary decision's code of each capsule kind the

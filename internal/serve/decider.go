@@ -87,18 +87,6 @@ func (r remembered) ResolveJSON(ctx context.Context, input []byte) ([]byte, erro
 // native is an engine.RuleSet as a decider.
 type native struct{ *engine.RuleSet }
 
-func (n native) ResolveJSON(ctx context.Context, input []byte) ([]byte, error) {
-	in, err := n.DecodeInput(input)
-	if err != nil {
-		return nil, err
-	}
-	d, err := n.Resolve(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return d.MarshalJSON()
-}
-
 // module is a snapshot's rules loaded into a WebAssembly runner of its
 // own, so that a swap never reloads a runner under requests in flight.
 type module struct{ runner *hostfuncs.Runner }
