@@ -16,7 +16,10 @@ const (
 	CodeRead             Code = "read_error"          // a file could not be read
 	CodeMissingFile      Code = "missing_file"        // a version lacks manifest, rules or tests
 	CodeTooLarge         Code = "too_large"           // a rule file exceeds MaxRuleFileSize
+	CodeNotRegular       Code = "not_regular_file"    // a rule file is a pipe, device, socket or folder (or a link to one)
 	CodeYAML             Code = "yaml_syntax"         // the YAML itself does not parse
+	CodeYAMLAliases      Code = "yaml_aliases"        // a file's aliases expand past MaxYAMLAliasNodes, or one is inside the value it names
+	CodeYAMLDepth        Code = "yaml_depth"          // a value nests deeper than MaxYAMLDepth
 	CodeSchema           Code = "schema"              // a key is unknown, missing, or of the wrong shape
 	CodeDuplicate        Code = "duplicate"           // a rule id, input, table, value or case name repeats
 	CodeBadType          Code = "bad_type"            // a declared type is not one the engine knows

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path"
@@ -13,7 +11,9 @@ import (
 	"strings"
 )
 
-// MaxRuleFileSize is the largest rule file Load reads, in bytes.
+// MaxRuleFileSize is the largest rule file Load reads, in bytes. A file's
+// size is checked before it is read; only regular files (or links to
+// them) are read at all (readfile.go).
 const MaxRuleFileSize = 1 << 20
 
 // The files of one rule-set version directory, rules/<name>/<version>/.
@@ -158,12 +158,13 @@ func (l *loader) load(dir string) *RuleSet {
 		return st.rs
 	}
 	st.started = true
-	key := sourceKey(l.fsys, dir, l.opts)
+	files := readVersion(l.fsys, dir, l.opts)
+	key := sourceKey(files, l.opts)
 	if rs := l.reuse(dir, key); rs != nil {
 		st.rs, st.done = rs, true
 		return rs
 	}
-	st.rs, st.errs = loadVersion(l.fsys, dir, l.opts, l.importer(dir))
+	st.rs, st.errs = loadVersion(files, dir, l.opts, l.importer(dir))
 	if st.rs != nil {
 		st.rs.source = key
 	}
@@ -215,28 +216,6 @@ func compareBool(a, b bool) int {
 		return 1
 	}
 	return -1
-}
-
-// readSource reads one file of a version, within MaxRuleFileSize.
-func readSource(fsys fs.FS, dir, name string, opts Options) (*sourceFile, *Error) {
-	display := path.Join(opts.root(), dir, name)
-	f, err := fsys.Open(path.Join(dir, name))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &Error{Code: CodeMissingFile, Message: "the file is missing", Pos: &Position{File: display},
-			Hint: fmt.Sprintf("every version directory holds %s, %s, %s and %s", ManifestFile, DeviceTypesFile, RulesFile, TestsFile), err: err}
-	}
-	if err != nil {
-		return nil, &Error{Code: CodeRead, Message: err.Error(), Pos: &Position{File: display}, err: err}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxRuleFileSize+1))
-	if err != nil {
-		return nil, &Error{Code: CodeRead, Message: err.Error(), Pos: &Position{File: display}, err: err}
-	}
-	if len(data) > MaxRuleFileSize {
-		return nil, &Error{Code: CodeTooLarge, Message: fmt.Sprintf("file is larger than %d bytes", MaxRuleFileSize), Pos: &Position{File: display}}
-	}
-	return newSourceFile(display, data), nil
 }
 
 // parseVersion splits "v3" or "v1.2" into numbers.

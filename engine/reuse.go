@@ -3,7 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"fmt"
-	"io/fs"
+	"io"
 	"path"
 )
 
@@ -17,18 +17,19 @@ import (
 // which holds the same decisions either way.
 
 // sourceKey identifies what a version is compiled from: the options that
-// change a compiled version, its directory, and its four files.
-func sourceKey(fsys fs.FS, dir string, opts Options) [sha256.Size]byte {
+// change a compiled version, its directory, and its four files as
+// readSource read them (a file it refused is hashed as its error's code).
+func sourceKey(files *readFiles, opts Options) [sha256.Size]byte {
 	h := sha256.New()
-	fmt.Fprintf(h, "root %q cost %d memo %d dir %q\n", opts.root(), opts.CostLimit, memoSize(opts.MemoSize), dir)
+	fmt.Fprintf(h, "root %q cost %d memo %d dir %q\n", opts.root(), opts.CostLimit, memoSize(opts.MemoSize), files.dir)
 	for _, name := range []string{ManifestFile, DeviceTypesFile, RulesFile, TestsFile} {
-		data, err := fs.ReadFile(fsys, path.Join(dir, name))
-		if err != nil {
-			fmt.Fprintf(h, "%s unreadable\n", name)
+		r := files.files[name]
+		if r.err != nil {
+			fmt.Fprintf(h, "%s unreadable %s\n", name, r.err.Code)
 			continue
 		}
-		fmt.Fprintf(h, "%s %d\n", name, len(data))
-		h.Write(data)
+		fmt.Fprintf(h, "%s %d\n", name, len(r.f.text))
+		io.WriteString(h, r.f.text)
 	}
 	var key [sha256.Size]byte
 	h.Sum(key[:0])

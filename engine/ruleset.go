@@ -3,7 +3,6 @@ package engine
 import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types/ref"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/dlroute/dlroute/internal/memo"
 )
@@ -157,38 +156,4 @@ func (rs *RuleSet) RuleIDs() []string {
 		out[i] = r.id
 	}
 	return out
-}
-
-// yamlValue converts a YAML node to the Go values inputs take: string,
-// int64, float64, bool, nil, []any and map[string]any.
-func yamlValue(f *sourceFile, errs *ErrorList, n *yaml.Node) any {
-	switch n.Kind {
-	case yaml.AliasNode:
-		return yamlValue(f, errs, n.Alias)
-	case yaml.SequenceNode:
-		out := make([]any, len(n.Content))
-		for i, item := range n.Content {
-			out[i] = yamlValue(f, errs, item)
-		}
-		return out
-	case yaml.MappingNode:
-		out := map[string]any{}
-		for _, fl := range f.mapping(errs, n, "a value", nil) {
-			out[fl.key.Value] = yamlValue(f, errs, fl.value)
-		}
-		return out
-	}
-	switch n.Tag {
-	case "!!null":
-		return nil
-	case "!!bool", "!!int", "!!float":
-		var v any
-		if err := n.Decode(&v); err == nil {
-			if i, ok := v.(int); ok {
-				return int64(i)
-			}
-			return v
-		}
-	}
-	return n.Value
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -17,6 +18,12 @@ type sourceFile struct {
 	name       string
 	text       string
 	lineStarts []int
+
+	// aliasNodes counts the nodes that aliases have added to the file's
+	// values so far, against MaxYAMLAliasNodes; aliasSpent is set once
+	// the budget is refused, so that the file reports it once.
+	aliasNodes int
+	aliasSpent bool
 }
 
 // newSourceFile reads lines as YAML does: a line ends at "\n", "\r\n" or a
@@ -106,6 +113,107 @@ func (f *sourceFile) parseYAML() (*yaml.Node, *Error) {
 		return &yaml.Node{Kind: yaml.MappingNode, Line: 1, Column: 1}, nil
 	}
 	return doc.Content[0], nil
+}
+
+// MaxYAMLAliasNodes is how many nodes aliases may add to the values of
+// one rule file (case inputs, input defaults, table cells), counting a
+// node each time an alias repeats it. An alias repeats its anchor's whole
+// value, so seven levels of ten aliases each turn a few hundred bytes into
+// ten million values; a file whose aliases add more is refused with
+// CodeYAMLAliases at the alias that crossed the budget. What a file holds
+// without aliases is bounded by MaxRuleFileSize already.
+const MaxYAMLAliasNodes = 100_000
+
+// MaxYAMLDepth is how deeply a value in a rule file may nest, counting
+// through aliases; a deeper one is refused with CodeYAMLDepth. go-yaml
+// itself refuses text nested deeper than 10,000 levels; no input type
+// nests more than a few.
+const MaxYAMLDepth = 100
+
+// yamlValue converts a YAML node to the Go values inputs take: string,
+// int64, float64, bool, nil, []any and map[string]any. It follows aliases
+// within MaxYAMLAliasNodes and MaxYAMLDepth, and refuses an alias inside
+// the value it names, which would never end; a refused part is nil.
+func yamlValue(f *sourceFile, errs *ErrorList, n *yaml.Node) any {
+	w := valueWalk{f: f, errs: errs}
+	return w.value(n)
+}
+
+// valueWalk is one yamlValue conversion.
+type valueWalk struct {
+	f    *sourceFile
+	errs *ErrorList
+	path []*yaml.Node // the lists and mappings being converted, outermost first
+	via  *yaml.Node   // the outermost alias being expanded, where errors point
+}
+
+func (w *valueWalk) value(n *yaml.Node) any {
+	if w.via != nil {
+		if w.f.aliasSpent {
+			return nil
+		}
+		if w.f.aliasNodes++; w.f.aliasNodes > MaxYAMLAliasNodes {
+			w.f.aliasSpent = true
+			e := w.f.errNode(CodeYAMLAliases, w.via, "alias *%s takes the aliases of this file past %d values (MaxYAMLAliasNodes)", w.via.Value, MaxYAMLAliasNodes)
+			e.Hint = "each use of an alias repeats its anchor's whole value; write the values out, or alias less"
+			*w.errs = append(*w.errs, e)
+			return nil
+		}
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil
+		}
+		if slices.Contains(w.path, n.Alias) {
+			e := w.f.errNode(CodeYAMLAliases, n, "alias *%s is inside the value it names, which would never end", n.Value)
+			*w.errs = append(*w.errs, e)
+			return nil
+		}
+		if w.via == nil {
+			w.via = n
+			defer func() { w.via = nil }()
+		}
+		return w.value(n.Alias)
+	case yaml.SequenceNode, yaml.MappingNode:
+		if len(w.path) == MaxYAMLDepth {
+			at := n
+			if w.via != nil {
+				at = w.via
+			}
+			*w.errs = append(*w.errs, w.f.errNode(CodeYAMLDepth, at, "a value nests deeper than %d levels (MaxYAMLDepth)", MaxYAMLDepth))
+			return nil
+		}
+		w.path = append(w.path, n)
+		defer func() { w.path = w.path[:len(w.path)-1] }()
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, item := range n.Content {
+			out[i] = w.value(item)
+		}
+		return out
+	case yaml.MappingNode:
+		out := map[string]any{}
+		for _, fl := range w.f.mapping(w.errs, n, "a value", nil) {
+			out[fl.key.Value] = w.value(fl.value)
+		}
+		return out
+	}
+	switch n.Tag {
+	case "!!null":
+		return nil
+	case "!!bool", "!!int", "!!float":
+		var v any
+		if err := n.Decode(&v); err == nil {
+			if i, ok := v.(int); ok {
+				return int64(i)
+			}
+			return v
+		}
+	}
+	return n.Value
 }
 
 // field is one key of a YAML mapping with its value.
