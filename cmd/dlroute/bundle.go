@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing/fstest"
+	"time"
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
@@ -24,7 +25,7 @@ var bundleCommands map[string]command
 func init() {
 	bundleCommands = map[string]command{
 		"build": {"pack rules folders into a bundle, after they compile and pass their tests",
-			"DIR... -o FILE [--sign KEY] [--revision REV]", runBundleBuild},
+			"DIR... -o FILE [--sign KEY] [--revision REV] [--sequence N]", runBundleBuild},
 		"verify": {"check a bundle as serve would: digests, signature, compile, tests",
 			"FILE [--key PUB]...", runBundleVerify},
 		"keygen": {"make an Ed25519 key pair for signing bundles",
@@ -83,6 +84,7 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	out := fs.String("o", "", "write the bundle to `FILE`")
 	sign := fs.String("sign", "", "sign with the private key in `KEY` (from 'dlroute bundle keygen')")
 	revision := fs.String("revision", "", "the bundle's revision, such as a git commit or a date (`REV`); default: a digest of its files")
+	sequence := fs.Uint64("sequence", 0, "order the bundle by `N`: a host refuses a bundle of a lower sequence than the one it serves (default: the time in Unix seconds, or one more than the bundle at -o FILE if that is higher; 0: unordered)")
 	dirs, status, ok := parseSub(fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -92,7 +94,10 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "hint: dlroute bundle build rules -o rules.tar.gz")
 		return 2
 	}
-	opts := bundle.BuildOptions{Revision: *revision}
+	opts := bundle.BuildOptions{Revision: *revision, Sequence: *sequence}
+	if !flagGiven(fs, "sequence") {
+		opts.Sequence = nextSequence(*out, time.Now())
+	}
 	if *sign != "" {
 		key, err := os.ReadFile(*sign)
 		if err != nil {
@@ -125,8 +130,28 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	if *sign != "" {
 		signed = "signed"
 	}
-	fmt.Fprintf(stdout, "%s: revision %s, %s, %d files, %s\n", *out, m.Revision, strings.Join(m.RuleSets, " "), len(m.Files), signed)
+	fmt.Fprintf(stdout, "%s: revision %s, sequence %d, %s, %d files, %s\n", *out, m.Revision, m.Sequence, strings.Join(m.RuleSets, " "), len(m.Files), signed)
 	return 0
+}
+
+// nextSequence is a bundle's sequence when --sequence is not given: the
+// time in Unix seconds, so that bundles built one after another are in
+// order with no flag, and one more than the bundle already at out when
+// that is higher, so that two builds within a second, or after a clock
+// went back, are still in order where they replace each other.
+func nextSequence(out string, now time.Time) uint64 {
+	seq := uint64(max(now.Unix(), 1))
+	if prev, err := bundle.ReadFile(out, bundle.ReadOptions{}); err == nil && prev.Manifest.Sequence >= seq {
+		seq = prev.Manifest.Sequence + 1
+	}
+	return seq
+}
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // gatherRules reads the folders given to `bundle build` into one rules
@@ -231,7 +256,7 @@ func runBundleVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 			if len(keys) > 0 {
 				signature = "verified, by " + strings.Join(s.SignedBy(), ", ")
 			}
-			fmt.Fprintf(stdout, "%s: revision %s, %s, %d files\n", files[0], m.Revision, strings.Join(m.RuleSets, " "), len(m.Files))
+			fmt.Fprintf(stdout, "%s: revision %s, sequence %d, %s, %d files\n", files[0], m.Revision, m.Sequence, strings.Join(m.RuleSets, " "), len(m.Files))
 			fmt.Fprintf(stdout, "digests: ok\nsignature: %s\ntests: %d cases pass\n", signature, cases)
 			return 0
 		}
@@ -338,10 +363,12 @@ var refusalHints = map[string]string{
 	string(bundle.CodeBadPath):       "the archive was not written by 'dlroute bundle build': it holds a path outside <name>/<version>/",
 	string(bundle.CodeCorrupt):       "the file is damaged: copy it again",
 	string(live.CodeHTTPStatus):      "the bundle server answered with an error",
-	string(bundle.CodeNotRegular):    "the archive holds a link or device: build it with 'dlroute bundle build'",
+	string(bundle.CodeNotRegular):    "a bundle is a regular file that holds only files and folders, as 'dlroute bundle build' writes it",
 	string(bundle.CodeTooLarge):      "a bundle's limits are in the bundle package's documentation",
 	string(bundle.CodeDuplicate):     "the archive holds a path twice: build it with 'dlroute bundle build'",
 	string(bundle.CodeBadKey):        "keys are made by 'dlroute bundle keygen'",
 	string(live.CodeRead):            "check the path",
 	string(bundle.CodeBadRevision):   "a revision uses only [A-Za-z0-9._:+@/-], up to 128 characters",
+	live.CodeRollback:                "a host serves only bundles newer than the one it has: build with a higher --sequence, or serve --allow-rollback to go back",
+	live.CodeSequenceReused:          "each bundle has its own sequence: build it again with a higher --sequence (by default, the time)",
 }

@@ -22,6 +22,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	bundleAt := fs.String("bundle", "", "serve the bundle at `URL|FILE`: a URL is polled (with If-None-Match), a file watched")
 	var keys keyList
 	fs.Var(&keys, "key", "accept only bundles signed by the public key in `PUB` (a file, or the key); may repeat")
+	allowRollback := fs.Bool("allow-rollback", false, "activate a bundle older (by its sequence) than the one in force or kept, which is otherwise refused; logged")
 	engineKind := engineFlag(fs)
 	keep := fs.String("keep", "", "keep the last good bundle in `FILE`, served at start if the source has nothing good (default: under the user cache directory; off: none)")
 	interval := fs.Duration("interval", live.DefaultInterval, "check the source every `DURATION` (and a watched folder or file on every change)")
@@ -48,7 +49,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	err := serve.Run(ctx, serve.Options{
-		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys,
+		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback,
 		Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, MaxBody: *maxBody,
 		Log: log, Progress: stderr,
 	})

@@ -134,3 +134,177 @@ func (l *listenLog) String() string {
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
+
+// TestServeRollback is issue 12's rollback through serve: with a newer
+// signed bundle in force, an older validly signed one, and then a replay
+// of the first, are refused with code rollback, in /v1/status, the log
+// and /metrics, and the newer keeps deciding. With --allow-rollback a
+// restart takes the older one, and says so; with the source gone, a
+// restart serves the kept bundle, and says which and how old.
+func TestServeRollback(t *testing.T) {
+	dir := t.TempDir()
+	key, bundlePath, rulesDir, keep := filepath.Join(dir, "rules.key"), filepath.Join(dir, "rules.tar.gz"), filepath.Join(dir, "rules"), filepath.Join(dir, "kept.tar.gz")
+	if err := ruletest.WriteDir(rulesDir, ruletest.Rules()); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, "bundle", "keygen", "-o", key)
+	build := func(seq, revision string) []byte {
+		mustRun(t, "bundle", "build", rulesDir, "-o", bundlePath, "--sign", key, "--revision", revision, "--sequence", seq)
+		data, err := os.ReadFile(bundlePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	first := build("10", "r10")
+	serveArgs := []string{"--bundle", bundlePath, "--key", key + ".pub", "--keep", keep, "--interval", "50ms"}
+	url, log, stop := startServe(t, serveArgs...)
+	ruletest.WriteDir(rulesDir, ruletest.WithMarker(ruletest.Rules(), "nvfork"))
+	build("20", "r20")
+	waitStatus(t, url, "r20 in force", func(st serveStatus) bool { return st.Active.Revision == "r20" })
+
+	build("15", "r15") // older, validly signed
+	st := waitStatus(t, url, "r15 refused", func(st serveStatus) bool { return st.LastRefusal.Revision == "r15" })
+	if st.LastRefusal.Stage != "verify" || st.LastRefusal.Code != "rollback" || st.Active.Revision != "r20" || st.Active.Sequence != 20 {
+		t.Errorf("after r15: /v1/status = %+v; want r15 refused at verify with rollback, r20 (sequence 20) in force", st)
+	}
+	ruletest.WriteFile(bundlePath, first) // a replay of the first
+	st = waitStatus(t, url, "r10's replay refused", func(st serveStatus) bool { return st.LastRefusal.Revision == "r10" })
+	if st.LastRefusal.Code != "rollback" || st.Active.Revision != "r20" {
+		t.Errorf("after the replay of r10: /v1/status = %+v; want it refused with rollback, r20 in force", st)
+	}
+	if got := post(t, url, `{"platform":"gpu","platform_version":"nvfork 1.0","local_hardware_id":0}`); !strings.Contains(got, `"revision":"r20"`) {
+		t.Errorf("after the refusals, r20 did not decide: %s", got)
+	}
+	if metrics := get(t, url+"/metrics"); !strings.Contains(metrics, `dlroute_rules_refusals_total{code="rollback",stage="verify"} 2`) {
+		t.Errorf("/metrics has no two rollback refusals:\n%s", grepLines(metrics, "dlroute_rules_"))
+	}
+	stop()
+	if !strings.Contains(log.String(), `msg="rules refused" origin=`+bundlePath+` stage=verify code=rollback revision=r15`) {
+		t.Errorf("the log does not say r15 was refused as a rollback:\n%s", log)
+	}
+
+	// Restarted with the replayed r10 at the source and r20 kept: refused,
+	// r20 from the kept file; with --allow-rollback, r10.
+	url, log, stop = startServe(t, serveArgs...)
+	if st := status(t, url); st.Active.Revision != "r20" || !st.Active.Kept || st.LastRefusal.Code != "rollback" {
+		t.Errorf("restart with r10 at the source, r20 kept: /v1/status = %+v; want r10 refused, r20 kept", st)
+	}
+	stop()
+	url, log, stop = startServe(t, append(serveArgs, "--allow-rollback")...)
+	if st := status(t, url); st.Active.Revision != "r10" || st.Active.Kept {
+		t.Errorf("restart with --allow-rollback: /v1/status = %+v; want r10 in force", st)
+	}
+	stop()
+	if !strings.Contains(log.String(), `msg="rolled back, as --allow-rollback lets" revision=r10 sequence=10 code=rollback from_revision=r20 from_sequence=20`) {
+		t.Errorf("the log does not say r10 rolled back from r20:\n%s", log)
+	}
+
+	// The source gone: the kept r10, with a warning naming it and its age.
+	os.Remove(bundlePath)
+	_, log, stop = startServe(t, serveArgs...)
+	stop()
+	if !regexp.MustCompile(`level=WARN msg="serving the kept bundle: the source has nothing that passes" revision=r10 kept_at=\S+ age=\d+s`).MatchString(log.String()) {
+		t.Errorf("the log does not warn that the kept r10 is served:\n%s", log)
+	}
+}
+
+// TestServeRefusesNonRegular: a named pipe, or a link to /dev/zero, given
+// as the bundle is refused within a second, and serve exits.
+func TestServeRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo, zero := filepath.Join(dir, "fifo.tar.gz"), filepath.Join(dir, "zero.tar.gz")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, zero} {
+		var stderr strings.Builder
+		start := time.Now()
+		status := run([]string{"serve", "--addr", "127.0.0.1:0", "--bundle", path, "--keep", "off"}, nil, io.Discard, &stderr)
+		if took := time.Since(start); status != 1 || took > time.Second || !strings.Contains(stderr.String(), "a bundle is a regular file") {
+			t.Errorf("serve --bundle %s: status %d after %v:\n%s; want 1 within a second, not_regular", path, status, took, stderr.String())
+		}
+	}
+}
+
+// serveStatus is what the tests read of /v1/status.
+type serveStatus struct {
+	Active struct {
+		Revision string
+		Sequence uint64
+		Kept     bool
+	}
+	LastRefusal struct{ Stage, Code, Revision string } `json:"last_refusal"`
+}
+
+func status(t *testing.T, url string) serveStatus {
+	t.Helper()
+	var st serveStatus
+	if err := json.Unmarshal([]byte(get(t, url+"/v1/status")), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func waitStatus(t *testing.T, url, what string, ok func(serveStatus) bool) serveStatus {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := status(t, url)
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s: /v1/status = %+v", what, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return string(out)
+}
+
+func grepLines(s, substr string) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "")
+}
+
+// startServe runs `dlroute serve --addr 127.0.0.1:0 args...` until stop,
+// which sends SIGTERM (serve is then the only one listening for it) and
+// waits for a clean exit.
+func startServe(t *testing.T, args ...string) (url string, log *listenLog, stop func()) {
+	t.Helper()
+	log = &listenLog{listening: make(chan string, 1)}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), nil, io.Discard, log)
+	}()
+	select {
+	case url = <-log.listening:
+	case status := <-exited:
+		t.Fatalf("serve %s exited with %d:\n%s", strings.Join(args, " "), status, log)
+	}
+	return url, log, func() {
+		t.Helper()
+		syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+		if status := <-exited; status != 0 {
+			t.Errorf("after SIGTERM, serve exited with %d:\n%s", status, log)
+		}
+	}
+}

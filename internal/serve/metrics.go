@@ -20,6 +20,7 @@ type Metrics struct {
 	requests    *prometheus.CounterVec // by handler, code
 	checks      *prometheus.CounterVec // by outcome
 	refusals    *prometheus.CounterVec // by stage, code
+	keepErrors  prometheus.Counter     // activations not kept on disk
 	activeInfo  *prometheus.GaugeVec   // by revision: 1 for the one in force
 	activatedAt prometheus.Gauge
 }
@@ -61,6 +62,10 @@ func NewMetrics() *Metrics {
 			Name: "dlroute_rules_refusals_total",
 			Help: "Candidate rules refused, by stage (fetch, verify, compile, test, prepare) and code.",
 		}, []string{"stage", "code"}),
+		keepErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "dlroute_rules_keep_failures_total",
+			Help: "Activated bundles that could not be kept on disk for the next start (the activation stands; /v1/status says why).",
+		}),
 		activeInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "dlroute_rules_active_info",
 			Help: "1 for the bundle revision in force.",
@@ -70,7 +75,7 @@ func NewMetrics() *Metrics {
 			Help: "When the rules in force were activated, in Unix seconds.",
 		}),
 	}
-	m.Registry.MustRegister(m.decisions, m.latency, m.inFlight, m.requests, m.checks, m.refusals, m.activeInfo, m.activatedAt,
+	m.Registry.MustRegister(m.decisions, m.latency, m.inFlight, m.requests, m.checks, m.refusals, m.keepErrors, m.activeInfo, m.activatedAt,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -87,5 +92,8 @@ func (m *Metrics) Observe(e live.Event) {
 		m.activatedAt.Set(float64(e.Snapshot.ActivatedAt().UnixNano()) / 1e9)
 	case live.Refused:
 		m.refusals.WithLabelValues(string(e.Refusal.Stage), e.Refusal.Code).Inc()
+	}
+	if e.KeepError != nil {
+		m.keepErrors.Inc()
 	}
 }

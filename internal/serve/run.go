@@ -33,7 +33,11 @@ type Options struct {
 	Rules, Bundle string
 	Embedded      fs.FS
 	Keys          []string // public keys; a bundle must be signed by one
-	Engine        string   // "native" (default) or "wasm"
+	// AllowRollback activates a bundle ordered before the one in force or
+	// the kept one (live.Gate.AllowRollback); each such activation is
+	// logged as a warning.
+	AllowRollback bool
+	Engine        string // "native" (default) or "wasm"
 	// Keep is the file the last good bundle is kept in: "" means a file
 	// under the user cache directory named for the source, "off" none.
 	Keep     string
@@ -60,7 +64,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gate := live.Gate{Keys: opts.Keys, Prepare: NativePrepare(0)}
+	gate := live.Gate{Keys: opts.Keys, Prepare: NativePrepare(0), AllowRollback: opts.AllowRollback}
 	if opts.Engine == "wasm" {
 		module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: opts.Progress})
 		if err != nil {
@@ -160,6 +164,14 @@ func logEvent(log *slog.Logger, e live.Event) {
 		s := e.Snapshot
 		log.Info("rules activated", "revision", s.Revision(), "origin", s.Origin(), "rulesets", strings.Join(s.Manifest().RuleSets, ","),
 			"signed_by", strings.Join(s.SignedBy(), ","), "kept", s.Kept(), "seconds", e.Took.Seconds())
+		if s.Kept() {
+			log.Warn("serving the kept bundle: the source has nothing that passes", "revision", s.Revision(), "kept_at", s.KeptAt().UTC().Format(time.RFC3339),
+				"age", e.At.Sub(s.KeptAt()).Round(time.Second).String(), "kept", s.Origin())
+		}
+		if rb := e.Rollback; rb != nil {
+			log.Warn("rolled back, as --allow-rollback lets", "revision", s.Revision(), "sequence", rb.Sequence, "code", rb.Code,
+				"from_revision", rb.NewerRevision, "from_sequence", rb.Newer, "from", rb.NewerWhere)
+		}
 	case e.Outcome == live.Refused:
 		r := e.Refusal
 		log.Warn("rules refused", "origin", r.Origin, "stage", r.Stage, "code", r.Code, "revision", r.Revision, "reason", r.Reason)
