@@ -213,8 +213,8 @@ func (s *stringGrowth) err(e expression, what string) *Error {
 	}
 	err := e.errAt(CodeCostLimit, loc.Line(), loc.Column(),
 		"%s: %s can build a string of %s, over the cost limit of %d", what, c.function, bound, s.limit)
-	err.Hint = "each string a rule builds must fit the cost limit on inputs of MaxStringLen and lists of MaxListLen; " +
-		"replace with a literal, or shorten what is joined or formatted"
+	err.Hint = "a string a rule builds must fit the cost limit when inputs are MaxStringLen bytes and lists MaxListLen long; " +
+		"build it from literals or substrings of bounded length, or format lists after joining them"
 	return err
 }
 
