@@ -83,6 +83,9 @@ func TestLoadRefusesAliasBombs(t *testing.T) {
 			edit(t, fsys, tt.file, tt.old, tt.new)
 			err, alloc := loadBounded(t, fsys)
 			e := refusedWith(t, err, engine.CodeYAMLAliases)
+			if first := engine.Errors(err)[0]; first != e {
+				t.Errorf("the first error is %v; want the alias budget's, the cause of the others", first)
+			}
 			if e.Pos == nil || e.Pos.File != "rules/"+tt.file || e.Pos.Column < 1 || !strings.HasPrefix(e.Source[e.Pos.Column-1:], "*l") {
 				t.Errorf("the refusal is at %v (line %q), want an alias of the bomb in %s", e.Pos, e.Source, tt.file)
 			}

@@ -165,6 +165,7 @@ func (l *loader) load(dir string) *RuleSet {
 		return rs
 	}
 	st.rs, st.errs = loadVersion(files, dir, l.opts, l.importer(dir))
+	causesFirst(st.errs)
 	if st.rs != nil {
 		st.rs.source = key
 	}
@@ -192,6 +193,24 @@ func (l *loader) importer(from string) importFunc {
 			return nil, fmt.Sprintf("import %s does not load; see its errors", ref), true
 		}
 		return rs, "", false
+	}
+}
+
+// causesFirst marks the errors of a file whose values were cut short by
+// MaxYAMLAliasNodes or MaxYAMLDepth as following from it: a value cut
+// short fails the checks after it too (an unknown input, a wrong type),
+// and the limit is what to show first.
+func causesFirst(errs ErrorList) {
+	cut := map[string]bool{}
+	for _, e := range errs {
+		if (e.Code == CodeYAMLAliases || e.Code == CodeYAMLDepth) && e.Pos != nil {
+			cut[e.Pos.File] = true
+		}
+	}
+	for _, e := range errs {
+		if e.Pos != nil && cut[e.Pos.File] && e.Code != CodeYAMLAliases && e.Code != CodeYAMLDepth {
+			e.follows = true
+		}
 	}
 }
 

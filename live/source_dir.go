@@ -10,6 +10,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/engine"
 )
 
 // Dir is a rules directory on disk, <name>/<version>/<file>, watched with
@@ -24,7 +25,12 @@ type DirSource struct{ path string }
 // String returns the directory's path.
 func (d *DirSource) String() string { return d.path }
 
-// Fetch offers the directory as it is now.
+// Fetch offers the directory as it is now. A file in a version folder
+// that is not a regular file (or a link to one) is refused here with
+// CodeNotRegular: a named pipe would block the read of it, and with it
+// every later check, and a device would never end. The candidate's Dir is
+// an engine.DirFS, which opens nothing else, without blocking, should one
+// be swapped in after this look.
 func (d *DirSource) Fetch(context.Context) (*Candidate, error) {
 	st, err := os.Stat(d.path)
 	if err == nil && !st.IsDir() {
@@ -33,7 +39,61 @@ func (d *DirSource) Fetch(context.Context) (*Candidate, error) {
 	if err != nil {
 		return nil, &SourceError{Code: CodeRead, Message: err.Error(), err: err}
 	}
-	return &Candidate{Origin: d.path, Dir: os.DirFS(d.path)}, nil
+	if err := d.regularFiles(); err != nil {
+		return nil, err
+	}
+	return &Candidate{Origin: d.path, Dir: engine.DirFS(d.path)}, nil
+}
+
+// regularFiles checks, without opening any, that every file of every
+// version folder, <name>/<version>/<file>, is a regular file, following
+// links as bundle.Build does. Hidden names are skipped, as Build skips
+// them.
+func (d *DirSource) regularFiles() error {
+	for _, set := range visible(d.path) {
+		if !isDir(set) {
+			continue
+		}
+		for _, version := range visible(set) {
+			if !isDir(version) {
+				continue
+			}
+			for _, file := range visible(version) {
+				st, err := os.Stat(file)
+				if err != nil || st.IsDir() || st.Mode().IsRegular() {
+					continue // gone, or a folder: what Build does with it
+				}
+				return &SourceError{Code: CodeNotRegular, Message: fmt.Sprintf("%s is %s, not a regular file; rule files are read only from regular files", file, nonRegularKind(st.Mode()))}
+			}
+		}
+	}
+	return nil
+}
+
+// visible is the paths of the entries of a folder whose names do not
+// start with a dot.
+func visible(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var out []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// nonRegularKind names a kind of file that is not regular.
+func nonRegularKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return fmt.Sprintf("a file of mode %v", m)
 }
 
 // Changes watches the directory, its rule-set folders and their version
