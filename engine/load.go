@@ -30,8 +30,10 @@ type Options struct {
 	// "rules" (the default) for rules/jax/v3/rules.yaml:12:9.
 	Root string
 	// CostLimit bounds the CEL cost of one expression's evaluation; an
-	// expression that exceeds it fails with CodeCostLimit. 0 means
-	// DefaultCostLimit.
+	// expression that exceeds it fails with CodeCostLimit, and one that
+	// could build a string of more code points than it (a replace, join,
+	// format or strings.quote on inputs at MaxStringLen) is refused at
+	// load with CodeCostLimit. 0 means DefaultCostLimit.
 	CostLimit uint64
 	// MemoSize bounds how many decisions each rule set remembers. 0 means
 	// DefaultMemoSize; a negative value turns memoisation off.
