@@ -49,21 +49,41 @@ type Options struct {
 // file named by $DLROUTE_WASM, or the cached build for the current source,
 // building it first when it is missing.
 func Module(ctx context.Context, opts Options) ([]byte, string, error) {
-	if p := os.Getenv(EnvModule); p != "" {
+	return build(ctx, opts, wasmModule)
+}
+
+// target is one artifact built from the checkout: the package, the
+// environment it is built for, and where it is cached.
+type target struct {
+	what   string   // "the WebAssembly module", for messages
+	pkg    string   // "./wasm"
+	env    []string // GOOS, GOARCH, CGO_ENABLED
+	envVar string   // names a prebuilt file used instead
+	subdir string   // of the user cache directory
+	ext    string   // ".wasm"
+}
+
+var wasmModule = target{
+	what: "the WebAssembly module", pkg: "./wasm", env: []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
+	envVar: EnvModule, subdir: "wasm", ext: ".wasm",
+}
+
+func build(ctx context.Context, opts Options, t target) ([]byte, string, error) {
+	if p := os.Getenv(t.envVar); p != "" {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, "", fmt.Errorf("reading the module named by $%s: %w", EnvModule, err)
+			return nil, "", fmt.Errorf("reading %s named by $%s: %w", t.what, t.envVar, err)
 		}
 		return data, p, nil
 	}
 	src := opts.SourceDir
 	if src == "" {
 		var err error
-		if src, err = findSource(); err != nil {
+		if src, err = findSource(t); err != nil {
 			return nil, "", err
 		}
 	}
-	hash, err := sourceHash(ctx, src)
+	hash, err := sourceHash(ctx, src, t)
 	if err != nil {
 		return nil, "", err
 	}
@@ -73,34 +93,38 @@ func Module(ctx context.Context, opts Options) ([]byte, string, error) {
 		if err != nil {
 			dir = os.TempDir() // no $HOME, as in some CI jobs
 		}
-		cache = filepath.Join(dir, "dlroute", "wasm")
+		cache = filepath.Join(dir, "dlroute", t.subdir)
 	}
-	path := filepath.Join(cache, "dlroute-"+hash[:16]+".wasm")
+	base := "dlroute-"
+	if t.ext == ".so" {
+		base = "libdlroute-"
+	}
+	path := filepath.Join(cache, base+hash[:16]+t.ext)
 	if data, err := os.ReadFile(path); err == nil {
 		return data, path, nil
 	}
 	if opts.Progress != nil {
-		fmt.Fprintf(opts.Progress, "building the WebAssembly module from %s (once per source change, about a minute)...\n", src)
+		fmt.Fprintf(opts.Progress, "building %s from %s (once per source change, about a minute)...\n", t.what, src)
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, "", err
 	}
-	tmp, err := os.CreateTemp(cache, "build-*.wasm")
+	tmp, err := os.CreateTemp(cache, "build-*"+t.ext)
 	if err != nil {
 		return nil, "", err
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildmode=c-shared", "-o", tmp.Name(), "./wasm")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildmode=c-shared", "-o", tmp.Name(), t.pkg)
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), t.env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("building the WebAssembly module: %w\n%s", err, out)
+		return nil, "", fmt.Errorf("building %s: %w\n%s", t.what, err, out)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return nil, "", err
 	}
-	prune(cache, keepBuilds)
+	prune(cache, base, t.ext, keepBuilds)
 	data, err := os.ReadFile(path)
 	return data, path, err
 }
@@ -109,8 +133,8 @@ func Module(ctx context.Context, opts Options) ([]byte, string, error) {
 // few, for switching between branches, but not one per edit forever.
 const keepBuilds = 3
 
-func prune(cache string, keep int) {
-	matches, _ := filepath.Glob(filepath.Join(cache, "dlroute-*.wasm"))
+func prune(cache, base, ext string, keep int) {
+	matches, _ := filepath.Glob(filepath.Join(cache, base+"*"+ext))
 	type built struct {
 		path string
 		mod  int64
@@ -136,7 +160,7 @@ func prune(cache string, keep int) {
 }
 
 // findSource walks up from the working directory to the dlroute checkout.
-func findSource() (string, error) {
+func findSource(t target) (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
@@ -148,7 +172,7 @@ func findSource() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("no dlroute source above the working directory to build the WebAssembly module from; set $%s to a built module", EnvModule)
+			return "", fmt.Errorf("no dlroute source above the working directory to build %s from; set $%s to a built one", t.what, t.envVar)
 		}
 		dir = parent
 	}
@@ -156,30 +180,33 @@ func findSource() (string, error) {
 
 // sourceHash hashes what the build reads: the Go version, go.mod, go.sum
 // (which pins every dependency) and every file of this module's packages
-// that ./wasm imports, as `go list` reports them for wasip1.
-func sourceHash(ctx context.Context, src string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=Dir,Module,GoFiles,EmbedFiles", "./wasm")
+// that the target's package imports, as `go list` reports them for its
+// platform (with their C files, for the C library).
+func sourceHash(ctx context.Context, src string, t target) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-json=Dir,Module,GoFiles,CgoFiles,CFiles,HFiles,EmbedFiles", t.pkg)
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), t.env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go list ./wasm: %w: %s", err, stderr.String())
+		return "", fmt.Errorf("go list %s: %w: %s", t.pkg, err, stderr.String())
 	}
 	version, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOVERSION: %w", err)
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "go %s\n", strings.TrimSpace(string(version)))
+	fmt.Fprintf(h, "go %s %s %s\n", strings.TrimSpace(string(version)), t.pkg, strings.Join(t.env, " "))
 	files := []string{filepath.Join(src, "go.mod"), filepath.Join(src, "go.sum")}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var pkg struct {
-			Dir                 string
-			Module              *struct{ Path string }
-			GoFiles, EmbedFiles []string
+			Dir               string
+			Module            *struct{ Path string }
+			GoFiles, CgoFiles []string
+			CFiles, HFiles    []string
+			EmbedFiles        []string
 		}
 		if err := dec.Decode(&pkg); errors.Is(err, io.EOF) {
 			break
@@ -189,7 +216,7 @@ func sourceHash(ctx context.Context, src string) (string, error) {
 		if pkg.Module == nil || pkg.Module.Path != ModulePath {
 			continue // the standard library and dependencies: pinned by version and go.sum
 		}
-		for _, f := range append(pkg.GoFiles, pkg.EmbedFiles...) {
+		for _, f := range slices.Concat(pkg.GoFiles, pkg.CgoFiles, pkg.CFiles, pkg.HFiles, pkg.EmbedFiles) {
 			files = append(files, filepath.Join(pkg.Dir, f))
 		}
 	}

@@ -35,11 +35,11 @@ func TestModuleIsCachedByContent(t *testing.T) {
 		t.Errorf("built twice for one source:\n%s", progress.String())
 	}
 
-	src, err := findSource()
+	src, err := findSource(wasmModule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := sourceHash(ctx, src)
+	before, err := sourceHash(ctx, src, wasmModule)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestModuleIsCachedByContent(t *testing.T) {
 	if err := os.WriteFile(f, append(old, "\n// changed\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	after, err := sourceHash(ctx, copyDir)
+	after, err := sourceHash(ctx, copyDir, wasmModule)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,316 @@
+// Package capi is what libdlroute does, in plain Go: it keeps the rules
+// and rule sets a C caller opened, as numbered handles, and answers each
+// entry of dlroute.h with bytes and a status. libdlroute/ only converts C
+// pointers to slices and calls it (and refuses calls from a forked child
+// before they reach Go), so this logic is tested natively like any
+// package.
+//
+// Every function is safe for concurrent use: the handle tables are
+// sync.Maps, and what a handle holds (an engine.Catalog, an
+// engine.RuleSet, a memo) is immutable or concurrency-safe itself.
+package capi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/guest"
+	"github.com/dlroute/dlroute/internal/memo"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// Version is the C ABI's version, DLROUTE_ABI_VERSION in dlroute.h. It
+// changes when a function, a status or an output's form changes meaning.
+const Version = 1
+
+// Status is what every entry returns. The numbers below StatusForked are
+// the WebAssembly module's (abi.Status, wasm/ABI.md), so a host that
+// speaks both reads one table.
+type Status = abi.Status
+
+const (
+	StatusOK          = abi.StatusOK
+	StatusInputError  = abi.StatusInputError
+	StatusEvalError   = abi.StatusEvalError
+	StatusLoadError   = abi.StatusLoadError
+	StatusNoRuleSet   = abi.StatusNoRuleSet
+	StatusBadHandle   = abi.StatusBadHandle
+	StatusBadArgument = abi.StatusBadArgument
+	StatusTooSmall    = abi.StatusTooSmall
+	// StatusForked is a call from a child of the process that loaded the
+	// library: a Go runtime does not survive fork. libdlroute's C side
+	// returns it; Go never runs in the child.
+	StatusForked Status = 10
+	// StatusInternal is a fault inside the library (a recovered panic):
+	// a bug, reported instead of crashing the caller's process.
+	StatusInternal Status = 11
+)
+
+// Handles are numbers, never pointers: a handle a caller made up, closed
+// or kept too long is StatusBadHandle, not a crash. They are never
+// reused, so a stale one cannot name another's rules.
+var (
+	lastHandle atomic.Uint64
+	engines    sync.Map // uint64 -> *openRules
+	ruleSets   sync.Map // uint64 -> *ruleSet
+)
+
+// openRules is what dlroute_open returns a handle for.
+type openRules struct {
+	catalog *engine.Catalog
+	mu      sync.Mutex
+	handed  map[string]uint64 // rule-set ref -> handle, closed with the rules
+	closed  bool
+}
+
+// ruleSet is what dlroute_ruleset returns a handle for.
+type ruleSet struct {
+	rs    *engine.RuleSet
+	lines *memo.Memo[[]byte] // resolve_json's answers by input bytes
+	rules map[string]uint32  // rule id -> index, for binary decisions
+	decls []engine.InputDecl
+}
+
+// Open loads rules: the embedded ones when path is "", else a rules
+// directory or a bundle file. key, when set, is a public key (the key,
+// or a file holding it) that a bundle must be signed by. On failure the
+// output is a JSON array of error objects (StatusLoadError) or one error
+// object (StatusBadArgument).
+func Open(path, key string) (uint64, []byte, Status) {
+	fsys, err := rulesFS(path, key)
+	if err != nil {
+		return 0, errorsJSON(err), StatusLoadError
+	}
+	root := strings.TrimSuffix(path, "/")
+	if root == "" {
+		root = "rules"
+	}
+	cat, err := engine.Load(fsys, engine.Options{Root: root})
+	if err != nil {
+		return 0, errorsJSON(err), StatusLoadError
+	}
+	h := lastHandle.Add(1)
+	engines.Store(h, &openRules{catalog: cat, handed: map[string]uint64{}})
+	return h, nil, StatusOK
+}
+
+// rulesFS is the embedded rules, or those at path, as `dlroute --rules`
+// reads them: a directory, or a bundle with every digest checked (and its
+// signature, when key is set).
+func rulesFS(path, key string) (fs.FS, error) {
+	if path == "" {
+		if key != "" {
+			return nil, &engine.Error{Code: engine.CodeRead, Message: "a key checks a bundle's signature, and no bundle was given",
+				Hint: "open a bundle from 'dlroute bundle build --sign', or leave the key out"}
+		}
+		return rules.FS, nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: rulesHint}
+	case st.IsDir():
+		if key != "" {
+			return nil, &engine.Error{Code: engine.CodeRead, Message: path + " is a directory, and a key checks a bundle's signature",
+				Hint: "a rules directory is not signed: build a bundle with 'dlroute bundle build DIR -o rules.tar.gz --sign KEY'"}
+		}
+		return os.DirFS(path), nil
+	case !st.Mode().IsRegular():
+		return nil, &engine.Error{Code: engine.CodeRead, Message: path + " is neither a directory nor a regular file", Hint: rulesHint}
+	}
+	var opts bundle.ReadOptions
+	if key != "" {
+		k, err := publicKey(key)
+		if err != nil {
+			return nil, err
+		}
+		opts.Keys = []string{k}
+	}
+	b, err := bundle.ReadFile(path, opts)
+	if err != nil {
+		return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("reading the bundle %s: %v", path, err), Hint: rulesHint}
+	}
+	return b.FS(), nil
+}
+
+const rulesHint = "rules are a directory that holds <name>/<version>/ folders, or a bundle from 'dlroute bundle build'"
+
+// publicKey is key itself, or the key in the file it names.
+func publicKey(key string) (string, error) {
+	if data, err := os.ReadFile(key); err == nil {
+		key = strings.TrimSpace(string(data))
+	}
+	if _, err := bundle.CheckPublicKey(key); err != nil {
+		return "", &engine.Error{Code: engine.CodeRead, Message: "the key is neither a public key nor a file holding one",
+			Hint: "a public key is name+hash+key, as 'dlroute bundle keygen' writes it to KEY.pub"}
+	}
+	return key, nil
+}
+
+// Close releases rules and every rule-set handle taken from them.
+func Close(h uint64) Status {
+	v, ok := engines.LoadAndDelete(h)
+	if !ok {
+		return StatusBadHandle
+	}
+	o := v.(*openRules)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.closed = true
+	for _, rh := range o.handed {
+		ruleSets.Delete(rh)
+	}
+	return StatusOK
+}
+
+// RuleSets lists the versions the rules hold, as `dlroute rules --json`
+// describes each: a JSON array of {"ref","name","version","default"}.
+func RuleSets(h uint64) ([]byte, Status) {
+	o, ok := rulesOf(h)
+	if !ok {
+		return nil, StatusBadHandle
+	}
+	type entry struct {
+		Ref     string `json:"ref"`
+		Name    string `json:"name"`
+		Version string `json:"version"`
+		Default bool   `json:"default"`
+	}
+	var list []entry
+	for _, rs := range o.catalog.RuleSets() {
+		newest, _ := o.catalog.RuleSet(rs.Name())
+		list = append(list, entry{rs.Ref(), rs.Name(), rs.Version(), newest == rs})
+	}
+	data, _ := json.Marshal(list)
+	return data, StatusOK
+}
+
+// RuleSet returns the handle of a rule set of the rules ("jax" for the
+// newest version, "jax@v2"); the same version always gets the same handle
+// while the rules are open.
+func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
+	o, ok := rulesOf(h)
+	if !ok {
+		return 0, nil, StatusBadHandle
+	}
+	rs, err := o.catalog.RuleSet(ref)
+	if err != nil {
+		return 0, errorJSON(err), StatusNoRuleSet
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return 0, nil, StatusBadHandle
+	}
+	if rh, ok := o.handed[rs.Ref()]; ok {
+		return rh, nil, StatusOK
+	}
+	r := &ruleSet{rs: rs, lines: memo.New[[]byte](engine.DefaultMemoSize), rules: map[string]uint32{}, decls: rs.Inputs()}
+	for i, id := range rs.RuleIDs() {
+		r.rules[id] = uint32(i)
+	}
+	rh := lastHandle.Add(1)
+	ruleSets.Store(rh, r)
+	o.handed[rs.Ref()] = rh
+	return rh, nil, StatusOK
+}
+
+func rulesOf(h uint64) (*openRules, bool) {
+	v, ok := engines.Load(h)
+	if !ok {
+		return nil, false
+	}
+	return v.(*openRules), true
+}
+
+func ruleSetOf(h uint64) (*ruleSet, bool) {
+	v, ok := ruleSets.Load(h)
+	if !ok {
+		return nil, false
+	}
+	return v.(*ruleSet), true
+}
+
+// Describe is what a caller needs to write binary inputs and read binary
+// decisions: the JSON of a guest.Description, as dlroute_describe in the
+// WebAssembly module.
+func Describe(h uint64) ([]byte, Status) {
+	r, ok := ruleSetOf(h)
+	if !ok {
+		return nil, StatusBadHandle
+	}
+	data, _ := json.Marshal(guest.Description{Ref: r.rs.Ref(), Inputs: r.decls, Rules: r.rs.RuleIDs(), DeviceTypes: r.rs.DeviceTypes()})
+	return data, StatusOK
+}
+
+// ResolveJSON answers one JSON input line with the line `dlroute resolve
+// --json` writes for it (as its first line): the decision
+// (StatusOK), or {"input_error":...} (StatusInputError) or
+// {"eval_error":...} (StatusEvalError). Decisions are remembered by the
+// input's bytes.
+func ResolveJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
+	r, ok := ruleSetOf(h)
+	if !ok {
+		return nil, StatusBadHandle
+	}
+	if out, ok := r.lines.Get(line); ok {
+		return out, StatusOK
+	}
+	out, err := r.rs.ResolveJSON(ctx, line)
+	if err != nil {
+		return engine.AnswerLine(1, nil, err), lineStatus(err)
+	}
+	r.lines.Put(line, out)
+	return out, StatusOK
+}
+
+// ExplainJSON answers one JSON input line with the JSON of its
+// engine.Explanation, or the error line and status of ResolveJSON.
+func ExplainJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
+	r, ok := ruleSetOf(h)
+	if !ok {
+		return nil, StatusBadHandle
+	}
+	out, err := r.rs.ExplainJSON(ctx, line)
+	if err != nil {
+		return engine.AnswerLine(1, nil, err), lineStatus(err)
+	}
+	return out, StatusOK
+}
+
+// lineStatus is the status of an answer line's error: input_error when
+// resolve --json writes it as one.
+func lineStatus(err error) Status {
+	if list := engine.Errors(err); len(list) == 1 && list[0].Code.Input() {
+		return StatusInputError
+	}
+	return StatusEvalError
+}
+
+func errorJSON(err error) []byte {
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		e = &engine.Error{Code: engine.CodeEval, Message: err.Error()}
+	}
+	data, _ := json.Marshal(e)
+	return data
+}
+
+func errorsJSON(err error) []byte {
+	list := engine.Errors(err)
+	if len(list) == 0 {
+		list = []*engine.Error{{Code: engine.CodeRead, Message: err.Error()}}
+	}
+	data, _ := json.Marshal(list)
+	return data
+}

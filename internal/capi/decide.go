@@ -1,0 +1,62 @@
+package capi
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/guest"
+)
+
+// Resolve decides a binary input (wasm/ABI.md, "Binary input": one field
+// per input in the order Describe lists them) and returns the binary
+// decision ("Binary decision"), or an error object with StatusInputError,
+// StatusEvalError or, for a malformed input, StatusBadArgument. A field
+// left absent takes the input's default; nothing asks the machine.
+func Resolve(ctx context.Context, h uint64, in []byte) ([]byte, Status) {
+	r, ok := ruleSetOf(h)
+	if !ok {
+		return nil, StatusBadHandle
+	}
+	input, err := guest.BinaryInput(in, r.decls)
+	if err != nil {
+		return errorJSON(err), StatusBadArgument
+	}
+	d, err := r.rs.Resolve(ctx, input)
+	if err != nil {
+		if lineStatus(err) == StatusInputError {
+			return errorJSON(err), StatusInputError
+		}
+		return errorJSON(err), StatusEvalError
+	}
+	return guest.AppendDecision(nil, r.rules[d.Rule], d), StatusOK
+}
+
+// Steps of an exchange, as dlroute_exchange_json reports them
+// (DLROUTE_STEP_* in dlroute.h).
+const (
+	StepRaise      = int32(guest.StepNothing)    // the decision is an exception: raise it
+	StepInPlace    = int32(guest.StepInPlace)    // export the producer's buffer as it is
+	StepCopyToHost = int32(guest.StepCopyToHost) // copy into host memory, export the copy
+)
+
+// ExchangeJSON decides one JSON input of an exchange rule set (rules/
+// exchange) as ResolveJSON does, and says what carrying it out takes: the
+// step. A decision that copies anywhere but into host memory cannot be
+// carried out by a host (it has no device copier): an eval_error line with
+// the code no_copier.
+func ExchangeJSON(ctx context.Context, h uint64, line []byte) ([]byte, int32, Status) {
+	out, status := ResolveJSON(ctx, h, line)
+	if status != StatusOK {
+		return out, StepRaise, status
+	}
+	var d engine.Decision
+	if err := json.Unmarshal(out, &d); err != nil {
+		return engine.AnswerLine(1, nil, err), StepRaise, StatusInternal
+	}
+	step, err := guest.StepOf(d)
+	if err != nil {
+		return engine.AnswerLine(1, nil, err), StepRaise, StatusEvalError
+	}
+	return out, int32(step), StatusOK
+}

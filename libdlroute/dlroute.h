@@ -1,0 +1,174 @@
+/*
+ * dlroute.h: libdlroute, the dlroute rule engine as a C library.
+ *
+ * dlroute decides how an array crosses DLPack (which device type it
+ * advertises, whether an exchange copies, or which exception it raises)
+ * from versioned rule sets written in CEL, instead of code compiled into
+ * an array library. This library is the same engine as the `dlroute`
+ * command: `dlroute_resolve_json` answers a JSON line with exactly the
+ * line `dlroute resolve --json` writes for it.
+ *
+ * Build: go build -buildmode=c-shared -o libdlroute.so ./libdlroute
+ * (the Python package does this itself; see python/README.md).
+ *
+ * HANDLES. Rules and rule sets are named by 64-bit handles, never by
+ * pointers. A handle is never 0 and never reused, so a handle that was
+ * closed, made up or kept too long is DLROUTE_BAD_HANDLE, never a crash.
+ *
+ * BUFFERS. The caller owns every buffer. Inputs are (pointer, length)
+ * pairs, read during the call only and not NUL-terminated (a NULL pointer
+ * with length 0 is the empty string). Outputs are written to `out`, which
+ * holds `out_cap` bytes; `*out_len` is set to the output's length, which
+ * is not NUL-terminated. When the output does not fit, nothing is
+ * written to `out`, `*out_len` is the length needed and the status is
+ * DLROUTE_TOO_SMALL: call again with a larger buffer (decisions are
+ * deterministic, so the second call gives the same output). A 64 KiB
+ * buffer holds every output of the embedded rules but an explanation of
+ * a long input.
+ *
+ * MESSAGES. Every status but DLROUTE_OK says why in `out`, as JSON:
+ *  - resolve_json, explain_json and exchange_json: the line that
+ *    `dlroute resolve --json` writes, {"input_error":{...}} or
+ *    {"eval_error":{...}}, with "line":1, "code", "message", and for an
+ *    evaluation error the "position" in the rule file;
+ *  - dlroute_open: a JSON array of error objects, each {"code",
+ *    "message", "position":{"file","line","column"}, "source", "hint"};
+ *  - every other status: one error object, or nothing (out_len 0) for
+ *    DLROUTE_BAD_HANDLE.
+ * Codes are stable (dlroute's README lists them); match on them, not on
+ * messages.
+ *
+ * THREADS. Every function may be called from any number of threads at
+ * once, on the same handles. Closing rules while another thread uses one
+ * of their rule sets makes that call DLROUTE_BAD_HANDLE or lets it finish;
+ * it never reads freed memory.
+ *
+ * FORK. The library runs a Go runtime, which does not survive fork(2):
+ * in a child of the process that loaded it, every function returns
+ * DLROUTE_FORKED without running any of it. Load the library in the
+ * child instead (Python: the "spawn" or "forkserver" start method).
+ *
+ * SIGNALS. The library installs no handler for SIGINT or SIGTERM; the
+ * host's stay in force. Calls are short (microseconds; dlroute_open
+ * milliseconds), and a signal arriving during one is the host's to handle
+ * when it returns.
+ */
+#ifndef DLROUTE_H
+#define DLROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI this header describes. Check dlroute_abi_version() against it
+ * after loading the library: another number means other functions,
+ * statuses or output forms. */
+#define DLROUTE_ABI_VERSION 1
+
+/* Statuses. 0 to 9 are the WebAssembly module's (wasm/ABI.md). */
+#define DLROUTE_OK 0           /* done; out holds the result */
+#define DLROUTE_INPUT_ERROR 1  /* the input is not valid for the rule set */
+#define DLROUTE_EVAL_ERROR 2   /* the rules could not decide the input */
+#define DLROUTE_LOAD_ERROR 3   /* the rules did not load (open) */
+#define DLROUTE_NO_RULESET 4   /* no rule set of that name or version */
+#define DLROUTE_BAD_HANDLE 5   /* a handle this library did not give, or closed */
+#define DLROUTE_BAD_ARGUMENT 6 /* a NULL pointer with a length, a NULL out-parameter, a malformed binary input */
+#define DLROUTE_TOO_SMALL 7    /* out is too small; *out_len is the length needed */
+#define DLROUTE_FORKED 10      /* called in a child of the process that loaded the library */
+#define DLROUTE_INTERNAL 11    /* a fault inside the library (a bug): reported, not crashed on */
+
+/* Steps of an exchange (dlroute_exchange_json). */
+#define DLROUTE_STEP_RAISE 0          /* the decision is an exception: raise it */
+#define DLROUTE_STEP_IN_PLACE 1       /* export the producer's buffer as it is */
+#define DLROUTE_STEP_COPY_TO_HOST 2   /* copy into host memory (kDLCPU, 0); export the copy */
+
+/* The library's ABI version: DLROUTE_ABI_VERSION of the header it was
+ * built with. Never fails; safe before anything else, and after fork. */
+uint32_t dlroute_abi_version(void);
+
+/* The library's version, a static NUL-terminated string such as
+ * "0.1.0". Never fails; the caller must not free it. */
+const char *dlroute_version(void);
+
+/* A status's name ("ok", "input_error", ...), a static NUL-terminated
+ * string; "unknown" for a number that is no status. */
+const char *dlroute_status_name(int status);
+
+/* Opens rules and sets *rules to their handle.
+ *  path, path_len: the embedded rules when path_len is 0; otherwise a
+ *    rules directory (<name>/<version>/ folders) or a bundle file from
+ *    `dlroute bundle build`, every digest checked.
+ *  key, key_len: when key_len > 0, the bundle must be signed by this
+ *    public key: the key text (name+hash+key) or a file holding it.
+ * Every version is compiled and its tests.yaml is not run (use `dlroute
+ * test`). Statuses: OK; LOAD_ERROR (out: a JSON array of errors, each
+ * with its position in the rule file); BAD_ARGUMENT; TOO_SMALL. */
+int dlroute_open(const char *path, size_t path_len, const char *key, size_t key_len,
+                 uint64_t *rules, char *out, size_t out_cap, size_t *out_len);
+
+/* Releases rules and every rule-set handle taken from them; both become
+ * DLROUTE_BAD_HANDLE. Statuses: OK, BAD_HANDLE. */
+int dlroute_close(uint64_t rules);
+
+/* Writes the rule-set versions the rules hold as a JSON array of
+ * {"ref":"jax@v3","name":"jax","version":"v3","default":true} ("default":
+ * the version a bare name picks). Statuses: OK, BAD_HANDLE, TOO_SMALL. */
+int dlroute_rulesets(uint64_t rules, char *out, size_t out_cap, size_t *out_len);
+
+/* Sets *ruleset to the handle of a rule set of the rules: ref is a name
+ * ("jax", the newest version) or name@version ("jax@v2"). The same
+ * version gets the same handle while the rules are open; it is released
+ * with them. Statuses: OK, NO_RULESET (out: an error object),
+ * BAD_HANDLE, BAD_ARGUMENT. */
+int dlroute_ruleset(uint64_t rules, const char *ref, size_t ref_len, uint64_t *ruleset,
+                    char *out, size_t out_cap, size_t *out_len);
+
+/* Writes what a caller of dlroute_resolve needs, as JSON:
+ * {"ref","inputs":[{"name","type","default"?}...],"rules":[ids...],
+ * "device_types":[{"name","code"}...]}. Statuses: OK, BAD_HANDLE,
+ * TOO_SMALL. */
+int dlroute_describe(uint64_t ruleset, char *out, size_t out_cap, size_t *out_len);
+
+/* Decides one JSON input object, such as
+ * {"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0},
+ * and writes exactly the line `dlroute resolve --json` writes for it,
+ * without the newline: the decision (OK), {"input_error":...}
+ * (INPUT_ERROR) or {"eval_error":...} (EVAL_ERROR). Decisions are
+ * remembered by the input's bytes. Other statuses: BAD_HANDLE,
+ * BAD_ARGUMENT, TOO_SMALL. */
+int dlroute_resolve_json(uint64_t ruleset, const char *line, size_t line_len,
+                         char *out, size_t out_cap, size_t *out_len);
+
+/* Decides one JSON input as dlroute_resolve_json does and writes the
+ * explanation: {"decision":{...},"trace":{"rules":[...],"values":[...]}},
+ * the rules tried and every value with its position. Statuses as
+ * dlroute_resolve_json's. */
+int dlroute_explain_json(uint64_t ruleset, const char *line, size_t line_len,
+                         char *out, size_t out_cap, size_t *out_len);
+
+/* Decides one binary input (wasm/ABI.md, "Binary input": one tagged field
+ * per input, in the order dlroute_describe lists them) and writes the
+ * binary decision ("Binary decision"). The fast entry: no JSON is read or
+ * written for scalar inputs. Statuses: OK; INPUT_ERROR and EVAL_ERROR
+ * (out: an error object, JSON); BAD_ARGUMENT (a malformed input; out: an
+ * error object); BAD_HANDLE; TOO_SMALL. */
+int dlroute_resolve(uint64_t ruleset, const uint8_t *in, size_t in_len,
+                    uint8_t *out, size_t out_cap, size_t *out_len);
+
+/* Decides one JSON input of an exchange rule set (`exchange`: the input
+ * of x.__dlpack__(stream, max_version, dl_device, copy)) as
+ * dlroute_resolve_json does, and sets *step to what carrying it out takes
+ * (DLROUTE_STEP_*). A decision to copy anywhere but into host memory
+ * cannot be carried out by a host: EVAL_ERROR with the code no_copier.
+ * Statuses as dlroute_resolve_json's. */
+int dlroute_exchange_json(uint64_t ruleset, const char *line, size_t line_len, int32_t *step,
+                          char *out, size_t out_cap, size_t *out_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLROUTE_H */

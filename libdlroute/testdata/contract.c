@@ -1,0 +1,155 @@
+// contract.c: what a C caller may do to libdlroute, checked. Each check
+// prints "ok NAME" or "FAIL NAME: why"; the last line is "N passed, N
+// failed", and the exit status is 1 when any failed. Run by
+// libdlroute/main_test.go, under a timeout (a hang is a failure too).
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dlroute.h"
+
+static int passed, failed;
+
+static void check(int cond, const char *name, const char *why) {
+    if (cond) {
+        passed++;
+        printf("ok %s\n", name);
+    } else {
+        failed++;
+        printf("FAIL %s: %s\n", name, why);
+    }
+    fflush(stdout);
+}
+
+static char out[1 << 16];
+static size_t len;
+
+static uint64_t open_ruleset(const char *ref) {
+    uint64_t rules = 0, rs = 0;
+    if (dlroute_open(NULL, 0, NULL, 0, &rules, out, sizeof out, &len) != DLROUTE_OK) return 0;
+    if (dlroute_ruleset(rules, ref, strlen(ref), &rs, out, sizeof out, &len) != DLROUTE_OK) return 0;
+    return rs;
+}
+
+static const char seed[] = "{\"platform\":\"gpu\",\"platform_version\":\"<unknown>\",\"local_hardware_id\":0}";
+static const char seed_answer[] =
+    "{\"error\":{\"type\":\"BufferError\",\"message\":\"Unknown GPU platform for __dlpack__: <unknown>\"},"
+    "\"rule\":\"gpu-unknown-platform\",\"ruleset\":\"jax@v3\"}";
+
+struct worker {
+    uint64_t rs;
+    int bad;
+};
+
+static void *resolve_many(void *arg) {
+    struct worker *w = arg;
+    char buf[4096];
+    size_t n;
+    for (int i = 0; i < 2000; i++) {
+        int st = dlroute_resolve_json(w->rs, seed, sizeof seed - 1, buf, sizeof buf, &n);
+        if (st != DLROUTE_OK || n != sizeof seed_answer - 1 || memcmp(buf, seed_answer, n) != 0) w->bad++;
+    }
+    return NULL;
+}
+
+int main(void) {
+    check(dlroute_abi_version() == DLROUTE_ABI_VERSION, "abi_version", "the library's ABI is not the header's");
+    check(strcmp(dlroute_status_name(DLROUTE_FORKED), "forked") == 0, "status_name", "DLROUTE_FORKED is not named forked");
+    check(strcmp(dlroute_status_name(999), "unknown") == 0, "status_name_unknown", "999 has a name");
+
+    uint64_t rules = 0;
+    int st = dlroute_open(NULL, 0, NULL, 0, &rules, out, sizeof out, &len);
+    check(st == DLROUTE_OK && rules != 0, "open_embedded", "the embedded rules did not open");
+
+    uint64_t rs = 0;
+    st = dlroute_ruleset(rules, "jax", 3, &rs, out, sizeof out, &len);
+    check(st == DLROUTE_OK && rs != 0, "ruleset", "jax is not a rule set");
+
+    st = dlroute_resolve_json(rs, seed, sizeof seed - 1, out, sizeof out, &len);
+    check(st == DLROUTE_OK && len == sizeof seed_answer - 1 && memcmp(out, seed_answer, len) == 0, "resolve_json_seed",
+          "the seed's input is not answered as dlroute resolve --json answers it");
+
+    // Output buffers: too small says the size; NULL with 0 capacity asks
+    // for the size only.
+    char tiny[8];
+    st = dlroute_resolve_json(rs, seed, sizeof seed - 1, tiny, sizeof tiny, &len);
+    check(st == DLROUTE_TOO_SMALL && len == sizeof seed_answer - 1, "too_small", "a small buffer does not say the size needed");
+    st = dlroute_resolve_json(rs, seed, sizeof seed - 1, NULL, 0, &len);
+    check(st == DLROUTE_TOO_SMALL && len == sizeof seed_answer - 1, "size_query", "NULL, 0 does not say the size needed");
+
+    // Bad arguments: statuses, never crashes.
+    st = dlroute_resolve_json(rs, NULL, 10, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_ARGUMENT, "null_input", "a NULL input with a length is not bad_argument");
+    st = dlroute_resolve_json(rs, seed, sizeof seed - 1, NULL, 100, &len);
+    check(st == DLROUTE_BAD_ARGUMENT, "null_out", "a NULL out with a capacity is not bad_argument");
+    st = dlroute_resolve_json(rs, seed, sizeof seed - 1, out, sizeof out, NULL);
+    check(st == DLROUTE_BAD_ARGUMENT, "null_out_len", "a NULL out_len is not bad_argument");
+    st = dlroute_ruleset(rules, "jax", 3, NULL, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_ARGUMENT, "null_handle_out", "a NULL handle out-parameter is not bad_argument");
+    st = dlroute_resolve_json(0xdeadbeef, seed, sizeof seed - 1, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_HANDLE, "made_up_handle", "a made-up handle is not bad_handle");
+    st = dlroute_resolve_json(0, seed, sizeof seed - 1, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_HANDLE, "zero_handle", "handle 0 is not bad_handle");
+    st = dlroute_resolve_json(rules, seed, sizeof seed - 1, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_HANDLE, "rules_as_ruleset", "a rules handle used as a rule set is not bad_handle");
+    st = dlroute_resolve(rs, (const uint8_t *)"\x07garbage", 8, (uint8_t *)out, sizeof out, &len);
+    check(st == DLROUTE_BAD_ARGUMENT, "malformed_binary", "a malformed binary input is not bad_argument");
+    const char bad_utf8[] = "{\"platform\":\"gpu\xff\"}";
+    st = dlroute_resolve_json(rs, bad_utf8, sizeof bad_utf8 - 1, out, sizeof out, &len);
+    check(st == DLROUTE_INPUT_ERROR && len > 0 && strstr(out, "\"input_error\"") == out + 1, "invalid_utf8",
+          "invalid UTF-8 is not an input_error line");
+    st = dlroute_ruleset(rules, "nosuch", 6, &rs, out, sizeof out, &len);
+    check(st == DLROUTE_NO_RULESET && len > 0, "no_ruleset", "an unknown rule set is not no_ruleset with a message");
+    st = dlroute_ruleset(rules, "jax", 3, &rs, out, sizeof out, &len);
+    const char *missing = "/nonexistent/rules";
+    uint64_t other = 0;
+    st = dlroute_open(missing, strlen(missing), NULL, 0, &other, out, sizeof out, &len);
+    check(st == DLROUTE_LOAD_ERROR && other == 0 && len > 0 && out[0] == '[', "open_missing",
+          "a missing rules directory is not load_error with a JSON array");
+
+    // Many threads on one handle.
+    enum { threads = 8 };
+    pthread_t tid[threads];
+    struct worker w[threads];
+    for (int i = 0; i < threads; i++) {
+        w[i] = (struct worker){rs, 0};
+        pthread_create(&tid[i], NULL, resolve_many, &w[i]);
+    }
+    int bad = 0;
+    for (int i = 0; i < threads; i++) {
+        pthread_join(tid[i], NULL);
+        bad += w[i].bad;
+    }
+    check(bad == 0, "threads", "a thread got a different answer");
+
+    // Fork: the child is told, and does not hang.
+    pid_t pid = fork();
+    if (pid == 0) {
+        char buf[4096];
+        size_t n = 0;
+        int s = dlroute_resolve_json(rs, seed, sizeof seed - 1, buf, sizeof buf, &n);
+        _exit(s == DLROUTE_FORKED && n > 0 && strstr(buf, "spawn") != NULL ? 0 : 1);
+    }
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    check(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0, "fork_child", "the forked child was not told DLROUTE_FORKED");
+    st = dlroute_resolve_json(rs, seed, sizeof seed - 1, out, sizeof out, &len);
+    check(st == DLROUTE_OK, "fork_parent", "the parent stopped working after fork");
+
+    // Closing: every handle from the rules is dead, and stays dead.
+    check(dlroute_close(rules) == DLROUTE_OK, "close", "close failed");
+    st = dlroute_resolve_json(rs, seed, sizeof seed - 1, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_HANDLE, "closed_ruleset", "a closed rule set still answers");
+    check(dlroute_close(rules) == DLROUTE_BAD_HANDLE, "close_twice", "closing twice is not bad_handle");
+
+    // Opening again after close, and twice at once.
+    uint64_t a = open_ruleset("jax@v1"), b = open_ruleset("jax@v1");
+    check(a != 0 && b != 0 && a != b, "open_again", "opening again does not give new handles");
+
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

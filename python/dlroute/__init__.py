@@ -1,0 +1,318 @@
+"""dlroute: how an array crosses DLPack, decided by versioned rules.
+
+Array libraries decide in code which DLPack device an array advertises and
+how an exchange goes; dlroute decides it from rules (CEL expressions in
+versioned rule sets) that a one-line edit changes. This package runs the
+same engine as the ``dlroute`` command, in process, through libdlroute:
+
+>>> import dlroute
+>>> jax_rules = dlroute.load().ruleset("jax")
+>>> jax_rules.resolve({"platform": "gpu", "platform_version": "cuda 12030", "local_hardware_id": 0})["device_type"]
+'kDLCUDA'
+
+``RuleSet.resolve_json(line)`` answers exactly the line ``dlroute resolve
+--json`` writes. :mod:`dlroute.routing` reads the inputs from real arrays
+and carries out an exchange (a copy through host memory where the rules say
+so). The package needs nothing installed but the standard library; numpy
+only where it makes a host copy.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from ctypes import byref, c_int32, c_uint64
+from typing import Any, NamedTuple
+
+from . import _native
+from .errors import (DlrouteError, EvalError, ForkedError, InputError, LibraryError, NoRuleSetError,
+                     RulesError)
+
+__all__ = [
+    "load",
+    "Engine",
+    "RuleSet",
+    "Exchange",
+    "library_version",
+    "DlrouteError",
+    "InputError",
+    "EvalError",
+    "RulesError",
+    "NoRuleSetError",
+    "LibraryError",
+    "ForkedError",
+]
+
+__version__ = "0.1.0"
+
+# How many answers each rule set remembers on the Python side, by input.
+# A process sees a handful of devices, so a hit is the common case; the
+# bound keeps a stream of unique inputs from growing memory.
+MEMO_SIZE = 4096
+
+
+def library_version() -> str:
+    """The version of the loaded libdlroute (``dlroute_version()``),
+    loading it first. Raises LibraryError."""
+    lib = _native.library()
+    return lib.dlroute_version().decode()
+
+
+def load(rules: str | None = None, key: str | None = None) -> Engine:
+    """Opens rules and compiles every rule set in them.
+
+    Args:
+        rules: None for the rules embedded in the library; else the path of
+            a rules directory (``<name>/<version>/`` folders, as ``dlroute
+            --rules`` takes) or of a bundle from ``dlroute bundle build``
+            (every file's digest is checked).
+        key: a public key (the text ``name+hash+key`` or the path of a
+            ``.pub`` file) that the bundle must be signed by; None checks no
+            signature.
+
+    Raises:
+        RulesError: the rules do not load; ``err.errors`` lists each error
+            with its file, line and column.
+        LibraryError: libdlroute cannot be found, built or loaded, or has
+            another ABI version; ForkedError in a forked child.
+    """
+    path = b"" if rules is None else str(rules).encode()
+    k = b"" if key is None else str(key).encode()
+    handle = c_uint64(0)
+    status, out = _native.call("dlroute_open", path, len(path), k, len(k), byref(handle))
+    if status == _native.LOAD_ERROR:
+        errors = _native.parse(out) or []
+        first = errors[0] if errors else {"code": "load_error", "message": "the rules did not load"}
+        where = _position(first)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise RulesError(first.get("code", "load_error"), f"{where}{first.get('message', '')}{more}", errors)
+    if status != _native.OK:
+        raise _native.fail(status, out, "dlroute.load")
+    return Engine(handle.value, rules)
+
+
+def _position(e: dict[str, Any]) -> str:
+    pos = e.get("position") or {}
+    if not pos.get("file"):
+        return ""
+    return f"{pos['file']}:{pos.get('line', 0)}:{pos.get('column', 0)}: "
+
+
+class Engine:
+    """Rules opened by :func:`load`: every rule-set version in them,
+    compiled. Safe to use from many threads. Close it with ``close()`` or
+    ``with``; its rule sets stop working then."""
+
+    def __init__(self, handle: int, origin: str | None) -> None:
+        self._handle = handle
+        self.origin = origin
+        self._rulesets: dict[str, RuleSet] = {}
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _close, handle)
+
+    def ruleset(self, ref: str) -> RuleSet:
+        """The rule set ``ref``: a name (``"jax"``, its newest version) or
+        ``name@version`` (``"jax@v2"``, ``"exchange@v1"``).
+
+        Raises:
+            NoRuleSetError: the rules hold no such name or version.
+        """
+        with self._lock:
+            rs = self._rulesets.get(ref)
+            if rs is not None:
+                return rs
+        r = ref.encode()
+        handle = c_uint64(0)
+        status, out = _native.call("dlroute_ruleset", self._handle, r, len(r), byref(handle))
+        if status == _native.NO_RULESET:
+            e = _native.parse(out) or {}
+            raise NoRuleSetError(e.get("code", "no_ruleset"), e.get("message", f"no rule set {ref}"), e)
+        if status != _native.OK:
+            raise _native.fail(status, out, f"Engine.ruleset({ref!r})")
+        rs = RuleSet(self, handle.value)
+        with self._lock:
+            return self._rulesets.setdefault(ref, rs)
+
+    def rulesets(self) -> list[dict[str, Any]]:
+        """Every rule-set version in the rules, as
+        ``{"ref": "jax@v3", "name": "jax", "version": "v3", "default": True}``
+        (``default``: the version a bare name picks)."""
+        status, out = _native.call("dlroute_rulesets", self._handle)
+        if status != _native.OK:
+            raise _native.fail(status, out, "Engine.rulesets()")
+        return json.loads(out)
+
+    def close(self) -> None:
+        """Releases the rules; their rule sets raise LibraryError (code
+        ``closed``) afterwards. Closing twice does nothing."""
+        self._finalizer()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<dlroute.Engine {self.origin or 'embedded rules'}>"
+
+
+def _close(handle: int) -> None:
+    lib = _native._lib
+    if lib is not None:
+        lib.dlroute_close(handle)
+
+
+class Exchange(NamedTuple):
+    """What the exchange rules decided for ``x.__dlpack__(...)`` and what
+    carrying it out takes.
+
+    Attributes:
+        step: ``"in_place"`` (export the producer's buffer as it is),
+            ``"copy_to_host"`` (copy into host memory, export the copy) or
+            ``"raise"`` (the decision is an exception: ``decision["error"]``).
+        decision: the decision, as :meth:`RuleSet.resolve` returns it.
+    """
+
+    step: str
+    decision: dict[str, Any]
+
+
+class RuleSet:
+    """One rule-set version of an :class:`Engine`. Safe to use from many
+    threads. Answers are remembered by input, so a repeated input costs a
+    dictionary lookup."""
+
+    def __init__(self, engine: Engine, handle: int) -> None:
+        self._engine = engine  # keeps the rules open while the rule set lives
+        self._handle = handle
+        self._lines: dict[bytes, str] = {}
+        self._decisions: dict[Any, dict[str, Any]] = {}
+        status, out = _native.call("dlroute_describe", handle)
+        if status != _native.OK:
+            raise _native.fail(status, out, "RuleSet")
+        desc = json.loads(out)
+        self.ref: str = desc["ref"]
+        self.inputs: list[dict[str, Any]] = desc["inputs"]
+        self.rules: list[str] = desc["rules"]
+        self.device_types: dict[str, int] = {d["name"]: d["code"] for d in desc["device_types"]}
+
+    def __repr__(self) -> str:
+        return f"<dlroute.RuleSet {self.ref}>"
+
+    def resolve_json(self, line: str | bytes) -> str:
+        """Decides one JSON input object and returns, byte for byte, the
+        line ``dlroute resolve --json`` writes for that line (without the
+        newline): the decision, ``{"input_error":...}`` or
+        ``{"eval_error":...}``. It never raises for a bad input; that is
+        the line's to say."""
+        data = line.encode() if isinstance(line, str) else bytes(line)
+        hit = self._lines.get(data)
+        if hit is not None:
+            return hit
+        status, out = _native.call("dlroute_resolve_json", self._handle, data, len(data))
+        if status not in (_native.OK, _native.INPUT_ERROR, _native.EVAL_ERROR):
+            raise _native.fail(status, out, f"RuleSet({self.ref}).resolve_json")
+        text = out.decode()
+        if status == _native.OK:
+            _remember(self._lines, data, text)
+        return text
+
+    def resolve(self, input: dict[str, Any]) -> dict[str, Any]:
+        """Decides an input (a dict of the rule set's inputs; those left out
+        take their defaults) and returns the decision, as ``dlroute resolve
+        --json`` writes it: ``{"device_type": "kDLCUDA", "device_type_code":
+        2, "device_id": 0, "rule": ..., "ruleset": ...}``, or for the rules'
+        own exception ``{"error": {"type": "BufferError", "message": ...},
+        "rule": ..., "ruleset": ...}``. The dict is the caller's to change.
+
+        Raises:
+            InputError: the input is not valid for the rule set (code
+                ``unknown_field``, ``wrong_type``, ...).
+            EvalError: the rules could not decide it.
+        """
+        key = _key(input)
+        if key is not None:
+            hit = self._decisions.get(key)
+            if hit is not None:
+                return _copy(hit)
+        decision = self._decide("dlroute_resolve_json", _line(input))
+        if key is not None:
+            _remember(self._decisions, key, decision)
+        return _copy(decision)
+
+    def explain(self, input: dict[str, Any]) -> dict[str, Any]:
+        """Decides an input as :meth:`resolve` does and says how:
+        ``{"decision": {...}, "trace": {"rules": [...], "values": [...]}}``,
+        each rule tried and each value computed, with its position in the
+        rule file. Raises as :meth:`resolve`."""
+        return self._decide("dlroute_explain_json", _line(input))
+
+    def exchange(self, input: dict[str, Any]) -> Exchange:
+        """Decides an input of an exchange rule set (``"exchange"``: the
+        array's inputs and ``dl_device``, ``copy``, ``max_version``,
+        ``stream`` of ``x.__dlpack__``) and says what carrying it out takes.
+
+        Raises:
+            InputError, EvalError: as :meth:`resolve`; EvalError with code
+                ``no_copier`` for a decision to copy onto a device, which no
+                host here can make.
+        """
+        step = c_int32(0)
+        data = _line(input)
+        status, out = _native.call("dlroute_exchange_json", self._handle, data, len(data), byref(step))
+        decision = self._answer(status, out)
+        return Exchange(_native.STEPS[step.value], decision)
+
+    def _decide(self, entry: str, data: bytes) -> dict[str, Any]:
+        status, out = _native.call(entry, self._handle, data, len(data))
+        return self._answer(status, out)
+
+    def _answer(self, status: int, out: bytes) -> dict[str, Any]:
+        if status == _native.OK:
+            return json.loads(out)
+        if status in (_native.INPUT_ERROR, _native.EVAL_ERROR):
+            line = json.loads(out)
+            kind, e = next(iter(line.items()))
+            cls = InputError if kind == "input_error" else EvalError
+            raise cls(e["code"], f"{_position(e)}{e['message']}", e)
+        raise _native.fail(status, out, f"RuleSet({self.ref})")
+
+
+def _line(input: dict[str, Any]) -> bytes:
+    if not isinstance(input, dict):
+        raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}")
+    return json.dumps(input, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _key(input: dict[str, Any]) -> Any:
+    """A memo key for an input of scalars, or None: lists and dicts are not
+    hashable, and such inputs are decided every time. The type is part of
+    the key: True and 1 are equal in Python, and decide differently."""
+    items = []
+    for k, v in input.items():
+        t = type(v)
+        if t not in _SCALARS:
+            return None
+        items.append((k, t, v))
+    return tuple(items)
+
+
+def _remember(memo: dict, key: Any, value: Any) -> None:
+    if len(memo) >= MEMO_SIZE:
+        memo.clear()  # a stream of unique inputs: start again rather than grow
+    memo[key] = value
+
+
+def _copy(d: dict[str, Any]) -> dict[str, Any]:
+    out = dict(d)
+    for k, v in out.items():
+        if isinstance(v, dict):
+            out[k] = dict(v)
+        elif isinstance(v, list):
+            out[k] = list(v)
+    return out

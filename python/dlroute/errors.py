@@ -1,0 +1,84 @@
+"""The exceptions dlroute raises, each with a stable ``code``.
+
+The codes are those of the engine (README.md lists them): match on
+``err.code``, never on the message. The rules' own decisions to raise
+(``BufferError``, ``ValueError``, ...) are not these: ``RuleSet.resolve``
+returns them as decisions, and :mod:`dlroute.routing` raises them with
+their exact type and message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DlrouteError",
+    "InputError",
+    "EvalError",
+    "RulesError",
+    "NoRuleSetError",
+    "LibraryError",
+    "ForkedError",
+]
+
+
+class DlrouteError(Exception):
+    """Base of dlroute's exceptions.
+
+    Attributes:
+        code: the stable code, such as ``"wrong_type"`` or ``"load_error"``.
+        message: the engine's message, without the code.
+        details: the error object(s) the library returned, parsed from JSON
+            (with ``position``, ``source`` and ``hint`` where the engine gave
+            them), or ``None``.
+    """
+
+    def __init__(self, code: str, message: str, details: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+class InputError(DlrouteError, ValueError):
+    """An input that is not valid for the rule set (``input_error``).
+
+    Codes: ``json_syntax``, ``unknown_field``, ``missing_field``,
+    ``wrong_type``, ``too_long``, ``invalid_utf8``. It is a ``ValueError``
+    too, as an argument of the wrong value is in Python.
+    """
+
+
+class EvalError(DlrouteError):
+    """The rules could not decide the input (``eval_error``): an expression
+    failed, exceeded its cost limit, or no rule matched. ``details`` holds
+    the position in the rule file."""
+
+
+class RulesError(DlrouteError):
+    """The rules did not load (``load_error``). ``errors`` lists every error,
+    each a dict with ``code``, ``message`` and, where the engine knows it,
+    ``position`` (``file``, ``line``, ``column``), ``source`` and ``hint``."""
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        return list(self.details or [])
+
+
+class NoRuleSetError(DlrouteError, LookupError):
+    """No rule set of that name or version (``no_ruleset``)."""
+
+
+class LibraryError(DlrouteError, ImportError):
+    """libdlroute cannot be used: it is missing and cannot be built, it does
+    not load, or it has another ABI version (``code``: ``no_library``,
+    ``build_failed``, ``load_failed``, ``abi_version``, ``closed``,
+    ``internal``)."""
+
+
+class ForkedError(LibraryError):
+    """A call from a child of the process that loaded libdlroute (code
+    ``forked``). The library runs a Go runtime, which does not survive
+    ``fork()``; use the ``"spawn"`` or ``"forkserver"`` start method of
+    :mod:`multiprocessing` (``torch.utils.data.DataLoader(...,
+    multiprocessing_context="spawn")``), and load dlroute in the child."""
