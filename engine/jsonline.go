@@ -3,12 +3,23 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // The JSON line contract. `dlroute resolve --json` reads one input object
 // per line and writes one line for each; every host (the command line,
 // serve, the WebAssembly guest, the C library) answers through these
 // methods so that the bytes are the same everywhere.
+
+// MaxLineLen is the longest JSON input line a host reads: `dlroute
+// resolve --json`, serve's lines, the C library. It is well above the
+// input's string limits, so a long field gets the field's own error.
+const MaxLineLen = 4 << 20
+
+// LineTooLong is the error of a line longer than MaxLineLen.
+func LineTooLong() *Error {
+	return &Error{Code: CodeTooLong, Message: fmt.Sprintf("line is longer than %d bytes", MaxLineLen)}
+}
 
 // ResolveJSON decides one JSON input object (a line of `dlroute resolve
 // --json` without its newline) and returns the decision's JSON, byte for

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/ctest"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
@@ -33,6 +34,8 @@ var corpusHosts = []corpusHost{
 	{"wazero", startWazero},
 	{"node", startNode},
 	{"browser", startBrowser},
+	{"c", startC},
+	{"python", startPython},
 }
 
 func hostNamed(name string) *corpusHost {
@@ -160,4 +163,87 @@ func readLines(stdin []byte) []string {
 			return out
 		}
 	}
+}
+
+// startC runs the C example over libdlroute (libdlroute/example/route.c),
+// and startPython the Python package's `python -m dlroute resolve` over
+// the same library: each answers every line as dlroute_resolve_json
+// does, as `dlroute resolve --json` answers that line alone. The
+// command's own answerLines writes the answers, as for the browser, so
+// an error's line number is the corpus's; what is compared is each
+// host's decisions and error objects.
+func startC(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+	prog := ctest.Program(t, "../../libdlroute", "../../libdlroute/example/route.c")
+	return libraryHost(func(ref string) *exec.Cmd { return exec.Command(prog, ref) })
+}
+
+func startPython(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		ctest.Missing(t, "python3 is not installed, so the Python host does not run")
+	}
+	lib := filepath.Join(ctest.Library(t), "libdlroute.so")
+	return libraryHost(func(ref string) *exec.Cmd {
+		cmd := exec.Command(python, "-m", "dlroute", "resolve", "--ruleset", ref)
+		cmd.Env = append(os.Environ(), "PYTHONPATH=../../python", wasmbuild.EnvLibrary+"="+lib)
+		return cmd
+	})
+}
+
+// libraryHost answers a corpus with the process command(ref) starts: one
+// output line for each line it is given.
+func libraryHost(command func(ref string) *exec.Cmd) func(*testing.T, ruleSetCorpus) answers {
+	return func(t *testing.T, c ruleSetCorpus) answers {
+		lines := readLines(c.stdin())
+		cmd := command(c.ref)
+		var stdin bytes.Buffer
+		for _, l := range lines {
+			stdin.WriteString(l)
+			stdin.WriteByte('\n')
+		}
+		cmd.Stdin = &stdin
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		if stderr.Len() > 0 {
+			t.Errorf("%s wrote to stderr:\n%s", cmd, stderr.String())
+		}
+		got := splitAnswers(stdout.Bytes(), 0).lines
+		next := 0
+		decide := func(_ context.Context, line []byte) ([]byte, error) {
+			if next >= len(got) {
+				return nil, fmt.Errorf("%s answered %d lines; asked for more", cmd, len(got))
+			}
+			a := got[next]
+			next++
+			return answerOfLine(a)
+		}
+		var out bytes.Buffer
+		status := answerLines(context.Background(), decide, bytes.NewReader(c.stdin()), &out)
+		return splitAnswers(out.Bytes(), status)
+	}
+}
+
+// answerOfLine reads a line as dlroute_resolve_json writes it back into
+// what ResolveJSON returns: a decision, or the error of an error line.
+func answerOfLine(line []byte) ([]byte, error) {
+	var wrapped map[string]json.RawMessage
+	if !bytes.HasPrefix(line, []byte(`{"input_error":`)) && !bytes.HasPrefix(line, []byte(`{"eval_error":`)) {
+		return line, nil
+	}
+	if err := json.Unmarshal(line, &wrapped); err != nil || len(wrapped) != 1 {
+		return nil, fmt.Errorf("not an error line: %s", line)
+	}
+	for _, raw := range wrapped {
+		var l engine.LineError
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, fmt.Errorf("not an error line: %s", line)
+		}
+		return nil, &engine.Error{Code: l.Code, Message: l.Message, Pos: l.Position, Hint: l.Hint}
+	}
+	panic("unreachable")
 }

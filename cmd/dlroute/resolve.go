@@ -14,9 +14,8 @@ import (
 	"github.com/dlroute/dlroute/engine"
 )
 
-// maxLineLen is the longest JSON line resolve reads. It is well above the
-// engine's string limit, so a long field gets the field's own error.
-const maxLineLen = 4 << 20
+// maxLineLen is the longest JSON line resolve reads.
+const maxLineLen = engine.MaxLineLen
 
 func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("resolve")
@@ -92,7 +91,7 @@ func answerLines(ctx context.Context, decide func(context.Context, []byte) ([]by
 		var answer []byte
 		if tooLong {
 			status = 1
-			answer = engine.AnswerLine(n, nil, &engine.Error{Code: engine.CodeTooLong, Message: fmt.Sprintf("line is longer than %d bytes", maxLineLen)})
+			answer = engine.AnswerLine(n, nil, engine.LineTooLong())
 		} else {
 			decided, rerr := decide(ctx, line)
 			if rerr != nil {

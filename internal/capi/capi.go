@@ -266,6 +266,9 @@ func ResolveJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	if out, ok := r.lines.Get(line); ok {
 		return out, StatusOK
 	}
+	if len(line) > engine.MaxLineLen {
+		return engine.AnswerLine(1, nil, engine.LineTooLong()), StatusInputError
+	}
 	out, err := r.rs.ResolveJSON(ctx, line)
 	if err != nil {
 		return engine.AnswerLine(1, nil, err), lineStatus(err)
@@ -280,6 +283,9 @@ func ExplainJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	r, ok := ruleSetOf(h)
 	if !ok {
 		return nil, StatusBadHandle
+	}
+	if len(line) > engine.MaxLineLen {
+		return engine.AnswerLine(1, nil, engine.LineTooLong()), StatusInputError
 	}
 	out, err := r.rs.ExplainJSON(ctx, line)
 	if err != nil {
