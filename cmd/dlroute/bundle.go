@@ -117,6 +117,7 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return 1
 	}
 	var m *bundle.Manifest
+	atomicfile.RemoveStale(*out, time.Now()) // what a build killed half way left
 	err = atomicfile.Write(*out, 0o644, func(w io.Writer) error { // a watcher never sees half a bundle
 		var err error
 		m, err = bundle.Build(w, fsys, opts)
