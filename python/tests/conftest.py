@@ -1,0 +1,37 @@
+"""Fixtures of the Python tests. They run on real arrays (jax, numpy,
+torch) and the real library: `go test ./libdlroute -run TestPython` runs
+them with $DLROUTE_LIB set to the library built from the checkout, or run
+them by hand with `PYTHONPATH=python python -m pytest python/tests`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+
+
+@pytest.fixture(scope="session")
+def dlroute_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dlroute command built from the checkout, for bundles and for
+    comparing answers."""
+    if shutil.which("go") is None:
+        pytest.fail("go is not installed: the tests build the dlroute command from the checkout")
+    out = tmp_path_factory.mktemp("cli") / "dlroute"
+    subprocess.run(["go", "build", "-o", str(out), "./cmd/dlroute"], cwd=ROOT, check=True)
+    return out
+
+
+def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs code in a fresh interpreter (this one) with the package on its
+    path, under a timeout: a hang is a failure."""
+    full = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    if env:
+        full.update(env)
+    return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=timeout)
