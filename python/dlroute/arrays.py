@@ -1,0 +1,173 @@
+"""The decision's inputs, read from array objects.
+
+The ``jax`` rule set decides JAX's ``__dlpack_device__`` from five inputs:
+``platform``, ``platform_version``, ``memory_kind``, ``local_hardware_id``
+and ``shards``. :func:`inputs_of` reads them from an array:
+
+- **JAX arrays**, and anything with their attributes (the GPU stand-in of the
+  tests): ``x.platform()``, the device's ``client.platform_version`` and
+  ``local_hardware_id``, ``x.sharding.memory_kind`` and
+  ``len(x.addressable_shards)``, exactly what ``jax/_src/array.py`` reads.
+  JAX is never imported: the attributes are read as they are.
+- **Everything else that speaks DLPack** (torch tensors, numpy arrays, CuPy,
+  ...): the rule set describes JAX arrays, so another library's array is
+  described as the JAX array on the same memory would be. Its own
+  ``__dlpack_device__()`` says where the memory is; kDLCPU becomes platform
+  ``cpu``, kDLCUDA / kDLROCM / kDLOneAPI platform ``gpu`` with a version that
+  names the platform (for torch: ``cuda <torch.version.cuda>`` or
+  ``rocm <torch.version.hip>``; else the bare marker), the host types
+  (kDLCUDAHost, kDLROCMHost) the same with ``memory_kind`` ``pinned_host``.
+  A device JAX has no row for (kDLMetal, a torch ``mps`` tensor, ...) keeps
+  its own platform name, and the rules raise for it as JAX would for such a
+  platform, although that library itself may export it.
+
+:func:`host_array` gives the array's data in host memory as a numpy array,
+for a copy through host memory. This module imports nothing but the
+standard library; numpy only inside :func:`host_array`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+__all__ = ["inputs_of", "host_array", "is_jax_like", "DEVICE_TYPE_NAMES"]
+
+# DLPack device type codes (dlpack.h v1.1, and 19-21 added in 2026).
+DEVICE_TYPE_NAMES: dict[int, str] = {
+    1: "kDLCPU", 2: "kDLCUDA", 3: "kDLCUDAHost", 4: "kDLOpenCL", 7: "kDLVulkan",
+    8: "kDLMetal", 9: "kDLVPI", 10: "kDLROCM", 11: "kDLROCMHost", 12: "kDLExtDev",
+    13: "kDLCUDAManaged", 14: "kDLOneAPI", 15: "kDLWebGPU", 16: "kDLHexagon",
+    17: "kDLMAIA", 18: "kDLTrn", 19: "kDLTPU", 20: "kDLTPUHost", 21: "kDLAscend",
+}
+
+# A producer's DLPack device type -> (platform, the marker its
+# platform_version carries, memory_kind), as JAX would describe an array
+# there. kDLCUDAManaged has no JAX row: CUDA device memory is the nearest.
+_GPU_TYPES: dict[int, tuple[str, str]] = {
+    2: ("cuda", "device"),
+    3: ("cuda", "pinned_host"),
+    13: ("cuda", "device"),
+    10: ("rocm", "device"),
+    11: ("rocm", "pinned_host"),
+    14: ("oneapi", "device"),
+}
+
+
+def is_jax_like(x: Any) -> bool:
+    """True for an object with the attributes JAX's ``__dlpack_device__``
+    reads: ``platform()``, ``sharding``, ``devices()`` and
+    ``addressable_shards`` (a ``jax.Array``, or the tests' stand-in)."""
+    return (callable(getattr(x, "platform", None)) and hasattr(x, "sharding")
+            and callable(getattr(x, "devices", None)) and hasattr(x, "addressable_shards"))
+
+
+def inputs_of(x: Any) -> dict[str, Any]:
+    """The ``jax`` rule set's inputs for the array ``x``.
+
+    Returns a dict with ``platform``, ``platform_version``,
+    ``local_hardware_id`` (an int, or None where PJRT does not know it) and
+    ``shards``, and ``memory_kind`` where the array has one (left out, the
+    rules take ``device``, as JAX treats a sharding without a memory kind).
+    The exchange rule set takes the same inputs plus the four arguments of
+    ``__dlpack__``.
+
+    Raises:
+        TypeError: ``x`` is neither JAX-like nor has ``__dlpack_device__``.
+        Whatever the producer's own ``__dlpack_device__`` raises, for a
+        non-JAX array whose device it cannot name.
+    """
+    if is_jax_like(x):
+        return _jax_inputs(x)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return _torch_inputs(x, torch)
+    if callable(getattr(x, "__dlpack_device__", None)):
+        code, device_id = x.__dlpack_device__()
+        return _dlpack_inputs(int(code), int(device_id), None)
+    raise TypeError(f"dlroute cannot read the DLPack inputs of a {type(x).__module__}.{type(x).__qualname__}: "
+                    "it is not a JAX array and has no __dlpack_device__")
+
+
+def _jax_inputs(x: Any) -> dict[str, Any]:
+    shards = list(x.addressable_shards)
+    # JAX's _get_device: the array's one device (for several shards the
+    # rules raise before they look at it; the first shard's stands in).
+    device = shards[0].device if shards else next(iter(x.devices()))
+    out: dict[str, Any] = {
+        "platform": x.platform(),
+        "platform_version": device.client.platform_version,
+        "local_hardware_id": device.local_hardware_id,
+        "shards": len(shards),
+    }
+    memory_kind = getattr(x.sharding, "memory_kind", None)
+    if memory_kind is not None:
+        out["memory_kind"] = memory_kind
+    return out
+
+
+def _torch_inputs(t: Any, torch: Any) -> dict[str, Any]:
+    code, device_id = t.__dlpack_device__()
+    code = int(code)
+    if code in _GPU_TYPES:
+        marker = _GPU_TYPES[code][0]
+        version = {"cuda": getattr(torch.version, "cuda", None),
+                   "rocm": getattr(torch.version, "hip", None),
+                   "oneapi": getattr(torch.version, "xpu", None)}[marker]
+        return _dlpack_inputs(code, int(device_id), f"{marker} {version}" if version else None)
+    if code == 1:
+        return _dlpack_inputs(code, int(device_id), None)
+    return _other_platform(t.device.type, int(device_id))
+
+
+def _dlpack_inputs(code: int, device_id: int, version: str | None) -> dict[str, Any]:
+    if code == 1:
+        return {"platform": "cpu", "platform_version": "cpu", "local_hardware_id": device_id, "shards": 1}
+    if code in _GPU_TYPES:
+        marker, memory_kind = _GPU_TYPES[code]
+        return {"platform": "gpu", "platform_version": version or marker, "memory_kind": memory_kind,
+                "local_hardware_id": device_id, "shards": 1}
+    if code == 20:
+        return {"platform": "tpu", "platform_version": "tpu", "memory_kind": "pinned_host",
+                "local_hardware_id": device_id, "shards": 1}
+    name = DEVICE_TYPE_NAMES.get(code)
+    return _other_platform(name[3:].lower() if name else f"dlpack device type {code}", device_id)
+
+
+def _other_platform(platform: str, device_id: int) -> dict[str, Any]:
+    return {"platform": platform, "platform_version": platform, "local_hardware_id": device_id, "shards": 1}
+
+
+def host_array(x: Any) -> Any:
+    """The data of ``x`` in host memory, as a ``numpy.ndarray``: the array
+    itself for numpy, a view where the data is already host memory (a JAX
+    CPU array: read-only), else a transfer. Callers that hand the data on
+    copy it (``__dlpack__(copy=True)``), so a view is never exported as a
+    copy.
+
+    JAX arrays (and the stand-in) through ``numpy.asarray``; torch tensors
+    through ``tensor.detach().cpu()`` and ``numpy.from_dlpack`` (not
+    ``tensor.numpy()``, which fails with "Numpy is not available" where torch
+    was built against numpy 1.x and numpy 2 is installed);
+    anything else through ``__array__`` or ``numpy.from_dlpack(x,
+    device="cpu")``.
+
+    Raises:
+        ImportError: numpy is not installed.
+        TypeError: ``x`` offers no way to read its data on the host.
+    """
+    import numpy as np
+
+    if isinstance(x, np.ndarray):
+        return x
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        t = x.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        return np.from_dlpack(t.resolve_conj().resolve_neg())
+    if is_jax_like(x) or hasattr(x, "__array__"):
+        return np.asarray(x)
+    if hasattr(x, "__dlpack__"):
+        return np.from_dlpack(x, device="cpu")
+    raise TypeError(f"dlroute cannot read the data of a {type(x).__qualname__} on the host")

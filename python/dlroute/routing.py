@@ -1,0 +1,366 @@
+"""DLPack exchanges decided by the rules.
+
+An array library decides in its own code which DLPack device an array
+advertises and how ``x.__dlpack__(...)`` goes; here the rules decide it:
+
+- :func:`dlpack_device`: what ``x.__dlpack_device__()`` returns, decided by
+  the ``jax`` rule set (for a JAX array, what JAX itself returns).
+- :class:`Routed`: a wrapper whose ``__dlpack_device__`` and ``__dlpack__``
+  carry out the ``exchange`` rule set's decision, so any consumer
+  (``np.from_dlpack(Routed(x))``, ``torch.from_dlpack(Routed(x))``,
+  ``jax.numpy.from_dlpack(Routed(x))``) gets it: the producer's own capsule
+  where the array exports in place, a copy through host memory (with
+  IS_COPIED in a versioned capsule) where the rules say so, or the rules'
+  exception with its exact type and message.
+- :func:`from_dlpack`: ``consumer.from_dlpack(Routed(x))`` for numpy, torch
+  or jax by name, with ``device`` and ``copy`` as the Array API's
+  ``from_dlpack`` takes them.
+- :func:`decide`: the exchange decision for ``x``, carried out by nothing.
+
+The seed's case, a JAX GPU array whose ``platform_version`` names no
+platform JAX knows, is copied through host memory here, where
+``torch.from_dlpack(x)`` raises ``BufferError: Unknown GPU platform for
+__dlpack__: ...``. numpy is imported only to make a host copy.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import threading
+from typing import Any, Callable, Sequence, Union
+
+from . import Engine, Exchange, RuleSet, load
+from .arrays import inputs_of, host_array
+from .errors import DlrouteError
+
+__all__ = ["Routed", "from_dlpack", "dlpack_device", "decide", "DecidedError", "Rules"]
+
+#: What the ``rules`` argument takes: None for the embedded rules (loaded
+#: once per process), an :class:`~dlroute.Engine` (its ``"jax"`` or
+#: ``"exchange"`` rule set is used), or the :class:`~dlroute.RuleSet`
+#: itself (``eng.ruleset("exchange@v1")``).
+Rules = Union[Engine, RuleSet, None]
+
+_default: Engine | None = None
+_default_lock = threading.Lock()
+
+
+def _ruleset(rules: Rules, name: str) -> RuleSet:
+    global _default
+    if isinstance(rules, RuleSet):
+        return rules
+    if isinstance(rules, Engine):
+        return rules.ruleset(name)
+    if rules is not None:
+        raise TypeError(f"rules is None, a dlroute.Engine or a dlroute.RuleSet, not {type(rules).__name__}")
+    with _default_lock:
+        if _default is None:
+            _default = load()
+        return _default.ruleset(name)
+
+
+class DecidedError(DlrouteError):
+    """An exception the rules decided whose type (``type_name``) is not a
+    Python builtin exception. ``str(err)`` is the rules' message, exactly;
+    ``code`` is ``"decided"``."""
+
+    def __init__(self, type_name: str, message: str, decision: dict[str, Any]) -> None:
+        super().__init__("decided", message, decision)
+        self.type_name = type_name
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _raise(decision: dict[str, Any]) -> None:
+    """Raises the exception ``decision`` names: the builtin of that name
+    (``BufferError``, ``ValueError``, ...), else :class:`DecidedError`. The
+    message is the rules' exactly; the decision is the exception's
+    ``decision`` attribute, and a note names the rule."""
+    err = decision["error"]
+    cls = getattr(builtins, err["type"], None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Warning):
+        exc: Exception = cls(err["message"])
+    else:
+        exc = DecidedError(err["type"], err["message"], decision)
+    exc.decision = decision  # type: ignore[attr-defined]
+    if hasattr(exc, "add_note"):
+        exc.add_note(f"decided by rule {decision.get('rule')} of {decision.get('ruleset')} (dlroute)")
+    raise exc
+
+
+def _pair(value: Any, what: str) -> list[int] | None:
+    if value is None:
+        return None
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{what} is a pair of ints or None, not {type(value).__name__}") from None
+    if not all(isinstance(i, int) for i in items):  # DLDeviceType is an IntEnum: an int
+        raise TypeError(f"{what} is a pair of ints or None, not {value!r}")
+    return [int(i) for i in items]
+
+
+def _exchange_input(x: Any, dl_device: Any, copy: bool | None, max_version: Any,
+                    stream: int | None) -> dict[str, Any]:
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"copy is True, False or None, not {copy!r}")
+    if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+        raise TypeError(f"stream is an int or None, not {stream!r}")
+    data = inputs_of(x)
+    data.update(dl_device=_pair(dl_device, "dl_device"), copy=copy,
+                max_version=_pair(max_version, "max_version"), stream=stream)
+    return data
+
+
+def dlpack_device(x: Any, *, rules: Rules = None) -> tuple[int, int]:
+    """What ``x.__dlpack_device__()`` returns, decided by the ``jax`` rule
+    set from :func:`dlroute.arrays.inputs_of` ``(x)``: ``(device_type_code,
+    device_id)``, such as ``(1, 0)`` for a CPU array (JAX returns the same
+    pair, its first item a ``DLDeviceType``, which is an ``IntEnum``).
+
+    Args:
+        rules: None for the embedded rules; a :class:`~dlroute.Engine` (its
+            ``"jax"`` rule set), or the rule set itself.
+
+    Raises:
+        BufferError, ValueError, ...: the exception the rules decide, with
+            their exact message (JAX's ``Unknown GPU platform for
+            __dlpack__: ...`` for the seed's array).
+        TypeError: dlroute cannot read the inputs of ``x``.
+        dlroute.InputError, dlroute.EvalError: the rules refuse the input or
+            cannot decide it.
+    """
+    decision = _ruleset(rules, "jax").resolve(inputs_of(x))
+    if "error" in decision:
+        _raise(decision)
+    return decision["device_type_code"], decision["device_id"]
+
+
+def decide(x: Any, *, dl_device: Sequence[int] | None = None, copy: bool | None = None,
+           max_version: Sequence[int] | None = None, stream: int | None = None,
+           rules: Rules = None) -> Exchange:
+    """The ``exchange`` rule set's decision for ``x.__dlpack__(stream=,
+    max_version=, dl_device=, copy=)``, carried out by nothing: a
+    :class:`~dlroute.Exchange` ``(step, decision)``, ``step`` one of
+    ``"in_place"``, ``"copy_to_host"`` and ``"raise"``.
+
+    Args: those of ``__dlpack__`` (all None by default: the array's own
+        device, a copy only where needed, an unversioned capsule, no
+        stream), and ``rules`` as for :func:`dlpack_device` (its
+        ``"exchange"`` rule set).
+
+    Raises:
+        TypeError: an argument of the wrong type, or an ``x`` whose inputs
+            dlroute cannot read.
+        dlroute.InputError, dlroute.EvalError: the rules refuse the input or
+            cannot decide it; EvalError with code ``no_copier`` for a copy
+            onto a device, which no host here makes.
+    """
+    return _ruleset(rules, "exchange").exchange(_exchange_input(x, dl_device, copy, max_version, stream))
+
+
+class Routed:
+    """``x`` as the exchange rules export it: hand it to any DLPack
+    consumer (``np.from_dlpack(Routed(x))``, ``torch.from_dlpack(...)``,
+    ``jax.numpy.from_dlpack(...)``).
+
+    ``__dlpack_device__()`` is the device the rules export ``x`` on (host
+    memory, ``(1, 0)``, for the seed's unknown GPU platform, where JAX
+    raises); ``__dlpack__(...)`` asks the rules with the consumer's
+    arguments and then passes the producer's own capsule through (in place),
+    makes a host copy and exports that (``numpy``'s ``__dlpack__(copy=True)``:
+    IS_COPIED is set where the capsule is versioned), or raises the rules'
+    exception.
+
+    Args:
+        x: the producer's array: a JAX array (or anything with its
+            attributes), a torch tensor, a numpy array, or any object with
+            ``__dlpack_device__`` and ``__dlpack__``.
+        copy: the copy request (None: copy only where needed) to use where
+            the consumer's ``__dlpack__`` call gives none: torch before 2.3
+            and ``jax.dlpack.from_dlpack`` never pass ``copy``. Default None.
+        dl_device: likewise the device the data should be exported on,
+            ``(device_type_code, device_id)``; default None, the array's own.
+        rules: as for :func:`dlpack_device` (the ``"exchange"`` rule set).
+
+    A consumer's own ``copy`` or ``dl_device``, where it passes one, wins
+    over the wrapper's.
+    """
+
+    __slots__ = ("array", "copy", "dl_device", "_rules")
+
+    def __init__(self, x: Any, *, copy: bool | None = None, dl_device: Sequence[int] | None = None,
+                 rules: Rules = None) -> None:
+        if copy is not None and not isinstance(copy, bool):
+            raise TypeError(f"copy is True, False or None, not {copy!r}")
+        self.array = x
+        self.copy = copy
+        self.dl_device = None if dl_device is None else tuple(_pair(dl_device, "dl_device") or ())
+        self._rules = _ruleset(rules, "exchange")
+
+    def __repr__(self) -> str:
+        return f"Routed({self.array!r}, copy={self.copy!r}, dl_device={self.dl_device!r})"
+
+    def decide(self, *, stream: int | None = None, max_version: Sequence[int] | None = None,
+               dl_device: Sequence[int] | None = None, copy: bool | None = None) -> Exchange:
+        """The decision ``__dlpack__`` with these arguments carries out (the
+        wrapper's ``copy`` and ``dl_device`` fill in those left None).
+        Raises as :func:`decide`."""
+        return self._rules.exchange(_exchange_input(
+            self.array, self.dl_device if dl_device is None else dl_device,
+            self.copy if copy is None else copy, max_version, stream))
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """The device the rules export the array on, for an export with the
+        wrapper's ``copy`` and ``dl_device``: ``(device_type_code,
+        device_id)``.
+
+        Raises:
+            BufferError, ValueError, ...: the rules' exception (a sharded
+                array: ``__dlpack__ only supported for unsharded arrays.``).
+        """
+        decision = self._rules.resolve(_exchange_input(self.array, self.dl_device, self.copy, None, None))
+        if "error" in decision:
+            _raise(decision)
+        return decision["device_type_code"], decision["device_id"]
+
+    def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+        """Exports the array as the exchange rules decide for these
+        arguments (all None by default, as the Array API's ``__dlpack__``).
+
+        Returns:
+            A ``dltensor`` or ``dltensor_versioned`` capsule: the producer's
+            own where the array exports in place (a producer that reads no
+            ``max_version`` makes ``dltensor``, which every consumer reads);
+            else that of a host copy, versioned with IS_COPIED where the
+            rules say ``dltensor_versioned``.
+
+        Raises:
+            BufferError, ValueError, ...: the rules' exception, with its exact
+                type and message (``copy=False`` where a copy is needed).
+            dlroute.EvalError: code ``no_copier`` for a copy onto a device.
+            Whatever the producer's own ``__dlpack__`` raises.
+        """
+        dl_device = self.dl_device if dl_device is None else dl_device
+        copy = self.copy if copy is None else copy
+        step, decision = self._rules.exchange(_exchange_input(self.array, dl_device, copy, max_version, stream))
+        if step == "raise":
+            _raise(decision)
+        if step == "in_place":
+            return _producer_capsule(self.array, stream=stream, max_version=max_version,
+                                     dl_device=dl_device, copy=copy)
+        if step == "copy_to_host":
+            host = host_array(self.array)
+            if decision.get("capsule") == "dltensor_versioned":
+                return host.__dlpack__(max_version=tuple(max_version), copy=True)  # IS_COPIED
+            return host.__dlpack__(copy=True)
+        raise DlrouteError("unknown_step", f"the library asked for a step {step!r} this package does not know",
+                           decision)
+
+
+def _producer_capsule(x: Any, *, stream: int | None, max_version: Any, dl_device: Any, copy: bool | None) -> Any:
+    """The producer's own capsule. A producer that predates DLPack 1.0
+    (torch 1.13, numpy 1.x) takes only ``stream``: as numpy's own
+    ``from_dlpack`` does, a TypeError for the newer keywords is answered by
+    asking again with ``stream`` alone (the capsule is then unversioned,
+    which a consumer of any version reads)."""
+    kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+              if v is not None}
+    if stream is not None:
+        kwargs["stream"] = stream
+    if not (kwargs.keys() - {"stream"}):
+        return x.__dlpack__(**kwargs)
+    try:
+        return x.__dlpack__(**kwargs)
+    except TypeError:
+        return x.__dlpack__() if stream is None else x.__dlpack__(stream=stream)
+
+
+_CONSUMERS = {
+    "numpy": ("numpy", "from_dlpack"),
+    "torch": ("torch.utils.dlpack", "from_dlpack"),
+    "jax": ("jax.numpy", "from_dlpack"),
+}
+
+
+def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
+    if callable(consumer):
+        return consumer
+    if consumer not in _CONSUMERS:
+        raise ValueError(f"consumer is one of {', '.join(map(repr, _CONSUMERS))} or a from_dlpack callable, "
+                         f"not {consumer!r}")
+    import importlib
+
+    module, name = _CONSUMERS[consumer]
+    return getattr(importlib.import_module(module), name)
+
+
+def _takes(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True  # no signature to read: assume the Array API's
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _dl_device_of(device: Any) -> tuple[int, int] | None:
+    """A ``device`` a consumer cannot take itself, as a DLPack pair: a pair
+    as it is; ``"cpu"``, a torch or JAX CPU device as ``(1, 0)``."""
+    if isinstance(device, (tuple, list)):
+        return tuple(_pair(device, "device") or ())  # type: ignore[return-value]
+    kind = device if isinstance(device, str) else (getattr(device, "type", None) or getattr(device, "platform", None))
+    if kind == "cpu":
+        return (1, 0)
+    return None
+
+
+def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", device: Any = None,
+                copy: bool | None = None, rules: Rules = None) -> Any:
+    """``x`` as an array of the consumer's library, exchanged as the
+    exchange rules decide: ``consumer.from_dlpack(Routed(x, ...))``.
+
+    Args:
+        x: the producer's array (as :class:`Routed` takes it).
+        consumer: ``"numpy"`` (``numpy.from_dlpack``, the default),
+            ``"torch"`` (``torch.from_dlpack``) or ``"jax"``
+            (``jax.numpy.from_dlpack``), or any ``from_dlpack`` callable.
+        device: where the result should be, as the consumer's
+            ``from_dlpack`` takes it (``"cpu"``, a ``torch.device``, a JAX
+            device); default None, the array's own device. For a consumer
+            whose ``from_dlpack`` takes no ``device`` (torch 1.13), a CPU
+            device or a DLPack pair ``(type, id)`` is asked of the rules as
+            ``dl_device``, anything else is a TypeError.
+        copy: True always copies, False never (the rules raise where a copy
+            is needed), None (the default) copies only where needed. Passed
+            to the consumer where it takes ``copy``, and always to the rules
+            (``jax.numpy.from_dlpack`` and torch 1.13 do not pass it on to
+            ``__dlpack__``).
+        rules: as for :func:`dlpack_device` (the ``"exchange"`` rule set).
+
+    Returns:
+        The consumer's array: sharing memory with ``x`` where the rules
+        export it in place, else holding a host copy.
+
+    Raises:
+        BufferError, ValueError, ...: the rules' exception, with its exact
+            type and message; whatever the consumer raises.
+        TypeError: a ``device`` the consumer cannot take.
+        ValueError: an unknown consumer name.
+    """
+    fn = _consumer(consumer)
+    kwargs: dict[str, Any] = {}
+    dl_device = None
+    if device is not None:
+        if _takes(fn, "device"):
+            kwargs["device"] = device
+        else:
+            dl_device = _dl_device_of(device)
+            if dl_device is None:
+                raise TypeError(f"{getattr(fn, '__qualname__', fn)!s} takes no device, and dlroute cannot "
+                                f"name {device!r} as a DLPack device; pass (device_type, device_id)")
+    if copy is not None and _takes(fn, "copy"):
+        kwargs["copy"] = copy
+    return fn(Routed(x, copy=copy, dl_device=dl_device, rules=rules), **kwargs)
