@@ -73,6 +73,12 @@ func (f *sourceFile) position(off int) Position {
 // errAt builds an Error at a line and column of the file.
 func (f *sourceFile) errAt(code Code, line, col int, format string, args ...any) *Error {
 	e := &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	if line > len(f.lineStarts) {
+		// go-yaml puts the empty value of "---" at the end of the file on
+		// the line after it; the position stays inside the file.
+		p := f.position(len(f.text))
+		line, col = p.Line, p.Column
+	}
 	if line > 0 {
 		e.Pos = &Position{File: f.name, Line: line, Column: col}
 		e.Source = f.line(line)
