@@ -4,6 +4,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -140,4 +141,25 @@ func refusedOpen(t *testing.T, fsys fs.FS, name string) {
 	if !errors.As(err, &e) || e.Code != engine.CodeNotRegular || !strings.Contains(err.Error(), name) {
 		t.Errorf("Open(%s) = %v, want an error naming it with code %s", name, err, engine.CodeNotRegular)
 	}
+}
+
+// DirFS reads a folder as os.DirFS does, but refuses, without blocking,
+// to open what is not a regular file or a folder.
+func ExampleDirFS() {
+	dir, err := os.MkdirTemp("", "rules")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("hello"), 0o644)
+	syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644)
+
+	fsys := engine.DirFS(dir)
+	data, err := fs.ReadFile(fsys, "notes.txt")
+	fmt.Println(string(data), err)
+	_, err = fsys.Open("pipe") // os.DirFS would wait here for a writer
+	fmt.Println(engine.Errors(err)[0].Code)
+	// Output:
+	// hello <nil>
+	// not_regular
 }
