@@ -174,13 +174,18 @@ func readSource(fsys fs.FS, dir, name string, opts Options) (*sourceFile, *Error
 		return nil, fail(CodeRead, err)
 	}
 	if len(data) > MaxRuleFileSize {
-		return nil, tooLarge(at, int64(len(data)))
+		return nil, tooLarge(at, 0)
 	}
 	return newSourceFile(display, data), nil
 }
 
+// tooLarge refuses a file of size bytes (0: more than the limit, as read).
 func tooLarge(at *Position, size int64) *Error {
-	return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the file is %d bytes or more; the limit is %d (MaxRuleFileSize)", size, MaxRuleFileSize), Pos: at}
+	what := fmt.Sprintf("%d bytes", size)
+	if size == 0 {
+		what = "larger than that"
+	}
+	return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the limit on a rule file is %d bytes (MaxRuleFileSize); this one is %s", MaxRuleFileSize, what), Pos: at}
 }
 
 // readFiles is the four files of one version as readSource read them,
