@@ -29,15 +29,12 @@ type inputError struct {
 // is `dlroute resolve --json`'s line with "revision" added; an input that
 // cannot be decided gets {"input_error":{...}} or {"eval_error":{...}}.
 // The whole request is answered by one snapshot, named by the
-// Dlroute-Revision header and each decision's "revision".
+// Dlroute-Revision header and each decision's "revision". The body is
+// read, to at most MaxBody bytes, before the snapshot is acquired: a
+// client that sends slowly must not hold rules that a swap has retired
+// (and, under --engine wasm, their module's memory) until it is done.
 func (h *handler) resolve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	s := h.cfg.Rules.Acquire()
-	if s == nil {
-		writeError(w, http.StatusServiceUnavailable, noRules)
-		return
-	}
-	defer s.Release()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBody))
 	var tooLarge *http.MaxBytesError
 	switch {
@@ -49,6 +46,12 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, requestError{Code: "read_error", Message: err.Error()})
 		return
 	}
+	s := h.cfg.Rules.Acquire()
+	if s == nil {
+		writeError(w, http.StatusServiceUnavailable, noRules)
+		return
+	}
+	defer s.Release()
 	ctx, cancel := context.WithTimeout(r.Context(), h.cfg.Timeout)
 	defer cancel()
 	ref := r.URL.Query().Get("ruleset")
