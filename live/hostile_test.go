@@ -46,8 +46,9 @@ func within[T any](t *testing.T, what string, f func() (T, error)) (T, error) {
 	}
 }
 
-// aliasBomb is tests.yaml of jax@v3 with seven levels of ten aliases in a
-// case's input: ten million values from a few hundred bytes.
+// aliasBomb is tests.yaml of jax@v3 with eight anchors of ten aliases of
+// the one before in a case's input: a hundred million values from a few
+// hundred bytes.
 func aliasBomb(t *testing.T) []byte {
 	t.Helper()
 	parts := []string{"&l0 [" + strings.TrimSuffix(strings.Repeat("x, ", 10), ", ") + "]"}
