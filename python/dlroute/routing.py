@@ -85,8 +85,7 @@ def _raise(decision: dict[str, Any]) -> None:
     else:
         exc = DecidedError(err["type"], err["message"], decision)
     exc.decision = decision  # type: ignore[attr-defined]
-    if hasattr(exc, "add_note"):
-        exc.add_note(f"decided by rule {decision.get('rule')} of {decision.get('ruleset')} (dlroute)")
+    exc.add_note(f"decided by rule {decision.get('rule')} of {decision.get('ruleset')} (dlroute)")
     raise exc
 
 
@@ -179,8 +178,8 @@ class Routed:
             attributes), a torch tensor, a numpy array, or any object with
             ``__dlpack_device__`` and ``__dlpack__``.
         copy: the copy request (None: copy only where needed) to use where
-            the consumer's ``__dlpack__`` call gives none: torch before 2.3
-            and ``jax.dlpack.from_dlpack`` never pass ``copy``. Default None.
+            the consumer's ``__dlpack__`` call gives none: torch 1.13 and
+            ``jax.numpy.from_dlpack`` never pass ``copy``. Default None.
         dl_device: likewise the device the data should be exported on,
             ``(device_type_code, device_id)``; default None, the array's own.
         rules: as for :func:`dlpack_device` (the ``"exchange"`` rule set).

@@ -291,3 +291,26 @@ def test_bad_arguments():
         from_dlpack(np.arange(3.0), consumer="torch", device=object())
     with pytest.raises(TypeError):
         routing.dlpack_device(np.arange(3.0), rules="rules/")
+
+
+def test_a_new_marker_in_the_rules_exports_in_place(tmp_path):
+    """The README's edit: a marker for a fork's platform_version, added to
+    the jax rules, turns its host copy into an export on the GPU, with no
+    change to any code."""
+    import shutil
+    from pathlib import Path
+
+    rules = tmp_path / "rules"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "rules", rules,
+                    ignore=shutil.ignore_patterns("*.go"))
+    path = rules / "jax" / "v3" / "rules.yaml"
+    text = path.read_text()
+    row = "      - {marker: oneapi, device: kDLOneAPI}\n"
+    assert row in text
+    path.write_text(text.replace(row, row + "      - {marker: nvfork, device: kDLCUDA, pinned_host: kDLCUDAHost}\n"))
+    g = GpuArray(DATA, "nvfork 1.0", local_hardware_id=1)
+    assert routing.decide(g).step == "copy_to_host"  # the embedded rules: an unknown platform
+    with dlroute.load(str(rules)) as eng:
+        assert routing.dlpack_device(g, rules=eng) == (2, 1)
+        step, decision = routing.decide(g, rules=eng)
+        assert (step, decision["rule"], decision["device_type"]) == ("in_place", "in-place", "kDLCUDA")
