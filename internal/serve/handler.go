@@ -15,8 +15,8 @@ import (
 
 // Config configures NewHandler. Only Rules is required.
 type Config struct {
-	// Rules are the rules in force; each request acquires one snapshot
-	// and is answered by it whole.
+	// Rules are the rules in force; each request acquires one snapshot,
+	// once its body is read, and is answered by it whole.
 	Rules *live.Rules
 	// Engine names the engine that decides, "native" or "wasm", for
 	// /v1/status; the snapshot's Attached says which one actually does.
