@@ -32,6 +32,18 @@ import (
 // maxRefusalErrors bounds the errors a refused event lists.
 const maxRefusalErrors = 20
 
+// MaxEventStreams bounds the /events streams open at once on one
+// Handler. Each holds a connection and a goroutine for as long as its page
+// is open; beyond the bound a new stream is answered 503 with a
+// Retry-After, and the streams open keep theirs. A person has a few pages
+// open, so the bound is only reached by something that opens streams and
+// keeps them.
+const MaxEventStreams = 64
+
+// eventsRetryAfter is the Retry-After, in seconds, of a stream refused
+// at MaxEventStreams.
+const eventsRetryAfter = "10"
+
 // keepAlive is how often an idle event stream gets a comment, so that a
 // proxy does not close it and a closed page is noticed.
 const keepAlive = 25 * time.Second
@@ -128,7 +140,7 @@ type hub struct {
 	mu       sync.Mutex
 	state    rulesState
 	resource *resource
-	waiters  map[chan struct{}]struct{}
+	waiters  map[chan struct{}]struct{} // the open streams; at most MaxEventStreams
 }
 
 func newHub(st rulesState, r *resource) *hub {
@@ -157,11 +169,16 @@ func (hb *hub) update(change func(*rulesState) *resource) {
 	}
 }
 
-// watch has ch woken by every update, until unwatch.
-func (hb *hub) watch(ch chan struct{}) {
+// watch has ch woken by every update, until unwatch, and reports
+// whether it does: not when MaxEventStreams are watching already.
+func (hb *hub) watch(ch chan struct{}) bool {
 	hb.mu.Lock()
 	defer hb.mu.Unlock()
+	if len(hb.waiters) >= MaxEventStreams {
+		return false
+	}
 	hb.waiters[ch] = struct{}{}
+	return true
 }
 
 // now returns the state now.
@@ -178,16 +195,20 @@ func (hb *hub) unwatch(ch chan struct{}) {
 }
 
 // serveEvents streams the rules' events until the page goes away or the
-// handler closes.
+// handler closes; at MaxEventStreams it refuses the stream.
 func (hb *hub) serveEvents(w http.ResponseWriter, req *http.Request) {
-	wake := make(chan struct{}, 1)
-	hb.watch(wake)
-	defer hb.unwatch(wake)
-	st := hb.now()
-	if !st.live || st.closed {
+	if st := hb.now(); !st.live || st.closed {
 		http.Error(w, "these rules do not change: the playground serves no events", http.StatusNotFound)
 		return
 	}
+	wake := make(chan struct{}, 1)
+	if !hb.watch(wake) {
+		w.Header().Set("Retry-After", eventsRetryAfter)
+		http.Error(w, fmt.Sprintf("the playground has %d event streams open, its limit: close a page, or try again in %s s", MaxEventStreams, eventsRetryAfter), http.StatusServiceUnavailable)
+		return
+	}
+	defer hb.unwatch(wake)
+	st := hb.now() // again after watch, so that no update is missed
 	rc := http.NewResponseController(w)
 	// A stream lasts as long as the page: a server's write timeout, which
 	// bounds a whole response, must not cut it.
