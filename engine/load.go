@@ -48,6 +48,12 @@ type Options struct {
 	// expressions from one Load to the next (cache.go): hosts that load
 	// edit after edit pass the same Cache each time.
 	Cache *Cache
+	// Select, when set, names the versions to compile, as Catalog.RuleSet
+	// takes them ("jax" for the newest jax, "exchange@v1"): only those
+	// and the versions they import are compiled, and only their errors
+	// reported (select.go). A host that decides with one rule set starts
+	// without compiling the rest.
+	Select []string
 }
 
 // DefaultMemoSize is how many decisions a rule set remembers when
@@ -113,11 +119,18 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 			}
 		}
 	}
-	for _, dir := range l.order {
+	selected, notThere := l.selected()
+	if len(notThere) > 0 {
+		return nil, notThere
+	}
+	for _, dir := range selected {
 		l.load(dir)
 	}
 	for _, dir := range l.order {
 		st := l.dirs[dir]
+		if !st.started {
+			continue // not selected, nor imported by a version that is
+		}
 		errs = append(errs, st.errs...)
 		if st.rs != nil {
 			c.sets[st.rs.name] = append(c.sets[st.rs.name], st.rs)

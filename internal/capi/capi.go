@@ -65,9 +65,12 @@ var (
 	ruleSets   sync.Map // uint64 -> *ruleSet
 )
 
-// openRules is what dlroute_open returns a handle for.
+// openRules is what dlroute_open returns a handle for: a catalog
+// compiled at open, or, for the embedded rules, the files, each version
+// compiled when it is first asked for.
 type openRules struct {
-	catalog *engine.Catalog
+	catalog *engine.Catalog // nil until needed, for the embedded rules
+	fsys    fs.FS
 	mu      sync.Mutex
 	handed  map[string]uint64 // rule-set ref -> handle, closed with the rules
 	closed  bool
@@ -86,22 +89,52 @@ type ruleSet struct {
 // or a file holding it) that a bundle must be signed by. On failure the
 // output is a JSON array of error objects (StatusLoadError) or one error
 // object (StatusBadArgument).
+//
+// Rules a caller gives are compiled whole at open, so that every error in
+// them is reported at once. The embedded rules, which their tests prove
+// load, are compiled a version at a time as RuleSet asks for them: a
+// process that decides with jax alone does not compile exchange.
 func Open(path, key string) (uint64, []byte, Status) {
 	fsys, err := rulesFS(path, key)
 	if err != nil {
 		return 0, errorsJSON(err), StatusLoadError
 	}
-	root := strings.TrimSuffix(path, "/")
-	if root == "" {
-		root = "rules"
-	}
-	cat, err := engine.Load(fsys, engine.Options{Root: root})
-	if err != nil {
-		return 0, errorsJSON(err), StatusLoadError
+	o := &openRules{fsys: fsys, handed: map[string]uint64{}}
+	if path != "" {
+		o.catalog, err = engine.Load(fsys, engine.Options{Root: strings.TrimSuffix(path, "/")})
+		if err != nil {
+			return 0, errorsJSON(err), StatusLoadError
+		}
 	}
 	h := lastHandle.Add(1)
-	engines.Store(h, &openRules{catalog: cat, handed: map[string]uint64{}})
+	engines.Store(h, o)
 	return h, nil, StatusOK
+}
+
+// find returns the rule set ref of the rules, compiling it (and what it
+// imports) first for the embedded rules. o.mu is held.
+func (o *openRules) find(ref string) (*engine.RuleSet, error) {
+	if o.catalog != nil {
+		return o.catalog.RuleSet(ref)
+	}
+	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}})
+	if err != nil {
+		return nil, err
+	}
+	return cat.RuleSet(ref)
+}
+
+// whole is the catalog of every version, compiling it first for the
+// embedded rules. o.mu is held.
+func (o *openRules) whole() (*engine.Catalog, error) {
+	if o.catalog == nil {
+		cat, err := engine.Load(o.fsys, engine.Options{})
+		if err != nil {
+			return nil, err
+		}
+		o.catalog = cat
+	}
+	return o.catalog, nil
 }
 
 // rulesFS is the embedded rules, or those at path, as `dlroute --rules`
@@ -180,6 +213,12 @@ func RuleSets(h uint64) ([]byte, Status) {
 	if !ok {
 		return nil, StatusBadHandle
 	}
+	o.mu.Lock()
+	cat, err := o.whole()
+	o.mu.Unlock()
+	if err != nil {
+		return errorsJSON(err), StatusLoadError
+	}
 	type entry struct {
 		Ref     string `json:"ref"`
 		Name    string `json:"name"`
@@ -187,8 +226,8 @@ func RuleSets(h uint64) ([]byte, Status) {
 		Default bool   `json:"default"`
 	}
 	var list []entry
-	for _, rs := range o.catalog.RuleSets() {
-		newest, _ := o.catalog.RuleSet(rs.Name())
+	for _, rs := range cat.RuleSets() {
+		newest, _ := cat.RuleSet(rs.Name())
 		list = append(list, entry{rs.Ref(), rs.Name(), rs.Version(), newest == rs})
 	}
 	data, _ := json.Marshal(list)
@@ -203,14 +242,17 @@ func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
 	if !ok {
 		return 0, nil, StatusBadHandle
 	}
-	rs, err := o.catalog.RuleSet(ref)
-	if err != nil {
-		return 0, errorJSON(err), StatusNoRuleSet
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
 		return 0, nil, StatusBadHandle
+	}
+	rs, err := o.find(ref)
+	if err != nil {
+		if list := engine.Errors(err); len(list) == 1 && list[0].Code == engine.CodeNoRuleSet {
+			return 0, errorJSON(err), StatusNoRuleSet
+		}
+		return 0, errorsJSON(err), StatusLoadError
 	}
 	if rh, ok := o.handed[rs.Ref()]; ok {
 		return rh, nil, StatusOK

@@ -232,11 +232,18 @@ class RuleSet:
                 ``unknown_field``, ``wrong_type``, ...).
             EvalError: the rules could not decide it.
         """
-        key = _key(input)
-        if key is not None:
+        # The key holds the types too: True == 1 == 1.0 in Python, and the
+        # rules tell them apart. An input holding a list is not hashable,
+        # and is decided every time.
+        try:
+            key: Any = (*input.items(), *map(type, input.values()))
             hit = self._decisions.get(key)
-            if hit is not None:
-                return _copy(hit)
+        except TypeError:
+            key = hit = None
+        except AttributeError:
+            raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}") from None
+        if hit is not None:
+            return _copy(hit)
         decision = self._decide("dlroute_resolve_json", _line(input))
         if key is not None:
             _remember(self._decisions, key, decision)
@@ -286,22 +293,6 @@ def _line(input: dict[str, Any]) -> bytes:
     return json.dumps(input, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _key(input: dict[str, Any]) -> Any:
-    """A memo key for an input of scalars, or None: lists and dicts are not
-    hashable, and such inputs are decided every time. The type is part of
-    the key: True and 1 are equal in Python, and decide differently."""
-    items = []
-    for k, v in input.items():
-        t = type(v)
-        if t not in _SCALARS:
-            return None
-        items.append((k, t, v))
-    return tuple(items)
-
-
 def _remember(memo: dict, key: Any, value: Any) -> None:
     if len(memo) >= MEMO_SIZE:
         memo.clear()  # a stream of unique inputs: start again rather than grow
@@ -309,10 +300,11 @@ def _remember(memo: dict, key: Any, value: Any) -> None:
 
 
 def _copy(d: dict[str, Any]) -> dict[str, Any]:
-    out = dict(d)
-    for k, v in out.items():
-        if isinstance(v, dict):
-            out[k] = dict(v)
-        elif isinstance(v, list):
-            out[k] = list(v)
+    """A decision the caller may change without changing the memo's: its
+    only nested values are "error" (a dict) and "flags" (a list)."""
+    out = d.copy()
+    if "error" in out:
+        out["error"] = out["error"].copy()
+    if "flags" in out:
+        out["flags"] = out["flags"].copy()
     return out

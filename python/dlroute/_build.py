@@ -23,12 +23,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ._native import ENV_LIB, LIB_NAME
 from .errors import LibraryError
 
-ENV_LIB = "DLROUTE_LIB"
 ENV_CACHE = "DLROUTE_CACHE"
 MODULE_PATH = "github.com/dlroute/dlroute"
-LIB_NAME = "libdlroute.dylib" if sys.platform == "darwin" else "libdlroute.so"
 
 # Directories of the checkout that the library's build never reads.
 _SKIP_DIRS = {".git", ".ci", "python", "testdata", "testout", "node_modules", "site", "__pycache__"}

@@ -12,10 +12,8 @@ import json
 import os
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
-from pathlib import Path
 from typing import Any
 
-from . import _build
 from .errors import DlrouteError, ForkedError, LibraryError
 
 ABI_VERSION = 1  # DLROUTE_ABI_VERSION of the header this package speaks
@@ -38,7 +36,7 @@ _BUFFER = 1 << 16
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
-_lib_path: Path | None = None
+_lib_path: str | None = None
 _loaded_pid: int | None = None
 _local = threading.local()
 
@@ -64,13 +62,35 @@ def library() -> ctypes.CDLL:
             return _lib
         if _loaded_pid is not None and _loaded_pid != os.getpid():
             raise ForkedError("forked", FORK_HINT)
-        return _load(_build.find_library())
+        return _load(_find())
 
 
-def _load(path: Path) -> ctypes.CDLL:
+ENV_LIB = "DLROUTE_LIB"
+LIB_NAME = "libdlroute.dylib" if os.uname().sysname == "Darwin" else "libdlroute.so"
+
+
+def _find() -> str:
+    """The library to load: $DLROUTE_LIB, or the one installed in the
+    package when it is not in a checkout, without importing what a build
+    needs; else _build's search (which builds from a checkout)."""
+    named = os.environ.get(ENV_LIB)
+    if named:
+        if not os.path.isfile(named):
+            raise LibraryError("no_library", f"${ENV_LIB} names {named}, which is not a file")
+        return named
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.join(here, "_lib", LIB_NAME)
+    if os.path.isfile(installed) and not os.path.isfile(os.path.join(here, "..", "..", "go.mod")):
+        return installed
+    from . import _build
+
+    return str(_build.find_library())
+
+
+def _load(path: str) -> ctypes.CDLL:
     global _lib, _lib_path, _loaded_pid
     try:
-        lib = ctypes.CDLL(str(path))
+        lib = ctypes.CDLL(path)
     except OSError as e:
         raise LibraryError("load_failed", f"loading {path}: {e}") from None
     try:
@@ -102,7 +122,7 @@ def _load(path: Path) -> ctypes.CDLL:
     return lib
 
 
-def library_path() -> Path:
+def library_path() -> str:
     library()
     assert _lib_path is not None
     return _lib_path

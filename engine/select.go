@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// selected is the version directories Load compiles: every one, or those
+// Options.Select names (a bare name is its newest version; a name or
+// version that is not there selects nothing, and Catalog.RuleSet then
+// says so). Imports are compiled as they are met.
+func (l *loader) selected() ([]string, ErrorList) {
+	if len(l.opts.Select) == 0 {
+		return l.order, nil
+	}
+	var out []string
+	var errs ErrorList
+	for _, ref := range l.opts.Select {
+		dir, ok := l.dirOf(ref)
+		if !ok {
+			errs = append(errs, l.noRuleSet(ref))
+		} else if !slices.Contains(out, dir) {
+			out = append(out, dir)
+		}
+	}
+	return out, errs
+}
+
+// noRuleSet is Catalog.RuleSet's error for a ref that names no version
+// directory, with the same hint as if every version had been compiled.
+func (l *loader) noRuleSet(ref string) *Error {
+	name, version, _ := strings.Cut(ref, "@")
+	var names, versions []string
+	for _, dir := range l.order {
+		n, v, _ := strings.Cut(dir, "/")
+		if _, ok := parseVersion(v); !ok {
+			continue
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+		if n == name {
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) == 0 {
+		slices.Sort(names)
+		return &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("no rule set %q", name), Hint: "loaded: " + strings.Join(names, ", ")}
+	}
+	slices.SortFunc(versions, compareVersions)
+	return &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s has no version %q", name, version),
+		Hint: "versions: " + strings.Join(versions, ", ")}
+}
+
+// dirOf is the version directory of ref: name/version, or for a bare name
+// the directory of its newest version.
+func (l *loader) dirOf(ref string) (string, bool) {
+	name, version, pinned := strings.Cut(ref, "@")
+	if pinned {
+		dir := name + "/" + version
+		_, ok := l.dirs[dir]
+		return dir, ok
+	}
+	newest := ""
+	for _, dir := range l.order {
+		n, v, _ := strings.Cut(dir, "/")
+		if n != name {
+			continue
+		}
+		if _, ok := parseVersion(v); !ok {
+			continue
+		}
+		if newest == "" || compareVersions(v, newest[len(name)+1:]) > 0 {
+			newest = dir
+		}
+	}
+	return newest, newest != ""
+}

@@ -1,0 +1,133 @@
+"""Benchmarks of the Python package, each beside its baseline in the same
+run (the machine is noisy): BENCHMARKS.md keeps the figures and this
+command.
+
+    PYTHONPATH=python python python/bench/bench.py
+
+Prints one line per measure: the median of 5 repeats of a timeit loop, in
+microseconds per call, and the range.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+
+
+def jax_table(inp: dict) -> dict:
+    """JAX's __dlpack_device__ (jax@1e1c6a8fc0) written by hand in Python,
+    reading the same input dict the rules read, as engine/switch_test.go
+    writes it in Go: the baseline a decision is measured against."""
+    platform = inp.get("platform")
+    version = inp.get("platform_version") or ""
+    pinned = inp.get("memory_kind") == "pinned_host"
+    hw = inp.get("local_hardware_id")
+
+    def raise_(rule: str, msg: str) -> dict:
+        return {"error": {"type": "BufferError", "message": msg}, "rule": rule, "ruleset": "jax@v3"}
+
+    def device(rule: str, name: str, code: int, i: int) -> dict:
+        return {"device_type": name, "device_type_code": code, "device_id": i, "rule": rule, "ruleset": "jax@v3"}
+
+    if inp.get("shards", 1) > 1:
+        return raise_("sharded", "__dlpack__ only supported for unsharded arrays.")
+    if platform == "cpu":
+        return device("cpu", "kDLCPU", 1, 0)
+    if platform == "gpu":
+        if "cuda" in version:
+            name, code = ("kDLCUDAHost", 3) if pinned else ("kDLCUDA", 2)
+        elif "rocm" in version:
+            name, code = ("kDLROCMHost", 11) if pinned else ("kDLROCM", 10)
+        elif "oneapi" in version:
+            name, code = "kDLOneAPI", 14
+        else:
+            return raise_("gpu-unknown-platform", "Unknown GPU platform for __dlpack__: " + version)
+        if hw is None:
+            return raise_("gpu-no-hardware-id", "Couldn't get local_hardware_id for __dlpack__")
+        return device("gpu", name, code, hw)
+    if platform == "tpu":
+        if not pinned:
+            return raise_("tpu-not-pinned-host", "__dlpack__ device only supported for TPU pinned host memory")
+        return device("tpu-pinned-host", "kDLTPUHost", 20, hw)
+    return raise_("unsupported-platform",
+                  "__dlpack__ device only supported for CPU, GPU and TPU pinned host, got platform: " + str(platform))
+
+
+def measure(name: str, stmt, number: int) -> float:
+    runs = [t / number * 1e6 for t in timeit.repeat(stmt, number=number, repeat=5)]
+    med = statistics.median(runs)
+    print(f"{name:58s} {med:8.2f} us   ({min(runs):.2f}-{max(runs):.2f})", flush=True)
+    return med
+
+
+def first_decision() -> None:
+    """Library load to first decision, in a fresh interpreter each time:
+    import, dlopen (the Go runtime starts), open the embedded rules
+    (compile every version), the first resolve."""
+    code = ("import time; t=time.perf_counter(); import dlroute; "
+            "rs=dlroute.load().ruleset('jax'); "
+            "rs.resolve({'platform':'gpu','platform_version':'cuda 12030','local_hardware_id':0}); "
+            "print((time.perf_counter()-t)*1e3)")
+    times = []
+    for _ in range(5):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+        times.append(float(out.stdout))
+    print(f"{'load to first decision (import, dlopen, open, resolve)':58s} {statistics.median(times):8.1f} ms   "
+          f"({min(times):.1f}-{max(times):.1f})", flush=True)
+
+
+def main() -> None:
+    import dlroute
+
+    rs = dlroute.load().ruleset("jax")
+    hit = {"platform": "gpu", "platform_version": "cuda 12030", "memory_kind": "device", "local_hardware_id": 0}
+    rs.resolve(hit)
+    assert jax_table(hit) == rs.resolve(hit)
+    line = json.dumps(hit)
+    rs.resolve_json(line)
+    n = [0]
+
+    def miss() -> dict:
+        n[0] += 1
+        return rs.resolve({"platform": "gpu", "platform_version": f"cuda {n[0]}", "local_hardware_id": 0})
+
+    def miss_json() -> str:
+        n[0] += 1
+        return rs.resolve_json('{"platform":"gpu","platform_version":"cuda %d","local_hardware_id":0}' % n[0])
+
+    print(f"python {sys.version.split()[0]}, libdlroute {dlroute.library_version()}")
+    measure("baseline: the table as a plain Python function", lambda: jax_table(hit), 200_000)
+    measure("resolve(dict), memo hit", lambda: rs.resolve(hit), 200_000)
+    measure("resolve_json(line), memo hit", lambda: rs.resolve_json(line), 200_000)
+    measure("resolve(dict), miss (a new platform_version each call)", miss, 20_000)
+    measure("resolve_json(line), miss", miss_json, 20_000)
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        print("jax is not installed: the array measures are left out")
+    else:
+        from dlroute import arrays
+
+        x = jnp.arange(16, dtype=jnp.float32)
+        assert arrays.inputs_of(x)["platform"] == "cpu"
+
+        def plain_from_array() -> dict:
+            dev = next(iter(x.devices()))
+            return jax_table({"platform": dev.platform, "platform_version": dev.client.platform_version,
+                              "memory_kind": x.sharding.memory_kind, "local_hardware_id": dev.local_hardware_id,
+                              "shards": len(x.addressable_shards)})
+
+        measure("baseline: JAX's own x.__dlpack_device__() (CPU array)", x.__dlpack_device__, 50_000)
+        measure("baseline: read the inputs from x, plain Python function", plain_from_array, 20_000)
+        measure("arrays.inputs_of(x), then resolve (memo hit)", lambda: rs.resolve(arrays.inputs_of(x)), 20_000)
+    first_decision()
+
+
+if __name__ == "__main__":
+    main()
