@@ -16,6 +16,7 @@ import (
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/atomicfile"
+	"github.com/dlroute/dlroute/internal/rulesource"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -117,7 +118,7 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return 1
 	}
 	var m *bundle.Manifest
-	atomicfile.RemoveStale(*out, time.Now()) // what a build killed half way left
+	atomicfile.RemoveStale(*out, time.Now())                      // what a build killed half way left
 	err = atomicfile.Write(*out, 0o644, func(w io.Writer) error { // a watcher never sees half a bundle
 		var err error
 		m, err = bundle.Build(w, fsys, opts)
@@ -315,15 +316,11 @@ type keyList []string
 func (k *keyList) String() string { return strings.Join(*k, ",") }
 
 func (k *keyList) Set(v string) error {
-	if data, err := os.ReadFile(v); err == nil {
-		v = strings.TrimSpace(string(data))
-	} else if !errors.Is(err, os.ErrNotExist) {
+	key, err := rulesource.PublicKey(v)
+	if err != nil {
 		return err
 	}
-	if _, err := bundle.CheckPublicKey(v); err != nil {
-		return fmt.Errorf("%q is neither a public key nor a file holding one (name+hash+key, from 'dlroute bundle keygen')", v)
-	}
-	*k = append(*k, v)
+	*k = append(*k, key)
 	return nil
 }
 

@@ -25,9 +25,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/rules"
+	"github.com/dlroute/dlroute/internal/rulesource"
 )
 
 func main() {
@@ -147,25 +146,7 @@ func loadCatalog(path string) (*engine.Catalog, error) {
 // rulesFS is the embedded rules, or those at path: a rules directory, or
 // a bundle, read as `dlroute bundle verify` reads it without a key (every
 // digest checked; the signature is serve's and verify's to require).
-func rulesFS(path string) (fs.FS, error) {
-	if path == "" {
-		return rules.FS, nil
-	}
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: rulesHint}
-	case st.IsDir():
-		return os.DirFS(path), nil
-	case st.Mode().IsRegular():
-		b, err := bundle.ReadFile(path, bundle.ReadOptions{})
-		if err != nil {
-			return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("reading the bundle %s: %v", path, err), Hint: rulesHint}
-		}
-		return b.FS(), nil
-	}
-	return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("%s is neither a directory nor a file", path), Hint: rulesHint}
-}
+func rulesFS(path string) (fs.FS, error) { return rulesource.Open(path, nil, rulesHint) }
 
 const rulesHint = "--rules takes the directory that holds <name>/<version>/ folders, or a bundle from 'dlroute bundle build'"
 

@@ -13,20 +13,17 @@ package capi
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/guest"
 	"github.com/dlroute/dlroute/internal/memo"
-	"github.com/dlroute/dlroute/rules"
+	"github.com/dlroute/dlroute/internal/rulesource"
 )
 
 // Version is the C ABI's version, DLROUTE_ABI_VERSION in dlroute.h. It
@@ -138,57 +135,23 @@ func (o *openRules) whole() (*engine.Catalog, error) {
 }
 
 // rulesFS is the embedded rules, or those at path, as `dlroute --rules`
-// reads them: a directory, or a bundle with every digest checked (and its
-// signature, when key is set).
+// reads them; a key checks a bundle's signature, and names nothing else.
 func rulesFS(path, key string) (fs.FS, error) {
-	if path == "" {
-		if key != "" {
-			return nil, &engine.Error{Code: engine.CodeRead, Message: "a key checks a bundle's signature, and no bundle was given",
-				Hint: "open a bundle from 'dlroute bundle build --sign', or leave the key out"}
-		}
-		return rules.FS, nil
+	if key == "" {
+		return rulesource.Open(path, nil, rulesHint)
 	}
-	st, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: rulesHint}
-	case st.IsDir():
-		if key != "" {
-			return nil, &engine.Error{Code: engine.CodeRead, Message: path + " is a directory, and a key checks a bundle's signature",
-				Hint: "a rules directory is not signed: build a bundle with 'dlroute bundle build DIR -o rules.tar.gz --sign KEY'"}
-		}
-		return os.DirFS(path), nil
-	case !st.Mode().IsRegular():
-		return nil, &engine.Error{Code: engine.CodeRead, Message: path + " is neither a directory nor a regular file", Hint: rulesHint}
+	if st, err := os.Stat(path); path == "" || err == nil && st.IsDir() {
+		return nil, &engine.Error{Code: engine.CodeRead, Message: "a key checks a bundle's signature, and the rules are not a bundle",
+			Hint: "build a bundle with 'dlroute bundle build DIR -o rules.tar.gz --sign KEY', or leave the key out"}
 	}
-	var opts bundle.ReadOptions
-	if key != "" {
-		k, err := publicKey(key)
-		if err != nil {
-			return nil, err
-		}
-		opts.Keys = []string{k}
-	}
-	b, err := bundle.ReadFile(path, opts)
+	k, err := rulesource.PublicKey(key)
 	if err != nil {
-		return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("reading the bundle %s: %v", path, err), Hint: rulesHint}
+		return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: "a public key is name+hash+key, as 'dlroute bundle keygen' writes it to KEY.pub"}
 	}
-	return b.FS(), nil
+	return rulesource.Open(path, []string{k}, rulesHint)
 }
 
 const rulesHint = "rules are a directory that holds <name>/<version>/ folders, or a bundle from 'dlroute bundle build'"
-
-// publicKey is key itself, or the key in the file it names.
-func publicKey(key string) (string, error) {
-	if data, err := os.ReadFile(key); err == nil {
-		key = strings.TrimSpace(string(data))
-	}
-	if _, err := bundle.CheckPublicKey(key); err != nil {
-		return "", &engine.Error{Code: engine.CodeRead, Message: "the key is neither a public key nor a file holding one",
-			Hint: "a public key is name+hash+key, as 'dlroute bundle keygen' writes it to KEY.pub"}
-	}
-	return key, nil
-}
 
 // Close releases rules and every rule-set handle taken from them.
 func Close(h uint64) Status {
@@ -345,14 +308,7 @@ func lineStatus(err error) Status {
 	return StatusEvalError
 }
 
-func errorJSON(err error) []byte {
-	var e *engine.Error
-	if !errors.As(err, &e) {
-		e = &engine.Error{Code: engine.CodeEval, Message: err.Error()}
-	}
-	data, _ := json.Marshal(e)
-	return data
-}
+func errorJSON(err error) []byte { return guest.ErrorJSON(err) }
 
 func errorsJSON(err error) []byte {
 	list := engine.Errors(err)

@@ -78,7 +78,7 @@ func copyStatusError(status uint32) *engine.Error {
 var maxCopyErrorLen = func() int {
 	n := 0
 	for _, s := range []uint32{abi.HostUnavailable, abi.HostFault, abi.HostFailed, math.MaxUint32} {
-		n = max(n, len(errorJSON(copyStatusError(s))))
+		n = max(n, len(ErrorJSON(copyStatusError(s))))
 	}
 	return n
 }()
@@ -105,7 +105,7 @@ func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (
 		}
 		step, err := StepOf(d)
 		if err != nil {
-			return errorJSON(err), abi.StatusHostError
+			return ErrorJSON(err), abi.StatusHostError
 		}
 		decision, _ := d.MarshalJSON()
 		answer := func(buffer string) []byte {
@@ -122,11 +122,11 @@ func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (
 			return nil, abi.StatusTooSmall
 		}
 		if g.host.CopyToHost == nil {
-			return errorJSON(NoCopier()), abi.StatusHostError
+			return ErrorJSON(NoCopier()), abi.StatusHostError
 		}
 		copied, hs := g.host.CopyToHost(src)
 		if hs != abi.HostOK {
-			return errorJSON(copyStatusError(hs)), abi.StatusHostError
+			return ErrorJSON(copyStatusError(hs)), abi.StatusHostError
 		}
 		return answer(strconv.FormatUint(uint64(copied), 10)), abi.StatusOK
 	})

@@ -94,11 +94,11 @@ func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
 // set always gets the same handle. Handles outlive a later Load.
 func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	if g.catalog == nil {
-		return 0, errorJSON(&engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules loaded"}), abi.StatusNotLoaded
+		return 0, ErrorJSON(&engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules loaded"}), abi.StatusNotLoaded
 	}
 	rs, err := g.catalog.RuleSet(ref)
 	if err != nil {
-		return 0, errorJSON(err), abi.StatusNoRuleSet
+		return 0, ErrorJSON(err), abi.StatusNoRuleSet
 	}
 	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h != nil && h.rs == rs }); i >= 0 {
 		return uint32(i + 1), nil, abi.StatusOK
@@ -149,7 +149,7 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 	}
 	input, err := BinaryInput(in, hd.decls)
 	if err != nil {
-		return errorJSON(err), abi.StatusBadArgument
+		return ErrorJSON(err), abi.StatusBadArgument
 	}
 	d, out, status := g.decide(ctx, hd, input)
 	if status != abi.StatusOK {
@@ -216,7 +216,7 @@ func (g *Guest) ExplainJSON(ctx context.Context, h uint32, line []byte) ([]byte,
 	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input) ([]byte, abi.Status) {
 		x, err := hd.rs.Explain(ctx, in)
 		if err != nil {
-			return errorJSON(err), statusOf(err)
+			return ErrorJSON(err), statusOf(err)
 		}
 		data, _ := x.MarshalJSON()
 		return data, abi.StatusOK
@@ -232,10 +232,10 @@ func (g *Guest) answerJSON(ctx context.Context, h uint32, line []byte, answer fu
 	}
 	in, err := g.decodeAsking(hd, line)
 	if errors.As(err, new(hostError)) {
-		return errorJSON(err), abi.StatusHostError
+		return ErrorJSON(err), abi.StatusHostError
 	}
 	if err != nil {
-		return errorJSON(err), abi.StatusInputError
+		return ErrorJSON(err), abi.StatusInputError
 	}
 	return answer(hd, in)
 }
@@ -301,14 +301,14 @@ func (g *Guest) decide(ctx context.Context, hd *handle, in engine.Input) (engine
 		switch {
 		case errors.Is(err, ErrNoAnswer): // checked as it is: missing_field
 		case err != nil:
-			return engine.Decision{}, errorJSON(err), abi.StatusHostError
+			return engine.Decision{}, ErrorJSON(err), abi.StatusHostError
 		default:
 			in["platform_version"] = version
 		}
 	}
 	d, err := hd.rs.Resolve(ctx, in)
 	if err != nil {
-		return d, errorJSON(err), statusOf(err)
+		return d, ErrorJSON(err), statusOf(err)
 	}
 	return d, nil, abi.StatusOK
 }
@@ -323,7 +323,9 @@ func statusOf(err error) abi.Status {
 	return abi.StatusEvalError
 }
 
-func errorJSON(err error) []byte {
+// ErrorJSON is the JSON of err as an *engine.Error: its own, or an
+// eval_error with its text.
+func ErrorJSON(err error) []byte {
 	var e *engine.Error
 	if !errors.As(err, &e) {
 		e = &engine.Error{Code: engine.CodeEval, Message: err.Error()}
