@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/internal/fuzzbound"
 )
 
 // The key the signed seeds are signed with. It signs nothing else: it is
@@ -37,7 +38,7 @@ func FuzzReadBundle(f *testing.F) {
 	f.Add(pack(f, []member{{name: bundle.ManifestPath, body: []byte(`{"format":"dlroute-bundle/v1"}`)}, {name: "jax/", typeflag: '5'}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, opts := range []bundle.ReadOptions{{}, {Keys: []string{fuzzPublic}}} {
-			if b, err := readWithinBounds(t, data, opts, fuzzMaxTime); err == nil {
+			if b, err := readWithinBounds(t, data, opts, fuzzbound.Time(fuzzMaxTime)); err == nil {
 				checkAccepted(t, b, opts)
 			}
 		}

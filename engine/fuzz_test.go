@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/fuzzbound"
 )
 
 // FuzzLoad feeds arbitrary rules.yaml text to the loader (the other three
@@ -47,8 +48,8 @@ func FuzzLoad(f *testing.F) {
 			if r.alloc > fuzzAlloc {
 				t.Errorf("loading and testing the input allocated %d MiB, more than %d", r.alloc>>20, fuzzAlloc>>20)
 			}
-		case <-time.After(fuzzTime):
-			t.Fatalf("loading and testing the input has not returned after %v", fuzzTime)
+		case <-time.After(fuzzbound.Time(fuzzTime)):
+			t.Fatalf("loading and testing the input has not returned after %v", fuzzbound.Time(fuzzTime))
 		}
 	})
 }

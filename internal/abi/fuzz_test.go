@@ -17,7 +17,9 @@ import (
 // What one decode of fuzzed bytes may cost: a decode holds the input's
 // values once, and a JSON field its decoded tree, so a little input must
 // cost little.
-var fuzzBound = fuzzbound.Bound{Time: time.Second, Alloc: 64 << 20}
+func fuzzBound() fuzzbound.Bound {
+	return fuzzbound.Bound{Time: fuzzbound.Time(time.Second), Alloc: 64 << 20}
+}
 
 // maxFuzzFields bounds the fields a fuzzed decode asks for: a rule set
 // declares a handful of inputs, and DecodeFields allocates n values
@@ -49,7 +51,7 @@ func checkFields(t *testing.T, data []byte, n int) {
 	var values []any
 	var present []bool
 	var err error
-	fuzzBound.Call(t, fmt.Sprintf("DecodeFields of %d bytes, %d fields", len(data), n), func() {
+	fuzzBound().Call(t, fmt.Sprintf("DecodeFields of %d bytes, %d fields", len(data), n), func() {
 		values, present, err = abi.DecodeFields(data, n)
 	})
 	if err != nil {
@@ -79,7 +81,7 @@ func checkFields(t *testing.T, data []byte, n int) {
 func checkDecision(t *testing.T, data []byte) {
 	var d abi.Decision
 	var err error
-	fuzzBound.Call(t, fmt.Sprintf("DecodeDecision of %d bytes", len(data)), func() {
+	fuzzBound().Call(t, fmt.Sprintf("DecodeDecision of %d bytes", len(data)), func() {
 		d, err = abi.DecodeDecision(data)
 	})
 	if err != nil {
@@ -121,7 +123,7 @@ func checkAppended(t *testing.T, s string, i int64, x float64, b bool, j string)
 	var got []any
 	var gotPresent []bool
 	var err error
-	fuzzBound.Call(t, fmt.Sprintf("DecodeFields of %d bytes, %d fields", len(data), len(present)), func() {
+	fuzzBound().Call(t, fmt.Sprintf("DecodeFields of %d bytes, %d fields", len(data), len(present)), func() {
 		got, gotPresent, err = abi.DecodeFields(data, len(present))
 	})
 	if err != nil {

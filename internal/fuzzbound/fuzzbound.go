@@ -10,6 +10,7 @@
 package fuzzbound
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -59,4 +60,18 @@ func (b Bound) Call(t testing.TB, what string, f func()) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > b.Alloc {
 		t.Fatalf("%s allocated %d MiB; the bound is %d MiB", what, alloc>>20, b.Alloc>>20)
 	}
+}
+
+// Time is the bound d while this test binary fuzzes (-test.fuzz is set):
+// a fuzzing worker runs one input at a time in a process of its own, and
+// d is what one input may cost. Without -fuzz the seeds run as ordinary
+// tests, beside every other test of the run and perhaps under -race on a
+// loaded machine, where the bound only has to tell a hang from slow work:
+// it is then a minute. Call it when the test runs, not in a package
+// variable: flags are parsed after package initialization.
+func Time(d time.Duration) time.Duration {
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		return d
+	}
+	return max(d, time.Minute)
 }

@@ -18,7 +18,9 @@ import (
 
 // What one resolve of a fuzzed body may cost. A body holds at most
 // fuzzMaxBatch inputs of the embedded rules, each decided in microseconds.
-var fuzzBound = fuzzbound.Bound{Time: time.Second, Alloc: 64 << 20}
+func fuzzBound() fuzzbound.Bound {
+	return fuzzbound.Bound{Time: fuzzbound.Time(time.Second), Alloc: 64 << 20}
+}
 
 // The handler's limits under fuzzing, lower than the defaults so that
 // little inputs reach the paths that refuse a body or a batch as too
@@ -49,7 +51,7 @@ func FuzzResolveBody(f *testing.F) {
 	revision := rules.Current().Revision()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()
-		fuzzBound.Call(t, fmt.Sprintf("POST /v1/resolve of %d bytes", len(body)), func() {
+		fuzzBound().Call(t, fmt.Sprintf("POST /v1/resolve of %d bytes", len(body)), func() {
 			h.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/resolve", bytes.NewReader(body)))
 		})
 		checkResolveAnswer(t, body, rec, revision)
