@@ -112,14 +112,6 @@ func loadVersion(fsys fs.FS, dir string, opts Options, imp importFunc) (*RuleSet
 	return b.rs, nil
 }
 
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 func (b *builder) add(e *Error) { b.errs = append(b.errs, e) }
 
 // declare records a name visible to CEL, refusing duplicates across inputs,
