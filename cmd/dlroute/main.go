@@ -57,11 +57,12 @@ func init() {
 		"bundle":     {"build, sign and verify rule bundles", "<build|verify|keygen> [flags]", runBundle},
 		"serve": {"answer decisions over HTTP from rules that update while it runs",
 			"[--addr 127.0.0.1:8181] [--rules DIR | --bundle URL|FILE] [--key PUB] [--engine native|wasm]", runServe},
+		"version": {"print dlroute's version, the Go that built it, and its ABI versions", "", runVersion},
 	}
 }
 
 // commandOrder is the order the usage lists the commands in.
-var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect", "playground", "bundle", "serve"}
+var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect", "playground", "bundle", "serve", "version"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "dlroute decides which DLPack device an array advertises, from versioned rules.\n\nUsage:\n  dlroute <command> [flags]\n\nCommands:\n")
@@ -87,11 +88,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		printUsage(stdout)
 		return 0
+	case "-version", "--version":
+		return runVersion(args[1:], stdin, stdout, stderr)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "error: unknown command %q\n", args[0])
-		fmt.Fprintf(stderr, "hint: the commands are %s and %s; see 'dlroute --help'\n", strings.Join(commandOrder[:len(commandOrder)-1], ", "), commandOrder[len(commandOrder)-1])
+		candidates := commandOrder
+		if strings.HasPrefix(args[0], "-") {
+			candidates = []string{"--help", "--version"}
+		}
+		if s := suggest(args[0], candidates); s != "" {
+			fmt.Fprintf(stderr, "hint: did you mean %s? see 'dlroute --help'\n", s)
+		} else {
+			fmt.Fprintf(stderr, "hint: the commands are %s and %s; see 'dlroute --help'\n", strings.Join(commandOrder[:len(commandOrder)-1], ", "), commandOrder[len(commandOrder)-1])
+		}
 		return 2
 	}
 	return c.run(args[1:], stdin, stdout, stderr)
@@ -114,7 +125,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (stat
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		c := commands[fs.Name()]
-		fmt.Fprintf(stdout, "Usage: dlroute %s %s\n\n%s\n\nFlags:\n", fs.Name(), c.synopsis, c.summary)
+		fmt.Fprintf(stdout, "%s\n\n%s\n\nFlags:\n", strings.TrimSpace("Usage: dlroute "+fs.Name()+" "+c.synopsis), c.summary)
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		return 0, false
@@ -125,7 +136,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (stat
 	default:
 		return 0, true
 	}
-	fmt.Fprintf(stderr, "hint: see 'dlroute %s --help'\n", fs.Name())
+	fmt.Fprintf(stderr, "hint: %ssee 'dlroute %s --help'\n", flagSuggestion(fs, args), fs.Name())
 	return 2, false
 }
 
