@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -53,6 +54,34 @@ func (f *inputFlags) given() []string {
 		}
 	})
 	return out
+}
+
+// withFlagHint gives err, when it says that an input field the flags did
+// not set is missing, a hint naming the flag that sets it: engine.Error
+// names the field only in its message, and a person at a shell types the
+// flag. The missing field is the first required input of rs that the
+// flags left out, as RuleSet.Resolve checks them. Any other error is
+// returned as it is.
+func (f *inputFlags) withFlagHint(err error, rs *engine.RuleSet) error {
+	var e *engine.Error
+	if rs == nil || !errors.As(err, &e) || e.Code != engine.CodeMissingField || e.Hint != "" {
+		return err
+	}
+	in := f.input()
+	for _, decl := range rs.Inputs() {
+		if _, ok := in[decl.Name]; ok || !decl.Required {
+			continue
+		}
+		for name, field := range inputFlagNames {
+			if field == decl.Name {
+				withHint := *e
+				withHint.Hint = fmt.Sprintf("give it with --%s; see 'dlroute %s --help'", name, f.fs.Name())
+				return &withHint
+			}
+		}
+		return err
+	}
+	return err
 }
 
 // input is the fields of the flags given.

@@ -43,7 +43,7 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	ctx := context.Background()
-	_, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, stderr)
+	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, stderr)
 	if err != nil {
 		printError(stderr, err)
 		return 1
@@ -57,7 +57,8 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		d, err := rs.ResolveJSON(ctx, line)
 		if err != nil {
-			printError(stderr, err)
+			native, _ := cat.RuleSet(rs.Ref())
+			printError(stderr, inputs.withFlagHint(err, native))
 			return 1
 		}
 		stdout.Write(append(d, '\n'))
