@@ -33,6 +33,11 @@ type DiffOptions struct {
 	// Domain, when set, is the inputs to try instead of DeriveDomain(a, b):
 	// a derived domain narrowed to the values a caller cares about.
 	Domain *Domain
+	// Progress, when set, is told how many of the total inputs are
+	// decided, each time another hundredth of them is, the last time
+	// with done == total. Calls come from Diff's goroutines one at a
+	// time, with done increasing; Diff waits for each.
+	Progress func(done, total int)
 }
 
 // DiffReport is what Diff found: every input of the domain it tried, and
@@ -144,7 +149,7 @@ func Diff(ctx context.Context, a, b *RuleSet, opts DiffOptions) (*DiffReport, er
 	case keep < 0:
 		keep = 0
 	}
-	run := &diffRun{dom: dom, sets: [2]*RuleSet{a, b}, n: n, keep: keep}
+	run := &diffRun{dom: dom, sets: [2]*RuleSet{a, b}, n: n, keep: keep, progress: opts.Progress}
 	workers := max(1, min(runtime.GOMAXPROCS(0), (n+diffChunk-1)/diffChunk))
 	tallies := make([]map[transition]*tally, workers)
 	var wg sync.WaitGroup
@@ -169,6 +174,28 @@ type diffRun struct {
 	n, keep int
 	next    atomic.Int64 // the first input no worker has taken
 	stopped atomic.Bool  // the context ended before every input was tried
+
+	progress  func(done, total int)
+	done      atomic.Int64 // inputs decided
+	mu        sync.Mutex   // held while progress runs
+	hundredth int          // the last hundredth told to progress, under mu
+}
+
+// decided counts k more inputs decided, and tells progress when that
+// passes another hundredth. A worker that adds less can only reach the
+// lock after one that adds more and is then silent: done never goes back.
+func (r *diffRun) decided(k int) {
+	if r.progress == nil {
+		return
+	}
+	done := int(r.done.Add(int64(k)))
+	h := int(int64(done) * 100 / int64(r.n))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h > r.hundredth { // 100 only at done == r.n
+		r.hundredth = h
+		r.progress(done, r.n)
+	}
 }
 
 type transition struct{ from, to Outcome }
@@ -209,7 +236,8 @@ func (r *diffRun) work(ctx context.Context) map[transition]*tally {
 			r.stopped.Store(true)
 			return out
 		}
-		for i := start; i < min(start+diffChunk, r.n); i++ {
+		end := min(start+diffChunk, r.n)
+		for i := start; i < end; i++ {
 			var ans [2]Answer
 			for s, rs := range r.sets {
 				r.dom.input(i, ins[s], skip[s])
@@ -234,6 +262,7 @@ func (r *diffRun) work(ctx context.Context) map[transition]*tally {
 				tl.hits = append(tl.hits, diffHit{i, ans[0], ans[1]})
 			}
 		}
+		r.decided(end - start)
 	}
 }
 

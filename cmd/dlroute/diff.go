@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +25,7 @@ import (
 func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("diff")
 	rulesDir := rulesFlag(fs)
-	asJSON := fs.Bool("json", false, "print the report as one JSON document")
+	asJSON := fs.Bool("json", false, "print the report as one line of JSON")
 	examples := fs.Int("examples", engine.DefaultDiffExamples, "show the first `N` inputs of each group")
 	maxInputs := fs.Int("max-inputs", engine.DefaultMaxInputs, "refuse to try more than `N` inputs")
 	if err := fs.Parse(args); err != nil {
@@ -59,6 +58,9 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *examples == 0 {
 		opts.Examples = -1
 	}
+	if isTerminal(stderr) { // a large domain takes a while: exchange@v1 -> v2 is 1.4 million inputs
+		opts.Progress = progressLine(stderr, "diff "+labels[0]+" "+labels[1])
+	}
 	rep, err := engine.Diff(context.Background(), sides[0], sides[1], opts)
 	if err != nil {
 		printError(stderr, err)
@@ -66,10 +68,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	rep.From, rep.To = labels[0], labels[1]
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		writeJSON(stdout, rep) // one line, as resolve --json writes each answer
 	} else {
 		printDiff(stdout, rep)
 	}
