@@ -97,6 +97,7 @@ type Error struct {
 
 	err     error // the cause, for errors.Is and errors.As
 	follows bool  // a consequence of another error in the list: listed last
+	knockOn bool  // an import of a version whose own errors are in the list: left out
 }
 
 // Error formats the error the way cel-go does: "file:line:col: message",
@@ -139,6 +140,8 @@ func (e *Error) Unwrap() error { return e.err }
 
 // ErrorList is every error found while loading rules; Load refuses the whole
 // rules directory when it is not empty. It is sorted by file and position.
+// A version that imports one with errors is not listed for it: the
+// imported version's own errors are, once.
 type ErrorList []*Error
 
 // Error joins the errors, one per paragraph.

@@ -43,8 +43,13 @@ func (b *builder) imports(f *sourceFile, n *yaml.Node) {
 		rs, why, follows := b.imp(ref)
 		if rs == nil {
 			e := f.errNode(CodeImport, fl.value, "%s", why)
-			e.Hint = "imports name a version of another rule set in the same directory, such as jax@v3"
-			e.follows = follows
+			if follows {
+				// The import's own errors say what to fix; Load leaves
+				// this one out of the list (sortErrors).
+				e.follows, e.knockOn = true, true
+			} else {
+				e.Hint = "imports name a version of another rule set in the same directory, such as jax@v3"
+			}
 			b.add(e)
 			continue
 		}

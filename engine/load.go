@@ -137,8 +137,7 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 		}
 	}
 	if len(errs) > 0 {
-		sortErrors(errs)
-		return nil, errs
+		return nil, sortErrors(errs)
 	}
 	if len(c.sets) == 0 {
 		return nil, ErrorList{{Code: CodeNoRuleSet, Message: fmt.Sprintf("%s holds no rule set (want %s/<name>/<version>/%s)", opts.root(), opts.root(), RulesFile),
@@ -229,7 +228,17 @@ func causesFirst(errs ErrorList) {
 	}
 }
 
-func sortErrors(errs ErrorList) {
+// sortErrors puts the causes first and then orders by file and position.
+// It leaves out the error of a version whose import does not load, which
+// the import's own errors explain: one mistake in jax@v3 is one error, not
+// one more for each version that imports it. When nothing else is left (it
+// cannot be, but a list that says nothing would let a broken directory
+// through), the list stays whole.
+func sortErrors(errs ErrorList) ErrorList {
+	causes := slices.DeleteFunc(slices.Clone(errs), func(e *Error) bool { return e.knockOn })
+	if len(causes) > 0 {
+		errs = causes
+	}
 	slices.SortStableFunc(errs, func(a, b *Error) int {
 		var pa, pb Position
 		if a.Pos != nil {
@@ -240,6 +249,7 @@ func sortErrors(errs ErrorList) {
 		}
 		return cmp.Or(compareBool(a.follows, b.follows), cmp.Compare(pa.File, pb.File), cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Column, pb.Column))
 	})
+	return errs
 }
 
 func compareBool(a, b bool) int {

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -96,24 +94,12 @@ func (f *sourceFile) errNode(code Code, n *yaml.Node, format string, args ...any
 	return f.errAt(code, n.Line, n.Column, format, args...)
 }
 
-// yamlLine finds the line in a go-yaml error. The library reports syntax
-// errors only as text ("yaml: line 3: ..."), so this is the one place where
-// an error's text is read; without a line the error points at the file.
-var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
-
 // parseYAML parses a file into its root node. An empty file is a mapping with
 // no keys, so that missing keys are reported by name.
 func (f *sourceFile) parseYAML() (*yaml.Node, *Error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(f.text), &doc); err != nil {
-		line, msg := 0, err.Error()
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-		}
-		e := f.errAt(CodeYAML, line, 0, "%s", msg)
-		e.err = err
-		return nil, e
+		return nil, f.syntaxError(err)
 	}
 	if len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.MappingNode, Line: 1, Column: 1}, nil
