@@ -17,6 +17,17 @@ import (
 	"github.com/dlroute/dlroute/playground"
 )
 
+// openableURL is a URL a person can open in a browser for a listener at
+// addr: the address itself, or, for one that listens on all interfaces
+// (0.0.0.0 or [::], which a browser cannot open), loopback at its port,
+// with everywhere set.
+func openableURL(addr net.Addr) (url string, everywhere bool) {
+	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
+		return fmt.Sprintf("http://127.0.0.1:%d/", tcp.Port), true
+	}
+	return "http://" + addr.String() + "/", false
+}
+
 // serveContext is how long `dlroute playground` serves: until an
 // interrupt. Tests replace it with a context they cancel.
 var serveContext = func() (context.Context, context.CancelFunc) {
@@ -83,10 +94,14 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hint: another process may serve that port; try --addr 127.0.0.1:0 for any free one")
 		return 1
 	}
-	if !serve.IsLoopback(*addr) {
+	url, everywhere := openableURL(ln.Addr())
+	switch {
+	case everywhere:
+		fmt.Fprintf(stderr, "warning: listening on all interfaces (%s), not only loopback: anyone who reaches this machine can use the playground\n", ln.Addr())
+	case !serve.IsLoopback(*addr):
 		fmt.Fprintf(stderr, "warning: serving on %s, which is not loopback: anyone who reaches it can use the playground\n", ln.Addr())
 	}
-	fmt.Fprintf(stdout, "dlroute playground: http://%s/\n", ln.Addr())
+	fmt.Fprintf(stdout, "dlroute playground: %s\n", url)
 	go func() {
 		<-ctx.Done()
 		pg.Close() // the pages' event streams would hold the shutdown
