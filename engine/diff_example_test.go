@@ -27,11 +27,11 @@ func ExampleDiff() {
 		fmt.Println(" ", x.To.Decision)
 	}
 	// Output:
-	// jax@v2 -> jax@v3: 288 inputs, 12 decide differently
-	// gpu-unknown-platform (BufferError) -> gpu-no-hardware-id (BufferError): 6 inputs, such as
+	// jax@v2 -> jax@v3: 256 inputs, 8 decide differently
+	// gpu-unknown-platform (BufferError) -> gpu-no-hardware-id (BufferError): 4 inputs, such as
 	//   {"platform":"gpu","platform_version":"oneapi","memory_kind":"device","local_hardware_id":null,"shards":1}
 	//   {"error":{"type":"BufferError","message":"Couldn't get local_hardware_id for __dlpack__"},"rule":"gpu-no-hardware-id","ruleset":"jax@v3"}
-	// gpu-unknown-platform (BufferError) -> gpu (kDLOneAPI): 6 inputs, such as
+	// gpu-unknown-platform (BufferError) -> gpu (kDLOneAPI): 4 inputs, such as
 	//   {"platform":"gpu","platform_version":"oneapi","memory_kind":"device","local_hardware_id":0,"shards":1}
 	//   {"device_type":"kDLOneAPI","device_type_code":14,"device_id":0,"rule":"gpu","ruleset":"jax@v3"}
 }
@@ -47,8 +47,8 @@ func ExampleDeriveDomain() {
 	// Output:
 	// platform [cpu gpu tpu <unknown>]
 	// platform_version [cuda rocm oneapi <unknown>]
-	// memory_kind [device pinned_host <unknown>]
+	// memory_kind [device pinned_host <unknown> <nil>]
 	// local_hardware_id [<nil> 0]
-	// shards [1 2 0]
-	// 288 inputs
+	// shards [1 0]
+	// 256 inputs
 }

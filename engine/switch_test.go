@@ -28,7 +28,7 @@ func jaxSwitch(in engine.Input) (engine.Decision, error) {
 	}
 	pinned := memoryKind == "pinned_host"
 	switch {
-	case shards > 1:
+	case shards != 1:
 		return raise("sharded", "__dlpack__ only supported for unsharded arrays.")
 	case platform == "cpu":
 		return device("cpu", "kDLCPU", 1, 0)

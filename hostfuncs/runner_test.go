@@ -287,7 +287,7 @@ func TestLoadRefusesBrokenRulesAndKeepsServing(t *testing.T) {
 	ctx := context.Background()
 	r := newRunner(t, Host{})
 	fsys := copyRules(t)
-	fsys["jax/v3/rules.yaml"].Data = bytes.Replace(fsys["jax/v3/rules.yaml"].Data, []byte("shards > 1"), []byte("shards >> 1"), 1)
+	fsys["jax/v3/rules.yaml"].Data = bytes.Replace(fsys["jax/v3/rules.yaml"].Data, []byte("shards != 1"), []byte("shards >> 1"), 1)
 	err := r.Load(ctx, fsys)
 	if e := engine.Errors(err); len(e) == 0 || e[0].Code != engine.CodeCELSyntax || e[0].Pos == nil || e[0].Pos.File != "rules/jax/v3/rules.yaml" {
 		t.Fatalf("Load of broken rules: %v, want a positioned %s", err, engine.CodeCELSyntax)
