@@ -33,13 +33,20 @@ type Module struct {
 
 // Compile compiles cfg.Module (with the compilation cache in
 // cfg.CacheDir) and instantiates the host functions of cfg.Host. cfg's
-// other fields apply to every runner the Module starts.
+// other fields apply to every runner the Module starts. A module that is
+// not WebAssembly, and a MemoryLimitPages over MaxMemoryLimitPages, are
+// refused with CodeModule.
 func Compile(ctx context.Context, cfg RunnerConfig) (*Module, error) {
 	if len(cfg.Module) < 8 || string(cfg.Module[:4]) != "\x00asm" {
 		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module is not WebAssembly (%d bytes)", len(cfg.Module))}
 	}
 	cfg.Instances = cmp.Or(cfg.Instances, runtime.GOMAXPROCS(0))
 	cfg.MemoryLimitPages = cmp.Or(cfg.MemoryLimitPages, DefaultMemoryLimitPages)
+	if cfg.MemoryLimitPages > MaxMemoryLimitPages {
+		// wazero panics on a limit past what wasm32 can address.
+		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("MemoryLimitPages is %d; a wasm32 module addresses at most %d pages (4 GiB)", cfg.MemoryLimitPages, MaxMemoryLimitPages),
+			Hint: fmt.Sprintf("set RunnerConfig.MemoryLimitPages to at most %d, or 0 for the default %d (128 MiB)", MaxMemoryLimitPages, DefaultMemoryLimitPages)}
+	}
 	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, DefaultCallTimeout)
 	if cfg.MemoSize == 0 {
 		cfg.MemoSize = engine.DefaultMemoSize

@@ -49,11 +49,32 @@ func ExampleProbe_askJAX() {
 	// [{"index":0,"platform":"gpu","platform_version":"PJRT C API\ncuda 12080","probe":"jax","detail":"jax 0.7.2, device id 0: the exact client.platform_version"}]
 }
 
-// The real machine: every machine answers with at least its CPU.
+// The real machine. What it answers depends on the machine, so this checks
+// what holds on every one: at least one device (the CPU where no GPU probe
+// answers), each from a probe that answered, and every probe that did not
+// saying why with a code.
 func ExampleSystemEnv() {
-	devices, _ := hostfuncs.Probe(context.Background(), hostfuncs.SystemEnv(), hostfuncs.ProbeOptions{})
-	fmt.Println(len(devices) > 0)
-	// Output: true
+	devices, attempts := hostfuncs.Probe(context.Background(), hostfuncs.SystemEnv(), hostfuncs.ProbeOptions{})
+	answered, explained := map[string]bool{}, true
+	for _, a := range attempts {
+		var pe *hostfuncs.ProbeError
+		switch {
+		case a.Err == nil:
+			answered[a.Probe] = true
+		case !errors.As(a.Err, &pe) || pe.Code == "":
+			explained = false
+			fmt.Println("no code:", a)
+		}
+	}
+	fromAnswered := len(devices) > 0
+	for _, d := range devices {
+		fromAnswered = fromAnswered && answered[d.Probe]
+	}
+	fmt.Println("devices, each from a probe that answered:", fromAnswered)
+	fmt.Println("every other probe says why, with a code:", explained)
+	// Output:
+	// devices, each from a probe that answered: true
+	// every other probe says why, with a code: true
 }
 
 func ExampleAttempt_MarshalJSON() {
@@ -79,8 +100,10 @@ func ExampleNewCUDACopier() {
 		fmt.Println(err)
 		return
 	}
+	// Where the driver loads, a host copies device memory to the host:
+	//	copier.CopyToHost(ctx, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCUDA, Ptr: devicePtr, Size: n})
 	defer copier.Close()
-	// copier.CopyToHost(ctx, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCUDA, Ptr: devicePtr, Size: n})
+
 	// Output:
 	// load_failed
 	// libcuda.so.1: cannot open shared object file: No such file or directory

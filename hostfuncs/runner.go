@@ -34,14 +34,16 @@ type RunnerConfig struct {
 	// means GOMAXPROCS.
 	Instances int
 	// MemoryLimitPages bounds each instance's memory in 64 KiB pages; 0
-	// means DefaultMemoryLimitPages.
+	// means DefaultMemoryLimitPages, and more than MaxMemoryLimitPages is
+	// refused.
 	MemoryLimitPages uint32
 	// CallTimeout bounds how long one call into the module waits for the
 	// host functions it calls (a probe, a copy); 0 means
 	// DefaultCallTimeout. The guest's own work is bounded by the CEL cost
 	// limit instead: wazero can only interrupt running code by checking at
-	// every loop (WithCloseOnContextDone), which made this module about 20
-	// times slower (RATIONALE.md).
+	// every loop (WithCloseOnContextDone), which doubled the cost of a miss
+	// and made a trivial export twelve times slower when measured
+	// (BenchmarkTurnedDown; figures and command in BENCHMARKS.md).
 	CallTimeout time.Duration
 	// MemoSize bounds the decisions each RuleSet remembers on the host
 	// side, in front of the module; 0 means engine.DefaultMemoSize,
@@ -59,8 +61,13 @@ const (
 	DefaultCallTimeout      = 10 * time.Second
 )
 
+// MaxMemoryLimitPages is the largest RunnerConfig.MemoryLimitPages: the
+// 4 GiB, in 64 KiB pages, that a wasm32 module can address.
+const MaxMemoryLimitPages = 65536
+
 // CodeModule is the code of an *engine.Error about the module itself: not
-// ours, of another ABI version, or trapped twice on one request.
+// ours, of another ABI version, trapped twice on one request, or given a
+// RunnerConfig it cannot run under.
 const CodeModule engine.Code = "module_error"
 
 // Runner runs the dlroute module with wazero: it keeps a pool of
