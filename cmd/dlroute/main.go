@@ -2,11 +2,12 @@
 // array advertises: the decision JAX makes in __dlpack_device__, as data.
 //
 //	dlroute resolve --platform gpu --platform-version 'cuda 12030' --local-hardware-id 0
-//	dlroute resolve --json < inputs.jsonl
+//	dlroute resolve --json < testdata/inputs.jsonl
 //	dlroute exchange --buffer array.bin --platform gpu --platform-version '<unknown>' --local-hardware-id 0 --max-version 1,1
 //	dlroute test [--rules DIR]
 //	dlroute lint [--rules DIR]
 //	dlroute rules [--rules DIR]
+//	dlroute version
 //	dlroute playground [--addr 127.0.0.1:8080] [--rules DIR]
 //	dlroute bundle build rules -o rules.tar.gz --sign rules.key
 //	dlroute serve --bundle rules.tar.gz --key rules.key.pub
