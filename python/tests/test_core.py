@@ -337,3 +337,23 @@ def test_builds_its_own_library_from_the_checkout(tmp_path: Path) -> None:
     assert len(built) == 1 and not list((tmp_path / "cache").glob("build-*"))
     again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert again.returncode == 0 and again.stderr == "" and again.stdout == first.stdout
+
+
+def test_pip_install(tmp_path: Path) -> None:
+    # The documented install: `pip install ./python` builds libdlroute into
+    # the wheel, and the installed package, outside the checkout, uses it.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                          str(ROOT / "python")], capture_output=True, text=True, timeout=900)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("DLROUTE_LIB", "PYTHONPATH")}
+    code = ("import dlroute, dlroute._native as n; "
+            "print(dlroute.load().ruleset('jax').resolve({'platform': 'gpu', 'platform_version': '<unknown>', "
+            "'local_hardware_id': 0})['rule']); print(n.library_path())")
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rule, lib = done.stdout.split()
+    assert rule == "gpu-unknown-platform"
+    assert lib.startswith(str(venv)) and lib.endswith("dlroute/_lib/libdlroute.so")
