@@ -65,7 +65,8 @@ func (c Code) Input() bool {
 }
 
 // Position is a place in a rule file. Line and Column count from 1; Column
-// counts bytes, as Go's go/token and CEL do.
+// counts bytes, as Go's go/token does (CEL's columns, which count
+// characters, are converted), and the caret under it counts characters.
 type Position struct {
 	File   string `json:"file"`
 	Line   int    `json:"line"`
@@ -121,12 +122,13 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// caretPad returns the run of dots that puts a caret under byte column col,
-// keeping tabs so the caret lines up in a terminal.
+// caretPad returns the run of dots that puts a caret under byte column col:
+// one dot for each character before it (a column counts bytes, a terminal
+// characters), keeping tabs so the caret lines up.
 func caretPad(line string, col int) string {
 	var b strings.Builder
-	for i := 0; i < col-1 && i < len(line); i++ {
-		if line[i] == '\t' {
+	for _, r := range line[:min(max(col-1, 0), len(line))] {
+		if r == '\t' {
 			b.WriteByte('\t')
 		} else {
 			b.WriteByte('.')
