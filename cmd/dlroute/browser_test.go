@@ -24,6 +24,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"
@@ -47,7 +48,7 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("chromium is not installed, so the playground's browser tests do not run (apt-get install -y chromium; .ci/run does)")
+	testenv.Missing(t, "chromium is not installed, so the playground's browser tests do not run (apt-get install -y chromium; .ci/run does)")
 	return ""
 }
 

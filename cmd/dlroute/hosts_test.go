@@ -19,6 +19,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/ctest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
@@ -89,7 +90,7 @@ func nodeBinary(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed, so the Node.js host does not run (apt-get install -y nodejs; .ci/run installs it)")
+		testenv.Missing(t, "node is not installed, so the Node.js host does not run (apt-get install -y nodejs; .ci/run installs it)")
 	}
 	return p
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
@@ -62,14 +63,10 @@ func Compiler(t testing.TB) string {
 	return p
 }
 
-// Missing skips a test whose real part is not installed here, or fails it
-// under CI, where .ci/run installs every part.
+// Missing is testenv.Missing: it skips, or fails under CI.
 func Missing(t testing.TB, why string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why + "; under CI every host must run")
-	}
-	t.Skip(why)
+	testenv.Missing(t, why)
 }
 
 // Program compiles the C source files srcs (with the -I of dlroute.h,

@@ -15,13 +15,14 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
 func TestNodePackage(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed, so the Node.js package's tests do not run (apt-get install -y nodejs; .ci/run installs it)")
+		testenv.Missing(t, "node is not installed, so the Node.js package's tests do not run (apt-get install -y nodejs; .ci/run installs it)")
 	}
 	dir := t.TempDir()
 	module, _, err := wasmbuild.Module(context.Background(), wasmbuild.Options{Progress: os.Stderr})
