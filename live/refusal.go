@@ -62,7 +62,7 @@ func (r *Refusal) same(o *Refusal) bool {
 func (r *Refusal) Unwrap() error { return r.err }
 
 func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refusal {
-	r := &Refusal{At: at, Origin: origin, Stage: stage, Revision: revision, Code: "error", Reason: err.Error(), err: err}
+	r := &Refusal{At: at, Origin: origin, Stage: stage, Revision: revision, Code: CodeUncoded, Reason: err.Error(), err: err}
 	var se *SourceError
 	var be *bundle.Error
 	var re *RollbackError
@@ -87,10 +87,16 @@ func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refu
 		}
 		r.Reason = b.String()
 	case stage == StagePrepare:
-		r.Code = "prepare_failed"
+		r.Code = CodePrepareFailed
 	}
 	return r
 }
+
+// Codes of a refusal whose cause has none of its own.
+const (
+	CodePrepareFailed = "prepare_failed" // Gate.Prepare failed (serve --engine wasm: the module refused the rules)
+	CodeUncoded       = "error"          // any other cause without a code; the reason says what
+)
 
 // Codes of a SourceError.
 const (
