@@ -10,7 +10,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/serve"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -48,10 +50,16 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	err := serve.Run(ctx, serve.Options{
+	prepare, done, err := servePrepare(ctx, *engineKind, stderr)
+	if err != nil {
+		printServeError(stderr, err)
+		return 1
+	}
+	defer done()
+	err = serve.Run(ctx, serve.Options{
 		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback,
-		Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, MaxBody: *maxBody,
-		Log: log, Progress: stderr,
+		Prepare: prepare, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, MaxBody: *maxBody,
+		Log: log,
 	})
 	if err != nil {
 		printServeError(stderr, err)
@@ -75,4 +83,23 @@ func printServeError(w io.Writer, err error) {
 		return
 	}
 	printError(w, err)
+}
+
+// servePrepare is what decides each snapshot serve puts in force: the
+// native engine (nil: serve's default), or for --engine wasm the module
+// built from this checkout, compiled once, a runner of it per snapshot.
+// done releases the compiled module, after serve is done with it.
+func servePrepare(ctx context.Context, kind string, progress io.Writer) (func(context.Context, *live.Snapshot) (io.Closer, error), func(), error) {
+	if kind != "wasm" {
+		return nil, func() {}, nil
+	}
+	module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: progress})
+	if err != nil {
+		return nil, nil, err
+	}
+	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module})
+	if err != nil {
+		return nil, nil, err
+	}
+	return serve.WasmPrepare(compiled), func() { compiled.Close(context.Background()) }, nil
 }

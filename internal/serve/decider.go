@@ -13,30 +13,35 @@ import (
 	"github.com/dlroute/dlroute/live"
 )
 
-// decider decides JSON inputs for one rule-set version, natively or in
-// the WebAssembly module: the same bytes either way.
-type decider interface {
+// Decider decides JSON inputs for one rule-set version, natively or in
+// the WebAssembly module: the same bytes either way. *engine.RuleSet is
+// one.
+type Decider interface {
 	Ref() string
 	// ResolveJSON returns the decision's JSON, or an *engine.Error whose
 	// code says whether the input was at fault.
 	ResolveJSON(ctx context.Context, input []byte) ([]byte, error)
 }
 
-// deciderFor returns the decider for ref ("jax", "jax@v3") in s: the
-// module's when s was prepared by WasmPrepare, the native engine's
-// otherwise.
-func deciderFor(ctx context.Context, s *live.Snapshot, ref string) (decider, error) {
+// Engine is what a live.Gate.Prepare attaches to a snapshot for serve to
+// decide with: NativePrepare's, WasmPrepare's, or a caller's own. A
+// snapshot with none attached is decided by its rule sets themselves.
+type Engine interface {
+	io.Closer
+	// Decider returns the decider of rs, a version of the snapshot.
+	Decider(ctx context.Context, rs *engine.RuleSet) (Decider, error)
+}
+
+// deciderFor returns the decider for ref ("jax", "jax@v3") in s.
+func deciderFor(ctx context.Context, s *live.Snapshot, ref string) (Decider, error) {
 	rs, err := s.Catalog().RuleSet(ref)
 	if err != nil {
 		return nil, err
 	}
-	switch a := s.Attached().(type) {
-	case *module:
-		return a.runner.RuleSet(ctx, rs.Ref())
-	case *nativeEngine:
-		return remembered{native{rs}, a.lines[rs.Ref()]}, nil
+	if e, ok := s.Attached().(Engine); ok {
+		return e.Decider(ctx, rs)
 	}
-	return native{rs}, nil
+	return rs, nil
 }
 
 // nativeEngine is what NativePrepare attaches to a snapshot: a memo of
@@ -44,6 +49,10 @@ func deciderFor(ctx context.Context, s *live.Snapshot, ref string) (decider, err
 type nativeEngine struct{ lines map[string]*memo.Memo[[]byte] }
 
 func (*nativeEngine) Close() error { return nil }
+
+func (e *nativeEngine) Decider(_ context.Context, rs *engine.RuleSet) (Decider, error) {
+	return remembered{rs, e.lines[rs.Ref()]}, nil
+}
 
 // NativePrepare returns a live.Gate.Prepare for the native engine that
 // gives each version of the snapshot a memo of answers keyed by the
@@ -69,7 +78,7 @@ func NativePrepare(size int) func(context.Context, *live.Snapshot) (io.Closer, e
 // remembered, never errors; the remembered bytes are shared, and answer
 // copies them.
 type remembered struct {
-	native
+	*engine.RuleSet
 	lines *memo.Memo[[]byte]
 }
 
@@ -77,21 +86,22 @@ func (r remembered) ResolveJSON(ctx context.Context, input []byte) ([]byte, erro
 	if out, ok := r.lines.Get(input); ok {
 		return out, nil
 	}
-	out, err := r.native.ResolveJSON(ctx, input)
+	out, err := r.RuleSet.ResolveJSON(ctx, input)
 	if err == nil {
 		r.lines.Put(input, out)
 	}
 	return out, err
 }
 
-// native is an engine.RuleSet as a decider.
-type native struct{ *engine.RuleSet }
-
 // module is a snapshot's rules loaded into a WebAssembly runner of its
 // own, so that a swap never reloads a runner under requests in flight.
 type module struct{ runner *hostfuncs.Runner }
 
 func (m *module) Close() error { return m.runner.Close(context.Background()) }
+
+func (m *module) Decider(ctx context.Context, rs *engine.RuleSet) (Decider, error) {
+	return m.runner.RuleSet(ctx, rs.Ref())
+}
 
 // WasmPrepare returns a live.Gate.Prepare for `serve --engine wasm`: it
 // starts a runner of the compiled module for the snapshot (the module is

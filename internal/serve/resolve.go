@@ -114,7 +114,7 @@ func (h *handler) batch(ctx context.Context, w http.ResponseWriter, a answerer, 
 // answerer decides inputs for one request.
 type answerer struct {
 	h        *handler
-	d        decider
+	d        Decider
 	revision []byte // JSON string
 }
 

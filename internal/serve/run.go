@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dlroute/dlroute/hostfuncs"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -37,7 +35,12 @@ type Options struct {
 	// the kept one (live.Gate.AllowRollback); each such activation is
 	// logged as a warning.
 	AllowRollback bool
-	Engine        string // "native" (default) or "wasm"
+	// Prepare is the gate's live.Gate.Prepare: what decides each snapshot
+	// (WasmPrepare for the module); nil means NativePrepare(0). Engine
+	// names it in /v1/status and the log: "native" (the default) or
+	// "wasm".
+	Prepare func(context.Context, *live.Snapshot) (io.Closer, error)
+	Engine  string
 	// Keep is the file the last good bundle is kept in: "" means a file
 	// under the user cache directory named for the source, "off" none.
 	Keep     string
@@ -45,7 +48,6 @@ type Options struct {
 	RuleSet  string        // the default rule set of a request
 	MaxBody  int64
 	Log      *slog.Logger
-	Progress io.Writer // the module build's progress line
 	// Listening, when set, is called with the address once serve listens.
 	Listening func(net.Addr)
 }
@@ -64,18 +66,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gate := live.Gate{Keys: opts.Keys, Prepare: NativePrepare(0), AllowRollback: opts.AllowRollback}
-	if opts.Engine == "wasm" {
-		module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: opts.Progress})
-		if err != nil {
-			return err
-		}
-		compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module})
-		if err != nil {
-			return err
-		}
-		defer compiled.Close(context.Background()) // after the rules: the last runner closes it
-		gate.Prepare = WasmPrepare(compiled)
+	gate := live.Gate{Keys: opts.Keys, Prepare: opts.Prepare, AllowRollback: opts.AllowRollback}
+	if gate.Prepare == nil {
+		gate.Prepare = NativePrepare(0)
 	}
 	metrics := NewMetrics()
 	rules, err := live.Open(ctx, live.Config{

@@ -42,7 +42,7 @@ test("a rule set that does not exist: status 1, the error and its hint", () => {
   const r = resolve(["--ruleset", "jax@v9"], `${cuda}\n`);
   assert.equal(r.status, 1);
   assert.equal(r.stdout, "");
-  assert.equal(r.stderr, 'error: rule set jax has no version "v9"\nhint: versions: v1, v2, v3\n');
+  assert.equal(r.stderr, 'error: rule set jax has no version "v9"\nhint: versions: v0, v1, v1.1, v1.2, v2, v3\n');
 });
 
 let broken;
