@@ -7,14 +7,14 @@ import (
 	"fmt"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/guest"
+	"github.com/dlroute/dlroute/internal/exchange"
 )
 
 // Codes of an *ExchangeError: an exchange the rules decided and the host
 // could not carry out. Like the engine's codes they are stable.
 const (
-	CodeCopyFailed = guest.CodeCopyFailed // the copier tried and failed; the cause is the copier's error
-	CodeNoCopier   = guest.CodeNoCopier   // no copier of this host makes the copy decided (a copy on a GPU)
+	CodeCopyFailed = exchange.CodeCopyFailed // the copier tried and failed; the cause is the copier's error
+	CodeNoCopier   = exchange.CodeNoCopier   // no copier of this host makes the copy decided (a copy on a GPU)
 )
 
 // ExchangeError is an exchange the rules decided and the host could not
@@ -43,7 +43,7 @@ func exchangeError(e *engine.Error, cause error) *ExchangeError {
 // copyFailed is the error of a copier that failed, the same from either
 // engine.
 func copyFailed(cause error) *ExchangeError {
-	return exchangeError(guest.CopyFailed(cause.Error()), cause)
+	return exchangeError(exchange.CopyFailed(cause.Error()), cause)
 }
 
 // ExchangeResult is an exchange carried out: the decision, and what was
@@ -64,20 +64,20 @@ type ExchangeResult struct {
 // copy anywhere else (copy=True on a GPU) is an *ExchangeError with
 // CodeNoCopier, and a copier's failure one with CodeCopyFailed.
 func CarryOut(ctx context.Context, d engine.Decision, src Buffer, c Copier) (ExchangeResult, error) {
-	step, err := guest.StepOf(d)
+	step, err := exchange.StepOf(d)
 	if err != nil {
 		return ExchangeResult{}, exchangeError(engine.Errors(err)[0], nil)
 	}
 	res := ExchangeResult{Decision: d}
 	switch step {
-	case guest.StepNothing:
+	case exchange.StepNothing:
 		return res, nil
-	case guest.StepInPlace:
+	case exchange.StepInPlace:
 		res.Buffer = inPlace(d, src)
 		return res, nil
 	}
 	if c == nil {
-		return ExchangeResult{}, exchangeError(guest.NoCopier(), nil)
+		return ExchangeResult{}, exchangeError(exchange.NoCopier(), nil)
 	}
 	// As the host function does: a copier that hangs past ctx, or panics,
 	// is a failed copy.

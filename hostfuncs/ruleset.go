@@ -10,7 +10,6 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/guest"
 	"github.com/dlroute/dlroute/internal/memo"
 )
 
@@ -21,7 +20,7 @@ import (
 type RuleSet struct {
 	r           *Runner
 	gen         int
-	desc        guest.Description
+	desc        abi.Description
 	deviceNames map[int64]string
 	memo        *memo.Memo[engine.Decision]
 	lines       *memo.Memo[[]byte]

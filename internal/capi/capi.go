@@ -21,7 +21,6 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/guest"
 	"github.com/dlroute/dlroute/internal/memo"
 	"github.com/dlroute/dlroute/internal/rulesource"
 )
@@ -247,14 +246,14 @@ func ruleSetOf(h uint64) (*ruleSet, bool) {
 }
 
 // Describe is what a caller needs to write binary inputs and read binary
-// decisions: the JSON of a guest.Description, as dlroute_describe in the
+// decisions: the JSON of a abi.Description, as dlroute_describe in the
 // WebAssembly module.
 func Describe(h uint64) ([]byte, Status) {
 	r, ok := ruleSetOf(h)
 	if !ok {
 		return nil, StatusBadHandle
 	}
-	data, _ := json.Marshal(guest.Description{Ref: r.rs.Ref(), Inputs: r.decls, Rules: r.rs.RuleIDs(), DeviceTypes: r.rs.DeviceTypes()})
+	data, _ := json.Marshal(abi.Description{Ref: r.rs.Ref(), Inputs: r.decls, Rules: r.rs.RuleIDs(), DeviceTypes: r.rs.DeviceTypes()})
 	return data, StatusOK
 }
 
@@ -308,7 +307,7 @@ func lineStatus(err error) Status {
 	return StatusEvalError
 }
 
-func errorJSON(err error) []byte { return guest.ErrorJSON(err) }
+func errorJSON(err error) []byte { return abi.ErrorJSON(err) }
 
 func errorsJSON(err error) []byte {
 	list := engine.Errors(err)

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/guest"
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/exchange"
 )
 
 // Resolve decides a binary input (wasm/ABI.md, "Binary input": one field
@@ -18,7 +19,7 @@ func Resolve(ctx context.Context, h uint64, in []byte) ([]byte, Status) {
 	if !ok {
 		return nil, StatusBadHandle
 	}
-	input, err := guest.BinaryInput(in, r.decls)
+	input, err := abi.BinaryInput(in, r.decls)
 	if err != nil {
 		return errorJSON(err), StatusBadArgument
 	}
@@ -29,15 +30,15 @@ func Resolve(ctx context.Context, h uint64, in []byte) ([]byte, Status) {
 		}
 		return errorJSON(err), StatusEvalError
 	}
-	return guest.AppendDecision(nil, r.rules[d.Rule], d), StatusOK
+	return abi.AppendDecision(nil, r.rules[d.Rule], d), StatusOK
 }
 
 // Steps of an exchange, as dlroute_exchange_json reports them
 // (DLROUTE_STEP_* in dlroute.h).
 const (
-	StepRaise      = int32(guest.StepNothing)    // the decision is an exception: raise it
-	StepInPlace    = int32(guest.StepInPlace)    // export the producer's buffer as it is
-	StepCopyToHost = int32(guest.StepCopyToHost) // copy into host memory, export the copy
+	StepRaise      = int32(exchange.StepNothing)    // the decision is an exception: raise it
+	StepInPlace    = int32(exchange.StepInPlace)    // export the producer's buffer as it is
+	StepCopyToHost = int32(exchange.StepCopyToHost) // copy into host memory, export the copy
 )
 
 // ExchangeJSON decides one JSON input of an exchange rule set (rules/
@@ -54,7 +55,7 @@ func ExchangeJSON(ctx context.Context, h uint64, line []byte) ([]byte, int32, St
 	if err := json.Unmarshal(out, &d); err != nil {
 		return engine.AnswerLine(1, nil, err), StepRaise, StatusInternal
 	}
-	step, err := guest.StepOf(d)
+	step, err := exchange.StepOf(d)
 	if err != nil {
 		return engine.AnswerLine(1, nil, err), StepRaise, StatusEvalError
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/exchange"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -68,10 +69,10 @@ func TestGuestExchange(t *testing.T) {
 			`{"decision":{"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"capsule":"dltensor","rule":"in-place","ruleset":"exchange@v2"},"buffer":7}`, 0},
 		{"an exception exports nothing", refusedLine, &fakeCopier{}, abi.StatusOK,
 			`{"decision":{"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: <unknown>; only a copy through host memory could export it, and copy=False forbids one"},"rule":"copy-false-unknown-platform","ruleset":"exchange@v2"},"buffer":null}`, 0},
-		{"a copy on the GPU is not one a host makes", onGPULine, &fakeCopier{}, abi.StatusHostError, string(CodeNoCopier), 0},
-		{"the host's copier fails", seedLine, &fakeCopier{status: abi.HostFailed}, abi.StatusHostError, string(CodeCopyFailed), 1},
-		{"the host has no copier", seedLine, &fakeCopier{status: abi.HostUnavailable}, abi.StatusHostError, string(CodeNoCopier), 1},
-		{"a guest without the import", seedLine, nil, abi.StatusHostError, string(CodeNoCopier), 0},
+		{"a copy on the GPU is not one a host makes", onGPULine, &fakeCopier{}, abi.StatusHostError, string(exchange.CodeNoCopier), 0},
+		{"the host's copier fails", seedLine, &fakeCopier{status: abi.HostFailed}, abi.StatusHostError, string(exchange.CodeCopyFailed), 1},
+		{"the host has no copier", seedLine, &fakeCopier{status: abi.HostUnavailable}, abi.StatusHostError, string(exchange.CodeNoCopier), 1},
+		{"a guest without the import", seedLine, nil, abi.StatusHostError, string(exchange.CodeNoCopier), 0},
 		{"an input error", `{"platform":"gpu","platform_version":"cuda 12030","copy":"yes"}`, &fakeCopier{}, abi.StatusInputError, string(engine.CodeWrongType), 0},
 	}
 	for _, tt := range tests {
@@ -122,7 +123,7 @@ func TestGuestExchangeTooSmall(t *testing.T) {
 // as an export decision, and only where the rules set them.
 func TestGuestResolveExport(t *testing.T) {
 	g, h := exchangeGuest(t, nil)
-	var desc Description
+	var desc abi.Description
 	out, _ := g.Describe(h)
 	if err := json.Unmarshal(out, &desc); err != nil {
 		t.Fatal(err)
@@ -144,7 +145,7 @@ func TestGuestResolveExport(t *testing.T) {
 	}
 	// jax's decisions never set them: the device kind old hosts read.
 	gj, hj := loaded(t, nil)
-	var jd Description
+	var jd abi.Description
 	out, _ = gj.Describe(hj)
 	json.Unmarshal(out, &jd)
 	var in []byte

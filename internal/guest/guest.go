@@ -94,11 +94,11 @@ func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
 // set always gets the same handle. Handles outlive a later Load.
 func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	if g.catalog == nil {
-		return 0, ErrorJSON(&engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules loaded"}), abi.StatusNotLoaded
+		return 0, abi.ErrorJSON(&engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules loaded"}), abi.StatusNotLoaded
 	}
 	rs, err := g.catalog.RuleSet(ref)
 	if err != nil {
-		return 0, ErrorJSON(err), abi.StatusNoRuleSet
+		return 0, abi.ErrorJSON(err), abi.StatusNoRuleSet
 	}
 	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h != nil && h.rs == rs }); i >= 0 {
 		return uint32(i + 1), nil, abi.StatusOK
@@ -112,15 +112,6 @@ func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	return uint32(len(g.handles)), nil, abi.StatusOK
 }
 
-// Description is what dlroute_describe returns for a handle: what a host
-// needs to write binary inputs and read binary decisions.
-type Description struct {
-	Ref         string              `json:"ref"`
-	Inputs      []engine.InputDecl  `json:"inputs"`
-	Rules       []string            `json:"rules"`
-	DeviceTypes []engine.DeviceType `json:"device_types"`
-}
-
 // Describe returns the Description of a handle as JSON.
 func (g *Guest) Describe(h uint32) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
@@ -128,7 +119,7 @@ func (g *Guest) Describe(h uint32) ([]byte, abi.Status) {
 		return nil, abi.StatusBadHandle
 	}
 	rs := hd.rs
-	data, _ := json.Marshal(Description{rs.Ref(), hd.decls, rs.RuleIDs(), rs.DeviceTypes()})
+	data, _ := json.Marshal(abi.Description{Ref: rs.Ref(), Inputs: hd.decls, Rules: rs.RuleIDs(), DeviceTypes: rs.DeviceTypes()})
 	return data, abi.StatusOK
 }
 
@@ -147,53 +138,15 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	input, err := BinaryInput(in, hd.decls)
+	input, err := abi.BinaryInput(in, hd.decls)
 	if err != nil {
-		return ErrorJSON(err), abi.StatusBadArgument
+		return abi.ErrorJSON(err), abi.StatusBadArgument
 	}
 	d, out, status := g.decide(ctx, hd, input)
 	if status != abi.StatusOK {
 		return out, status
 	}
-	return AppendDecision(nil, hd.rules[d.Rule], d), abi.StatusOK
-}
-
-// BinaryInput decodes a binary input (abi.DecodeFields), one field for
-// each of decls, into an engine.Input; an absent field is left out.
-func BinaryInput(in []byte, decls []engine.InputDecl) (engine.Input, error) {
-	values, present, err := abi.DecodeFields(in, len(decls))
-	if err != nil {
-		return nil, &engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}
-	}
-	input := make(engine.Input, len(decls))
-	for i, d := range decls {
-		if present[i] {
-			input[d.Name] = values[i]
-		}
-	}
-	return input, nil
-}
-
-// AppendDecision appends the binary decision of d (wasm/ABI.md), rule
-// being the index of d.Rule in the rule set's RuleIDs: abi.AppendDevice,
-// abi.AppendExport where the decision sets copy, capsule or flags, or
-// abi.AppendException.
-func AppendDecision(b []byte, rule uint32, d engine.Decision) []byte {
-	switch {
-	case d.Error != nil:
-		return abi.AppendException(b, rule, d.Error.Type, d.Error.Message)
-	case d.Copy || d.Capsule != "" || d.Flags != 0:
-		return abi.AppendExport(b, rule, d.DeviceTypeCode, d.DeviceID, d.Copy, capsuleCode[d.Capsule], uint64(d.Flags))
-	}
-	return abi.AppendDevice(b, rule, d.DeviceTypeCode, d.DeviceID)
-}
-
-// capsuleCode is the binary decision's code of each capsule kind the
-// engine decides (it refuses any other).
-var capsuleCode = map[string]byte{
-	"":                        abi.CapsuleNone,
-	engine.CapsuleUnversioned: abi.CapsuleUnversioned,
-	engine.CapsuleVersioned:   abi.CapsuleVersioned,
+	return abi.AppendDecision(nil, hd.rules[d.Rule], d), abi.StatusOK
 }
 
 // ResolveJSON decides one JSON object, as a line of `dlroute resolve
@@ -216,7 +169,7 @@ func (g *Guest) ExplainJSON(ctx context.Context, h uint32, line []byte) ([]byte,
 	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input) ([]byte, abi.Status) {
 		x, err := hd.rs.Explain(ctx, in)
 		if err != nil {
-			return ErrorJSON(err), statusOf(err)
+			return abi.ErrorJSON(err), statusOf(err)
 		}
 		data, _ := x.MarshalJSON()
 		return data, abi.StatusOK
@@ -232,10 +185,10 @@ func (g *Guest) answerJSON(ctx context.Context, h uint32, line []byte, answer fu
 	}
 	in, err := g.decodeAsking(hd, line)
 	if errors.As(err, new(hostError)) {
-		return ErrorJSON(err), abi.StatusHostError
+		return abi.ErrorJSON(err), abi.StatusHostError
 	}
 	if err != nil {
-		return ErrorJSON(err), abi.StatusInputError
+		return abi.ErrorJSON(err), abi.StatusInputError
 	}
 	return answer(hd, in)
 }
@@ -301,14 +254,14 @@ func (g *Guest) decide(ctx context.Context, hd *handle, in engine.Input) (engine
 		switch {
 		case errors.Is(err, ErrNoAnswer): // checked as it is: missing_field
 		case err != nil:
-			return engine.Decision{}, ErrorJSON(err), abi.StatusHostError
+			return engine.Decision{}, abi.ErrorJSON(err), abi.StatusHostError
 		default:
 			in["platform_version"] = version
 		}
 	}
 	d, err := hd.rs.Resolve(ctx, in)
 	if err != nil {
-		return d, ErrorJSON(err), statusOf(err)
+		return d, abi.ErrorJSON(err), statusOf(err)
 	}
 	return d, nil, abi.StatusOK
 }
@@ -321,17 +274,6 @@ func statusOf(err error) abi.Status {
 		return abi.StatusInputError
 	}
 	return abi.StatusEvalError
-}
-
-// ErrorJSON is the JSON of err as an *engine.Error: its own, or an
-// eval_error with its text.
-func ErrorJSON(err error) []byte {
-	var e *engine.Error
-	if !errors.As(err, &e) {
-		e = &engine.Error{Code: engine.CodeEval, Message: err.Error()}
-	}
-	data, _ := json.Marshal(e)
-	return data
 }
 
 func errorsJSON(list []*engine.Error) []byte {

@@ -59,7 +59,7 @@ func TestGuestLoadKeepsRulesOnError(t *testing.T) {
 
 func TestGuestResolveBinary(t *testing.T) {
 	g, h := loaded(t, nil)
-	var desc Description
+	var desc abi.Description
 	out, _ := g.Describe(h)
 	if err := json.Unmarshal(out, &desc); err != nil || desc.Ref != "jax@v3" || desc.Inputs[0].Name != "platform" {
 		t.Fatalf("Describe: %s (%v)", out, err)
@@ -113,7 +113,7 @@ func TestGuestErrorsAreEngineErrors(t *testing.T) {
 // same status when the host fails to read the machine.
 func TestGuestHostFailureIsOneStatus(t *testing.T) {
 	g, h := loaded(t, func(int) (string, error) { return "", errors.New("driver stuck") })
-	var desc Description
+	var desc abi.Description
 	out, _ := g.Describe(h)
 	json.Unmarshal(out, &desc)
 	var in []byte

@@ -60,7 +60,7 @@ func (g *Guest) Test(ctx context.Context, h uint32) ([]byte, abi.Status) {
 	}
 	data, err := json.Marshal(report)
 	if err != nil {
-		return ErrorJSON(err), abi.StatusEvalError
+		return abi.ErrorJSON(err), abi.StatusEvalError
 	}
 	return data, abi.StatusOK
 }
@@ -83,11 +83,11 @@ func (g *Guest) Diff(ctx context.Context, a, b uint32) ([]byte, abi.Status) {
 	}
 	report, err := engine.Diff(ctx, ha.rs, hb.rs, engine.DiffOptions{MaxInputs: MaxDiffInputs})
 	if err != nil {
-		return ErrorJSON(err), abi.StatusEvalError
+		return abi.ErrorJSON(err), abi.StatusEvalError
 	}
 	data, err := json.Marshal(report)
 	if err != nil {
-		return ErrorJSON(err), abi.StatusEvalError
+		return abi.ErrorJSON(err), abi.StatusEvalError
 	}
 	return data, abi.StatusOK
 }

@@ -1,0 +1,70 @@
+package abi
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// What the module and the C library hand a host for one rule set, and
+// the binary codec's engine side: inputs decoded into an engine.Input,
+// decisions encoded from an engine.Decision, errors as JSON objects.
+
+// Description is what dlroute_describe returns for a handle: what a host
+// needs to write binary inputs and read binary decisions.
+type Description struct {
+	Ref         string              `json:"ref"`
+	Inputs      []engine.InputDecl  `json:"inputs"`
+	Rules       []string            `json:"rules"`
+	DeviceTypes []engine.DeviceType `json:"device_types"`
+}
+
+// BinaryInput decodes a binary input (DecodeFields), one field for
+// each of decls, into an engine.Input; an absent field is left out.
+func BinaryInput(in []byte, decls []engine.InputDecl) (engine.Input, error) {
+	values, present, err := DecodeFields(in, len(decls))
+	if err != nil {
+		return nil, &engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}
+	}
+	input := make(engine.Input, len(decls))
+	for i, d := range decls {
+		if present[i] {
+			input[d.Name] = values[i]
+		}
+	}
+	return input, nil
+}
+
+// AppendDecision appends the binary decision of d (wasm/ABI.md), rule
+// being the index of d.Rule in the rule set's RuleIDs: AppendDevice,
+// AppendExport where the decision sets copy, capsule or flags, or
+// AppendException.
+func AppendDecision(b []byte, rule uint32, d engine.Decision) []byte {
+	switch {
+	case d.Error != nil:
+		return AppendException(b, rule, d.Error.Type, d.Error.Message)
+	case d.Copy || d.Capsule != "" || d.Flags != 0:
+		return AppendExport(b, rule, d.DeviceTypeCode, d.DeviceID, d.Copy, capsuleCode[d.Capsule], uint64(d.Flags))
+	}
+	return AppendDevice(b, rule, d.DeviceTypeCode, d.DeviceID)
+}
+
+// capsuleCode is the binary decision's code of each capsule kind the
+// engine decides (it refuses any other).
+var capsuleCode = map[string]byte{
+	"":                        CapsuleNone,
+	engine.CapsuleUnversioned: CapsuleUnversioned,
+	engine.CapsuleVersioned:   CapsuleVersioned,
+}
+
+// ErrorJSON is the JSON of err as an *engine.Error: its own, or an
+// eval_error with its text.
+func ErrorJSON(err error) []byte {
+	var e *engine.Error
+	if !errors.As(err, &e) {
+		e = &engine.Error{Code: engine.CodeEval, Message: err.Error()}
+	}
+	data, _ := json.Marshal(e)
+	return data
+}
