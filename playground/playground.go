@@ -41,7 +41,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
 // The page's assets. The module is not among them: it is built from the
@@ -198,9 +197,13 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// compress is New's gzip of a module handed over uncompressed. A host
+// that serves the module often hands New its cached compressed form
+// instead (internal/wasmbuild.Gzipped), so this level is for the rare
+// caller that does not: gzip's default.
 func compress(data []byte) ([]byte, error) {
 	var b bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&b, wasmbuild.GzipLevel)
+	zw, err := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}
