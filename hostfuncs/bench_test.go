@@ -11,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -253,13 +254,13 @@ func BenchmarkCompile(b *testing.B) {
 // (memoised) and carries out with CarryOut; "wasm" is RuleSet.Exchange:
 // the module decides (its engine memoised, no host memo: an exchange has
 // an effect) and asks the host to copy through copy_to_host. Both copy
-// with HostCopier.
+// with machine.HostCopier.
 func BenchmarkExchange(b *testing.B) {
 	ctx := context.Background()
 	data := testArray()
-	src := Buffer{DeviceType: DeviceCPU, Data: data, Size: int64(len(data))}
-	native := nativeExchanger(b, "exchange", HostCopier{})
-	wasmRuleSet, err := benchRuleSet(b, RunnerConfig{Host: Host{Copier: HostCopier{}}}).r.RuleSet(ctx, "exchange")
+	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
+	native := nativeExchanger(b, "exchange", machine.HostCopier{})
+	wasmRuleSet, err := benchRuleSet(b, RunnerConfig{Host: Host{Copier: machine.HostCopier{}}}).r.RuleSet(ctx, "exchange")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,53 +1,10 @@
 package hostfuncs
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"sync"
+
+	"github.com/dlroute/dlroute/machine"
 )
-
-// DLPack device type codes the host's buffers use (dlpack.h).
-const (
-	DeviceCPU      = 1
-	DeviceCUDA     = 2
-	DeviceCUDAHost = 3
-	DeviceROCM     = 10
-)
-
-// Buffer is an array's memory as the host sees it: on a device (Ptr, a
-// device address) or in host memory (Data).
-type Buffer struct {
-	DeviceType int32   // DLPack code of where the bytes are
-	DeviceID   int32   // device ordinal
-	Ptr        uintptr // device address, when the bytes are not in host memory
-	Data       []byte  // the bytes, when they are in host memory
-	Size       int64   // bytes
-}
-
-// Copier copies a buffer into host memory. CopyToHost returns a new buffer
-// on (kDLCPU, 0) that the caller owns alone (DLPack's IS_COPIED).
-type Copier interface {
-	CopyToHost(ctx context.Context, src Buffer) (Buffer, error)
-}
-
-// ErrNotHostReachable is returned by a copier for a buffer it cannot read.
-var ErrNotHostReachable = errors.New("buffer is not in memory this copier can read")
-
-// HostCopier copies buffers that are already in host memory (kDLCPU and
-// pinned host memory): the copy a producer makes for copy=True.
-type HostCopier struct{}
-
-// CopyToHost copies src.Data.
-func (HostCopier) CopyToHost(ctx context.Context, src Buffer) (Buffer, error) {
-	if src.Data == nil {
-		return Buffer{}, fmt.Errorf("%w: device type %d holds no host bytes", ErrNotHostReachable, src.DeviceType)
-	}
-	if int64(len(src.Data)) != src.Size {
-		return Buffer{}, fmt.Errorf("buffer says %d bytes but holds %d", src.Size, len(src.Data))
-	}
-	return Buffer{DeviceType: DeviceCPU, DeviceID: 0, Data: append([]byte(nil), src.Data...), Size: src.Size}, nil
-}
 
 // Buffers is a table of buffers by handle, shared by the host functions of
 // one runner: the guest names buffers by handle and never sees their bytes.
@@ -55,7 +12,7 @@ func (HostCopier) CopyToHost(ctx context.Context, src Buffer) (Buffer, error) {
 type Buffers struct {
 	mu    sync.Mutex
 	next  uint32
-	m     map[uint32]Buffer
+	m     map[uint32]machine.Buffer
 	notes map[uint32]copyNote // by source handle: what copy_to_host did with it
 }
 
@@ -68,11 +25,11 @@ type copyNote struct {
 }
 
 // Add registers a buffer and returns its handle (never 0).
-func (b *Buffers) Add(buf Buffer) uint32 {
+func (b *Buffers) Add(buf machine.Buffer) uint32 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
-		b.m = map[uint32]Buffer{}
+		b.m = map[uint32]machine.Buffer{}
 	}
 	b.next++
 	b.m[b.next] = buf
@@ -80,7 +37,7 @@ func (b *Buffers) Add(buf Buffer) uint32 {
 }
 
 // Get returns the buffer of a handle.
-func (b *Buffers) Get(h uint32) (Buffer, bool) {
+func (b *Buffers) Get(h uint32) (machine.Buffer, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	buf, ok := b.m[h]
@@ -113,11 +70,11 @@ func (b *Buffers) note(src, dst uint32, err error) {
 
 // release forgets src and every copy made of it, and returns the copies
 // by handle and the copier's last error.
-func (b *Buffers) release(src uint32) (map[uint32]Buffer, error) {
+func (b *Buffers) release(src uint32) (map[uint32]machine.Buffer, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := b.notes[src]
-	copies := make(map[uint32]Buffer, len(n.copies))
+	copies := make(map[uint32]machine.Buffer, len(n.copies))
 	for _, c := range n.copies {
 		if buf, ok := b.m[c]; ok {
 			copies[c] = buf

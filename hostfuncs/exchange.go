@@ -8,6 +8,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/exchange"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // Codes of an *ExchangeError: an exchange the rules decided and the host
@@ -54,7 +55,7 @@ type ExchangeResult struct {
 	// memory, on the decision's device (pinned memory exported on kDLCPU
 	// is the same bytes); for a copy, a new buffer on (kDLCPU, 0) that the
 	// caller owns alone (IS_COPIED). Nil when the decision is an exception.
-	Buffer *Buffer
+	Buffer *machine.Buffer
 }
 
 // CarryOut carries out a decision for src natively, the way
@@ -63,7 +64,7 @@ type ExchangeResult struct {
 // and a copy into host memory is made by c (nil: this host has none). A
 // copy anywhere else (copy=True on a GPU) is an *ExchangeError with
 // CodeNoCopier, and a copier's failure one with CodeCopyFailed.
-func CarryOut(ctx context.Context, d engine.Decision, src Buffer, c Copier) (ExchangeResult, error) {
+func CarryOut(ctx context.Context, d engine.Decision, src machine.Buffer, c machine.Copier) (ExchangeResult, error) {
 	step, err := exchange.StepOf(d)
 	if err != nil {
 		return ExchangeResult{}, exchangeError(engine.Errors(err)[0], nil)
@@ -81,7 +82,7 @@ func CarryOut(ctx context.Context, d engine.Decision, src Buffer, c Copier) (Exc
 	}
 	// As the host function does: a copier that hangs past ctx, or panics,
 	// is a failed copy.
-	dst, err := withDeadline(ctx, func() (Buffer, error) { return c.CopyToHost(ctx, src) })
+	dst, err := withDeadline(ctx, func() (machine.Buffer, error) { return c.CopyToHost(ctx, src) })
 	if err != nil {
 		return ExchangeResult{}, copyFailed(err)
 	}
@@ -90,8 +91,8 @@ func CarryOut(ctx context.Context, d engine.Decision, src Buffer, c Copier) (Exc
 }
 
 // inPlace is src exported as it is, on the decision's device.
-func inPlace(d engine.Decision, src Buffer) *Buffer {
-	return &Buffer{DeviceType: int32(d.DeviceTypeCode), DeviceID: int32(d.DeviceID), Ptr: src.Ptr, Data: src.Data, Size: src.Size}
+func inPlace(d engine.Decision, src machine.Buffer) *machine.Buffer {
+	return &machine.Buffer{DeviceType: int32(d.DeviceTypeCode), DeviceID: int32(d.DeviceID), Ptr: src.Ptr, Data: src.Data, Size: src.Size}
 }
 
 // Exchange decides one JSON input of an exchange rule set (a line of
@@ -102,7 +103,7 @@ func inPlace(d engine.Decision, src Buffer) *Buffer {
 // and the table holds neither it nor its copy afterwards. Errors are an
 // *engine.Error for an input or evaluation error, and an *ExchangeError
 // for a decision that could not be carried out, as CarryOut's.
-func (rs *RuleSet) Exchange(ctx context.Context, line []byte, src Buffer) (ExchangeResult, error) {
+func (rs *RuleSet) Exchange(ctx context.Context, line []byte, src machine.Buffer) (ExchangeResult, error) {
 	buffers := rs.r.cfg.Host.Buffers
 	h := buffers.Add(src)
 	var answer struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -27,7 +28,7 @@ func ExampleCarryOut() {
 		log.Fatal(err)
 	}
 	array := []byte{1, 2, 3, 4}
-	res, err := hostfuncs.CarryOut(ctx, d, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCPU, Data: array, Size: 4}, hostfuncs.HostCopier{})
+	res, err := hostfuncs.CarryOut(ctx, d, machine.Buffer{DeviceType: machine.DeviceCPU, Data: array, Size: 4}, machine.HostCopier{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func ExampleRuleSet_Exchange() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module, Instances: 1, Host: hostfuncs.Host{Copier: hostfuncs.HostCopier{}}})
+	r, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module, Instances: 1, Host: hostfuncs.Host{Copier: machine.HostCopier{}}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func ExampleRuleSet_Exchange() {
 	}
 	array := []byte{1, 2, 3, 4}
 	line := []byte(`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`)
-	res, err := rs.Exchange(ctx, line, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCPU, Data: array, Size: 4})
+	res, err := rs.Exchange(ctx, line, machine.Buffer{DeviceType: machine.DeviceCPU, Data: array, Size: 4})
 	if err != nil {
 		log.Fatal(err)
 	}

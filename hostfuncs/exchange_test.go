@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -27,22 +28,24 @@ type brokenCopier struct{}
 
 var errBroken = errors.New("the transfer stopped half way")
 
-func (brokenCopier) CopyToHost(_ context.Context, src Buffer) (Buffer, error) {
+func (brokenCopier) CopyToHost(_ context.Context, src machine.Buffer) (machine.Buffer, error) {
 	dst := make([]byte, len(src.Data))
 	copy(dst, src.Data[:len(src.Data)/2])
-	return Buffer{}, errBroken
+	return machine.Buffer{}, errBroken
 }
 
-// copierFunc is a function as a Copier.
-type copierFunc func(ctx context.Context, src Buffer) (Buffer, error)
+// copierFunc is a function as a machine.Copier.
+type copierFunc func(ctx context.Context, src machine.Buffer) (machine.Buffer, error)
 
-func (f copierFunc) CopyToHost(ctx context.Context, src Buffer) (Buffer, error) { return f(ctx, src) }
+func (f copierFunc) CopyToHost(ctx context.Context, src machine.Buffer) (machine.Buffer, error) {
+	return f(ctx, src)
+}
 
 // exchanger is an exchange from either engine.
-type exchanger func(ctx context.Context, line []byte, src Buffer) (ExchangeResult, error)
+type exchanger func(ctx context.Context, line []byte, src machine.Buffer) (ExchangeResult, error)
 
 // nativeExchanger decides with the native engine and carries out with c.
-func nativeExchanger(t testing.TB, ref string, c Copier) exchanger {
+func nativeExchanger(t testing.TB, ref string, c machine.Copier) exchanger {
 	cat, err := engine.Load(rules.FS, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +54,7 @@ func nativeExchanger(t testing.TB, ref string, c Copier) exchanger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(ctx context.Context, line []byte, src Buffer) (ExchangeResult, error) {
+	return func(ctx context.Context, line []byte, src machine.Buffer) (ExchangeResult, error) {
 		in, err := rs.DecodeInput(line)
 		if err != nil {
 			return ExchangeResult{}, err
@@ -100,12 +103,12 @@ func TestExchangeEnginesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	buffers := &Buffers{}
-	r := newRunner(t, Host{Copier: HostCopier{}, Buffers: buffers})
+	r := newRunner(t, Host{Copier: machine.HostCopier{}, Buffers: buffers})
 	data := testArray()
-	src := Buffer{DeviceType: DeviceCPU, Data: data, Size: int64(len(data))}
+	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	copies := 0
 	for _, rs := range cat.RuleSets() {
-		native := nativeExchanger(t, rs.Ref(), HostCopier{})
+		native := nativeExchanger(t, rs.Ref(), machine.HostCopier{})
 		wasm, err := r.RuleSet(ctx, rs.Ref())
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +123,7 @@ func TestExchangeEnginesAgree(t *testing.T) {
 			}
 			if got.Decision.Copy && got.Buffer != nil {
 				copies++
-				if &got.Buffer.Data[0] == &data[0] || got.Buffer.DeviceType != DeviceCPU || got.Buffer.DeviceID != 0 {
+				if &got.Buffer.Data[0] == &data[0] || got.Buffer.DeviceType != machine.DeviceCPU || got.Buffer.DeviceID != 0 {
 					t.Errorf("%s %s: the copy is %+v, want new memory on (kDLCPU, 0)", rs.Ref(), c.Name, got.Buffer)
 				}
 			}
@@ -149,23 +152,23 @@ const (
 func TestExchangeFailures(t *testing.T) {
 	ctx := context.Background()
 	data := testArray()
-	src := Buffer{DeviceType: DeviceCPU, Data: data, Size: int64(len(data))}
+	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	tests := []struct {
 		name   string
-		copier Copier
+		copier machine.Copier
 		line   string
 		code   engine.Code
 		cause  error
 	}{
 		{"a copier that fails half way", brokenCopier{}, seedLine, CodeCopyFailed, errBroken},
 		{"a host without a copier", nil, seedLine, CodeNoCopier, nil},
-		{"copy=True on the GPU", HostCopier{}, cudaLine[:len(cudaLine)-1] + `,"copy":true}`, CodeNoCopier, nil},
+		{"copy=True on the GPU", machine.HostCopier{}, cudaLine[:len(cudaLine)-1] + `,"copy":true}`, CodeNoCopier, nil},
 	}
 	// One runner with a copier the cases swap, and one without: a runner
 	// takes a second to start.
-	var copier Copier
+	var copier machine.Copier
 	buffers := &Buffers{}
-	swapped := newRunner(t, Host{Buffers: buffers, Copier: copierFunc(func(ctx context.Context, src Buffer) (Buffer, error) {
+	swapped := newRunner(t, Host{Buffers: buffers, Copier: copierFunc(func(ctx context.Context, src machine.Buffer) (machine.Buffer, error) {
 		return copier.CopyToHost(ctx, src)
 	})})
 	none := newRunner(t, Host{Buffers: buffers})

@@ -9,6 +9,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // ModuleName is the name the dlroute module imports host functions from.
@@ -24,7 +25,7 @@ type Host struct {
 	// one when it is nil.
 	Buffers *Buffers
 	// Copier copies a buffer to host memory for copy_to_host.
-	Copier Copier
+	Copier machine.Copier
 }
 
 // Instantiate instantiates the host module into r, under ModuleName.
@@ -92,7 +93,7 @@ func (h Host) writePlatformVersion(ctx context.Context, mem api.Memory, device i
 }
 
 // copyToHost is copy_to_host(buffer, handle_out) -> status: it copies the
-// buffer to host memory with the Copier and writes the new buffer's handle
+// buffer to host memory with the Host's Copier and writes the new buffer's handle
 // at handle_out. HostUnavailable: no copier, or no such buffer;
 // HostFailed: the copier failed (the error is noted for the caller that
 // registered the buffer).
@@ -112,7 +113,7 @@ func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint
 	if !ok {
 		return abi.HostUnavailable
 	}
-	dst, err := withDeadline(ctx, func() (Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
+	dst, err := withDeadline(ctx, func() (machine.Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
 	if err != nil {
 		h.Buffers.note(buffer, 0, err) // the guest sees a status; RuleSet.Exchange reports the error
 		return abi.HostFailed

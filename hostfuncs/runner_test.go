@@ -15,6 +15,7 @@ import (
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -183,9 +184,9 @@ func TestAskTheMachine(t *testing.T) {
 func TestCopyToHost(t *testing.T) {
 	ctx := context.Background()
 	buffers := &Buffers{}
-	r := newRunner(t, Host{Buffers: buffers, Copier: HostCopier{}})
+	r := newRunner(t, Host{Buffers: buffers, Copier: machine.HostCopier{}})
 	data := []byte("an array of bytes standing for a pinned host buffer")
-	src := buffers.Add(Buffer{DeviceType: DeviceCUDAHost, Data: data, Size: int64(len(data))})
+	src := buffers.Add(machine.Buffer{DeviceType: machine.DeviceCUDAHost, Data: data, Size: int64(len(data))})
 	var status abi.Status
 	var handle uint32
 	err := r.with(ctx, func(inst *instance) error {
@@ -200,7 +201,7 @@ func TestCopyToHost(t *testing.T) {
 		t.Fatalf("dlroute_copy_to_host: %v, %v", status, err)
 	}
 	dst, ok := buffers.Get(handle)
-	if !ok || !bytes.Equal(dst.Data, data) || dst.DeviceType != DeviceCPU || &dst.Data[0] == &data[0] {
+	if !ok || !bytes.Equal(dst.Data, data) || dst.DeviceType != machine.DeviceCPU || &dst.Data[0] == &data[0] {
 		t.Fatalf("copy: got %+v, want a new kDLCPU buffer with the same bytes", dst)
 	}
 	_ = r.with(ctx, func(inst *instance) error {
@@ -217,9 +218,9 @@ func TestCopyToHost(t *testing.T) {
 func TestHostFunctionsCheckMemory(t *testing.T) {
 	ctx := context.Background()
 	buffers := &Buffers{}
-	h := Host{PlatformVersion: func(context.Context, int) (string, error) { return "cuda 12030", nil }, Buffers: buffers, Copier: HostCopier{}}
+	h := Host{PlatformVersion: func(context.Context, int) (string, error) { return "cuda 12030", nil }, Buffers: buffers, Copier: machine.HostCopier{}}
 	r := newRunner(t, h)
-	src := buffers.Add(Buffer{DeviceType: DeviceCPU, Data: []byte{1, 2, 3}, Size: 3})
+	src := buffers.Add(machine.Buffer{DeviceType: machine.DeviceCPU, Data: []byte{1, 2, 3}, Size: 3})
 	_ = r.with(ctx, func(inst *instance) error {
 		mem := inst.mod.Memory()
 		end := mem.Size()

@@ -9,17 +9,17 @@ import (
 	"text/tabwriter"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // probe reads the machine; tests replace it with fixed devices.
-var probe = func(ctx context.Context, opts hostfuncs.ProbeOptions) ([]hostfuncs.Device, []hostfuncs.Attempt) {
-	return hostfuncs.Probe(ctx, hostfuncs.SystemEnv(), opts)
+var probe = func(ctx context.Context, opts machine.ProbeOptions) ([]machine.Device, []machine.Attempt) {
+	return machine.Probe(ctx, machine.SystemEnv(), opts)
 }
 
 // detected is one device and how the rule set decides it.
 type detected struct {
-	hostfuncs.Device
+	machine.Device
 	Decision *engine.Decision `json:"decision,omitempty"`
 	Error    *engine.Error    `json:"error,omitempty"`
 }
@@ -44,7 +44,7 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	ctx := context.Background()
-	devices, attempts := probe(ctx, hostfuncs.ProbeOptions{AskJAX: *askJAX})
+	devices, attempts := probe(ctx, machine.ProbeOptions{AskJAX: *askJAX})
 	var out []detected
 	for _, d := range devices {
 		in := engine.Input{"platform": d.Platform, "platform_version": d.PlatformVersion, "local_hardware_id": d.Index}
@@ -61,9 +61,9 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.Encode(struct {
-			RuleSet  string              `json:"ruleset"`
-			Devices  []detected          `json:"devices"`
-			Attempts []hostfuncs.Attempt `json:"attempts"`
+			RuleSet  string            `json:"ruleset"`
+			Devices  []detected        `json:"devices"`
+			Attempts []machine.Attempt `json:"attempts"`
 		}{rs.Ref(), out, attempts})
 		return 0
 	}
@@ -94,7 +94,7 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func hasGPU(devices []hostfuncs.Device) bool {
+func hasGPU(devices []machine.Device) bool {
 	for _, d := range devices {
 		if d.Platform != "cpu" {
 			return true

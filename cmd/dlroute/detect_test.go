@@ -7,23 +7,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // fakeMachine replaces the probes for one test.
-func fakeMachine(t *testing.T, devices []hostfuncs.Device, attempts []hostfuncs.Attempt) {
+func fakeMachine(t *testing.T, devices []machine.Device, attempts []machine.Attempt) {
 	old := probe
-	probe = func(context.Context, hostfuncs.ProbeOptions) ([]hostfuncs.Device, []hostfuncs.Attempt) {
+	probe = func(context.Context, machine.ProbeOptions) ([]machine.Device, []machine.Attempt) {
 		return devices, attempts
 	}
 	t.Cleanup(func() { probe = old })
 }
 
 func TestDetectTable(t *testing.T) {
-	fakeMachine(t, []hostfuncs.Device{
-		{Index: 0, Platform: "gpu", PlatformVersion: "cuda 12040", Probe: hostfuncs.ProbeCUDADriver},
-		{Index: 1, Platform: "gpu", PlatformVersion: "nvfork 1.0", Probe: hostfuncs.ProbeCUDADriver},
-	}, []hostfuncs.Attempt{{Probe: hostfuncs.ProbeCUDADriver}})
+	fakeMachine(t, []machine.Device{
+		{Index: 0, Platform: "gpu", PlatformVersion: "cuda 12040", Probe: machine.ProbeCUDADriver},
+		{Index: 1, Platform: "gpu", PlatformVersion: "nvfork 1.0", Probe: machine.ProbeCUDADriver},
+	}, []machine.Attempt{{Probe: machine.ProbeCUDADriver}})
 	stdout, stderr, status := runDlroute(t, "detect")
 	want := []string{
 		"DEVICE  PLATFORM  PLATFORM_VERSION  PROBE        JAX@V3 DECIDES",
@@ -36,8 +36,8 @@ func TestDetectTable(t *testing.T) {
 }
 
 func TestDetectWithoutGPU(t *testing.T) {
-	fakeMachine(t, []hostfuncs.Device{{Index: 0, Platform: "cpu", PlatformVersion: "cpu", Probe: hostfuncs.ProbeCPU}},
-		[]hostfuncs.Attempt{{Probe: hostfuncs.ProbeCUDADriver, Err: errors.New("libcuda.so.1: cannot open shared object file")}, {Probe: hostfuncs.ProbeCPU}})
+	fakeMachine(t, []machine.Device{{Index: 0, Platform: "cpu", PlatformVersion: "cpu", Probe: machine.ProbeCPU}},
+		[]machine.Attempt{{Probe: machine.ProbeCUDADriver, Err: errors.New("libcuda.so.1: cannot open shared object file")}, {Probe: machine.ProbeCPU}})
 	stdout, _, status := runDlroute(t, "detect")
 	for _, want := range []string{"no GPU found on this machine:", "  cuda-driver: libcuda.so.1: cannot open shared object file", `0       cpu       "cpu"             cpu    kDLCPU, device 0 (rule cpu)`} {
 		if status != 0 || !strings.Contains(stdout, want+"\n") {

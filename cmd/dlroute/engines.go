@@ -9,6 +9,7 @@ import (
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // decider is a rule set as the commands use it, from either engine.
@@ -23,7 +24,7 @@ type decider interface {
 	ExplainJSON(ctx context.Context, line []byte) ([]byte, error)
 	// Exchange decides one JSON line and carries the decision out for
 	// src, copying with the package's copier.
-	Exchange(ctx context.Context, line []byte, src hostfuncs.Buffer) (hostfuncs.ExchangeResult, error)
+	Exchange(ctx context.Context, line []byte, src machine.Buffer) (hostfuncs.ExchangeResult, error)
 }
 
 // engineFlag adds --engine to a command.
@@ -34,7 +35,7 @@ func engineFlag(fs *flag.FlagSet) *string {
 // nativeRuleSet is an engine.RuleSet as a decider.
 type nativeRuleSet struct{ *engine.RuleSet }
 
-func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src hostfuncs.Buffer) (hostfuncs.ExchangeResult, error) {
+func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src machine.Buffer) (hostfuncs.ExchangeResult, error) {
 	in, err := n.DecodeInput(line)
 	if err != nil {
 		return hostfuncs.ExchangeResult{}, err

@@ -15,13 +15,14 @@ import (
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/atomicfile"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // copier makes the copies into host memory that exchange carries out,
 // natively and for the module's copy_to_host. The buffer file is in this
 // process's memory, so the host copier is the copy a host runs for
 // host-reachable memory; tests replace it with copiers that fail.
-var copier hostfuncs.Copier = hostfuncs.HostCopier{}
+var copier machine.Copier = machine.HostCopier{}
 
 // exchangeOutput is what exchange prints: the decision, the source buffer,
 // and the buffer exported (null for an exception).
@@ -89,7 +90,7 @@ func runExchange(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer done()
-	src := hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCPU, Data: data, Size: int64(len(data))}
+	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	res, err := deciders[0].Exchange(ctx, line, src)
 	if err != nil {
 		printExchangeError(stderr, err)

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // TestExchangeFixture: testdata/array.bin is what exchange.txt says it is,
@@ -225,10 +225,10 @@ func TestExchangeBadInput(t *testing.T) {
 // transfer would.
 type halfCopier struct{}
 
-func (halfCopier) CopyToHost(_ context.Context, src hostfuncs.Buffer) (hostfuncs.Buffer, error) {
+func (halfCopier) CopyToHost(_ context.Context, src machine.Buffer) (machine.Buffer, error) {
 	dst := make([]byte, len(src.Data))
 	n := copy(dst, src.Data[:len(src.Data)/2])
-	return hostfuncs.Buffer{}, fmt.Errorf("the device went away after %d of %d bytes", n, len(dst))
+	return machine.Buffer{}, fmt.Errorf("the device went away after %d of %d bytes", n, len(dst))
 }
 
 // TestExchangeCopierFailsHalfWay: a copier that fails half way is reported

@@ -1,4 +1,4 @@
-package hostfuncs_test
+package machine_test
 
 import (
 	"context"
@@ -7,19 +7,19 @@ import (
 	"fmt"
 	"testing/fstest"
 
-	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // A machine whose only trace of its NVIDIA GPU is what the kernel module
 // writes under /proc: the device is an NVIDIA GPU of unknown CUDA version.
 func ExampleProbe() {
-	env := hostfuncs.Env{FS: fstest.MapFS{
+	env := machine.Env{FS: fstest.MapFS{
 		"proc/driver/nvidia/version": {Data: []byte("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n" +
 			"GCC version:  gcc version 12.2.0 (Debian 12.2.0-14) \n")},
 		"proc/driver/nvidia/gpus/0000:18:00.0/information": {Data: []byte("Model: \t\t NVIDIA H100 80GB HBM3\n" +
 			"Bus Location: \t 0000:18:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n")},
 	}}
-	devices, attempts := hostfuncs.Probe(context.Background(), env, hostfuncs.ProbeOptions{})
+	devices, attempts := machine.Probe(context.Background(), env, machine.ProbeOptions{})
 	for _, d := range devices {
 		fmt.Printf("%d %s %q (%s)\n", d.Index, d.Platform, d.PlatformVersion, d.Probe)
 	}
@@ -39,10 +39,10 @@ func ExampleProbe() {
 // Asking JAX gives the exact string it tests, here through a fake Run;
 // SystemEnv runs Python for real.
 func ExampleProbe_askJAX() {
-	env := hostfuncs.Env{Run: func(ctx context.Context, name string, args ...string) ([]byte, error) {
+	env := machine.Env{Run: func(ctx context.Context, name string, args ...string) ([]byte, error) {
 		return []byte(`{"jax": "0.7.2", "devices": [{"id": 0, "local_hardware_id": 0, "platform": "gpu", "platform_version": "PJRT C API\ncuda 12080"}]}`), nil
 	}}
-	devices, _ := hostfuncs.Probe(context.Background(), env, hostfuncs.ProbeOptions{AskJAX: true})
+	devices, _ := machine.Probe(context.Background(), env, machine.ProbeOptions{AskJAX: true})
 	out, _ := json.Marshal(devices)
 	fmt.Println(string(out))
 	// Output:
@@ -54,10 +54,10 @@ func ExampleProbe_askJAX() {
 // answers), each from a probe that answered, and every probe that did not
 // saying why with a code.
 func ExampleSystemEnv() {
-	devices, attempts := hostfuncs.Probe(context.Background(), hostfuncs.SystemEnv(), hostfuncs.ProbeOptions{})
+	devices, attempts := machine.Probe(context.Background(), machine.SystemEnv(), machine.ProbeOptions{})
 	answered, explained := map[string]bool{}, true
 	for _, a := range attempts {
-		var pe *hostfuncs.ProbeError
+		var pe *machine.ProbeError
 		switch {
 		case a.Err == nil:
 			answered[a.Probe] = true
@@ -78,9 +78,9 @@ func ExampleSystemEnv() {
 }
 
 func ExampleAttempt_MarshalJSON() {
-	out, _ := json.Marshal([]hostfuncs.Attempt{
-		{Probe: hostfuncs.ProbeCUDADriver, Err: &hostfuncs.ProbeError{Code: hostfuncs.CodeLoadFailed, Source: "libcuda.so.1", Message: "cannot open shared object file: No such file or directory"}},
-		{Probe: hostfuncs.ProbeCPU},
+	out, _ := json.Marshal([]machine.Attempt{
+		{Probe: machine.ProbeCUDADriver, Err: &machine.ProbeError{Code: machine.CodeLoadFailed, Source: "libcuda.so.1", Message: "cannot open shared object file: No such file or directory"}},
+		{Probe: machine.ProbeCPU},
 	})
 	fmt.Println(string(out))
 	// Output:
@@ -90,18 +90,18 @@ func ExampleAttempt_MarshalJSON() {
 // Where there is no CUDA driver, NewCUDACopier says so with a stable code;
 // a host then copies with HostCopier, or not at all.
 func ExampleNewCUDACopier() {
-	env := hostfuncs.Env{Open: func(lib string) (hostfuncs.Library, error) {
+	env := machine.Env{Open: func(lib string) (machine.Library, error) {
 		return nil, errors.New(lib + ": cannot open shared object file: No such file or directory")
 	}}
-	copier, err := hostfuncs.NewCUDACopier(env) // hostfuncs.SystemEnv() on a real machine
-	var pe *hostfuncs.ProbeError
+	copier, err := machine.NewCUDACopier(env) // machine.SystemEnv() on a real machine
+	var pe *machine.ProbeError
 	if errors.As(err, &pe) {
 		fmt.Println(pe.Code)
 		fmt.Println(err)
 		return
 	}
 	// Where the driver loads, a host copies device memory to the host:
-	//	copier.CopyToHost(ctx, hostfuncs.Buffer{DeviceType: hostfuncs.DeviceCUDA, Ptr: devicePtr, Size: n})
+	//	copier.CopyToHost(ctx, machine.Buffer{DeviceType: machine.DeviceCUDA, Ptr: devicePtr, Size: n})
 	defer copier.Close()
 
 	// Output:
@@ -112,11 +112,11 @@ func ExampleNewCUDACopier() {
 // The "ask the machine" path: a host function that reads this machine
 // once and answers each device's platform_version.
 func ExampleMachinePlatformVersion() {
-	env := hostfuncs.Env{FS: fstest.MapFS{
+	env := machine.Env{FS: fstest.MapFS{
 		"opt/rocm/.info/version":                        {Data: []byte("6.2.0-66\n")},
 		"sys/class/kfd/kfd/topology/nodes/1/properties": {Data: []byte("simd_count 304\ngfx_target_version 90402\n")},
 	}}
-	ask := hostfuncs.MachinePlatformVersion(env, hostfuncs.ProbeOptions{})
+	ask := machine.MachinePlatformVersion(env, machine.ProbeOptions{})
 	v, err := ask(context.Background(), 0)
 	fmt.Printf("%q %v\n", v, err)
 	_, err = ask(context.Background(), 3)

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd
 
-package hostfuncs
+package machine
 
 import (
 	"fmt"
