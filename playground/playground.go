@@ -40,7 +40,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
 )
 
 // The page's assets. The module is not among them: it is built from the
