@@ -58,7 +58,9 @@ test("--rules DIR that does not compile: status 1, each error as the Go command 
   const lines = r.stderr.split("\n");
   assert.match(lines[0], new RegExp(`^error: ${broken}/jax/v3/rules\\.yaml:52:19: rule sharded: when: Syntax error: `));
   assert.deepEqual(lines.slice(1, 3), [" |     when: shards >> 1", " | ..................^"]);
-  assert.equal(lines[3], `error: ${broken}/exchange/v1/rules.yaml:11:8: import jax@v3 does not load; see its errors`);
+  // One typo is one error: the versions that import jax@v3 add none of their own.
+  assert.equal(lines.filter((l) => l.startsWith("error:")).length, 1, r.stderr);
+  assert.ok(!r.stderr.includes("does not load"), r.stderr);
 });
 
 test("each line is answered while stdin stays open", async () => {

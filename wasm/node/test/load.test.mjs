@@ -84,7 +84,8 @@ describe("rules", () => {
       assert.equal(err.errors[0].position.file, `${broken.cel}/jax/v3/rules.yaml`, "named as given, as the Go command's --rules names it");
       assert.equal(err.errors[0].source.trim(), "when: shards >> 1");
       assert.ok(err.message.startsWith(`the rules do not load: ${broken.cel}/jax/v3/rules.yaml:52:19: rule sharded: when: Syntax error:`), err.message);
-      assert.match(err.message, /\(and 2 more\)$/);
+      assert.equal(err.errors.length, 1, "one typo is one error: no import errors of the versions that import it");
+      assert.doesNotMatch(err.message, /\(and \d+ more\)$/);
       return true;
     });
   });
