@@ -211,3 +211,21 @@ func readVersion(fsys fs.FS, dir string, opts Options) *readFiles {
 	}
 	return p
 }
+
+// ReadFile reads the file name of fsys as Load reads a rule file: only a
+// regular file, checked before a byte is read and again once open, of at
+// most MaxRuleFileSize bytes, and never by an open that can block (an
+// os.DirFS is read as DirFS). Hosts that hand a rules directory on (the
+// module's archive, the playground's rules.json, bundle build) read it so.
+// Errors are an *Error with the file as its position: not_regular,
+// too_large, missing_file or read_error.
+func ReadFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := readSource(fsys, path.Dir(name), path.Base(name), Options{Root: "."})
+	if err != nil {
+		if err.Code == CodeMissingFile {
+			err.Hint = "" // the hint is about a version's four files
+		}
+		return nil, err
+	}
+	return []byte(f.text), nil
+}

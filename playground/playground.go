@@ -40,6 +40,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/dlroute/dlroute/engine"
 )
 
 // The page's assets. The module is not among them: it is built from the
@@ -179,7 +181,7 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 			return err
 		}
 		if d.Type().IsRegular() && strings.Count(p, "/") == 2 {
-			data, err := fs.ReadFile(rules, p)
+			data, err := engine.ReadFile(rules, p) // regular, unblocking, within MaxRuleFileSize
 			if err != nil {
 				return err
 			}

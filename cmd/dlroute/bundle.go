@@ -187,7 +187,7 @@ func gatherRules(dirs []string) (fstest.MapFS, string, error) {
 			if d.IsDir() || strings.Count(name, "/") != 2 || strings.HasPrefix(d.Name(), ".") {
 				return nil
 			}
-			data, err := readRuleFile(dir, filepath.ToSlash(rel))
+			data, err := engine.ReadFile(engine.DirFS(dir), filepath.ToSlash(rel))
 			if err != nil {
 				return err
 			}
@@ -370,24 +370,4 @@ var refusalHints = map[string]string{
 	string(bundle.CodeBadRevision):   "a revision uses only [A-Za-z0-9._:+@/-], up to 128 characters",
 	live.CodeRollback:                "a host serves only bundles newer than the one it has: build with a higher --sequence, or serve --allow-rollback to go back",
 	live.CodeSequenceReused:          "each bundle has its own sequence: build it again with a higher --sequence (by default, the time)",
-}
-
-// readRuleFile reads the file rel of dir as a rule file: a pipe, a device
-// or a link to one is refused without blocking, and a file over
-// engine.MaxRuleFileSize before it is read.
-func readRuleFile(dir, rel string) ([]byte, error) {
-	fsys := engine.DirFS(dir)
-	f, err := fsys.Open(rel)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > engine.MaxRuleFileSize {
-		return nil, fmt.Errorf("%s is larger than %d bytes", filepath.Join(dir, rel), engine.MaxRuleFileSize)
-	}
-	return io.ReadAll(io.LimitReader(f, engine.MaxRuleFileSize+1))
 }

@@ -10,12 +10,18 @@ import (
 	"slices"
 	"strings"
 	"testing/fstest"
+
+	"github.com/dlroute/dlroute/engine"
 )
 
 // The rules archive is how a host hands a rules directory to the module:
 // for each file, a u32 length and its slash-separated path relative to the
 // rules directory ("jax/v3/rules.yaml"), then a u32 length and its bytes.
 // Little-endian, no header: simple enough for any host to write.
+
+// MaxArchiveSize is the largest rules archive PackFS writes: the limit of
+// a bundle's unpacked files (bundle.MaxUnpackedSize).
+const MaxArchiveSize = 64 << 20
 
 // PackFS writes every regular file of fsys into an archive, sorted by path
 // so that equal directories give equal archives.
@@ -36,9 +42,12 @@ func PackFS(fsys fs.FS) ([]byte, error) {
 	slices.Sort(names)
 	var b []byte
 	for _, name := range names {
-		data, err := fs.ReadFile(fsys, name)
+		data, err := engine.ReadFile(fsys, name) // regular, unblocking, within MaxRuleFileSize
 		if err != nil {
 			return nil, err
+		}
+		if len(b)+len(data) > MaxArchiveSize {
+			return nil, &engine.Error{Code: engine.CodeTooLarge, Message: fmt.Sprintf("the rules are larger than %d bytes", MaxArchiveSize)}
 		}
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(name)))
 		b = append(b, name...)
