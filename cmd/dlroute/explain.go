@@ -25,11 +25,27 @@ func explainOne(ctx context.Context, rs decider, line []byte, stdout, stderr io.
 		printError(stderr, fmt.Errorf("reading the explanation: %w", err))
 		return 1
 	}
-	writeExplanation(stdout, x, "")
+	var names map[int64]string
+	if n, ok := rs.(interface{ DeviceTypes() []engine.DeviceType }); ok {
+		names = map[int64]string{}
+		for _, dt := range n.DeviceTypes() {
+			names[dt.Code] = dt.Name
+		}
+	}
+	writeExplanation(stdout, x, "", names)
 	return 0
 }
 
-func writeExplanation(w io.Writer, x engine.Explanation, indent string) {
+// isDeviceValue says whether a value's name calls it a device type code:
+// device, or ending in _device or device_type (gpu_device).
+func isDeviceValue(name string) bool {
+	return name == "device" || strings.HasSuffix(name, "_device") || strings.HasSuffix(name, "device_type")
+}
+
+// writeExplanation prints x. A value the decision did not read that
+// failed is "(not needed: ...)", not a failure; a device type code is
+// followed by its name in names, the rule set's device_types.
+func writeExplanation(w io.Writer, x engine.Explanation, indent string, names map[int64]string) {
 	fmt.Fprintf(w, "%sdecision: %s\n", indent, x.Decision)
 	fmt.Fprintf(w, "%srules of %s, tried in order until one matches:\n", indent, x.Decision.RuleSet)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -55,7 +71,13 @@ func writeExplanation(w io.Writer, x engine.Explanation, indent string) {
 			used = "*"
 		}
 		shown := "= " + strings.TrimSuffix(compactJSON(v.Value), "\n")
-		if v.Error != "" {
+		if code, ok := v.Value.(float64); ok && isDeviceValue(v.Name) && names[int64(code)] != "" && code == float64(int64(code)) {
+			shown += " (" + names[int64(code)] + ")"
+		}
+		switch {
+		case v.Error != "" && !v.Used:
+			shown = "(not needed: " + v.Error + ")"
+		case v.Error != "":
 			shown = "failed: " + v.Error
 		}
 		where := ""
@@ -68,7 +90,7 @@ func writeExplanation(w io.Writer, x engine.Explanation, indent string) {
 	for _, v := range x.Trace.Values {
 		if v.Import != nil {
 			fmt.Fprintf(w, "%simport %s (%s):\n", indent, v.Name, v.Import.Decision.RuleSet)
-			writeExplanation(w, *v.Import, indent+"    ")
+			writeExplanation(w, *v.Import, indent+"    ", names)
 		}
 	}
 }
