@@ -14,8 +14,8 @@ import (
 
 // `dlroute playground --rules PATH` follows PATH: every change goes
 // through the gate serve uses (package live), and what passes becomes the
-// page's rules (RATIONALE.md, "Why the playground follows --rules through
-// package live").
+// page's rules (RATIONALE.md, "Why does the playground follow --rules through
+// package live?").
 
 // follower follows --rules for the playground.
 type follower struct {
