@@ -3,7 +3,8 @@ package main
 // One corpus, every host: the inputs of every rule set's tests.yaml, the
 // extra inputs in testdata/corpus/ and a few generated at the limits go
 // through `dlroute resolve --json` natively (the reference), and through
-// every other host (hosts_test.go: wazero, Node.js, the browser page);
+// every other host (hosts_test.go: wazero, Node.js, the browser page, the
+// C library's example and the Python package);
 // each host's output must be the
 // native output byte for byte, line by line. A known difference is a line
 // of testdata/corpus/exceptions.txt with its reason; an exception that no
