@@ -200,7 +200,7 @@ function buildEditors() {
     const name = path.split("/")[2];
     const box = h("div", { class: "editor-box", hidden: true });
     host.append(box);
-    const ed = new Editor(box, { testid: own ? `editor-${name}` : `editor-${path}`, label: path });
+    const ed = new Editor(box, { testid: own ? `editor-${name}` : `editor-${path}`, label: path, describedBy: "editor-keys" });
     ed.setText(app.ws.textOf(path));
     ed.onInput((text) => {
       app.ws.edit(path, text);
@@ -301,6 +301,8 @@ function applyExample(id) {
   if (!ex) return;
   if (!app.ws.refs.includes(ex.ref)) return showMessage(`This example needs ${ex.ref}, which these rules do not have.`, "warn");
   let note = ex.note;
+  // An example's edits replace the edits before it.
+  app.ws.edits = new Map();
   if (ex.edit) {
     const text = app.ws.textOf(ex.edit.file) ?? "";
     if (!text.includes(ex.edit.insert)) {
@@ -393,7 +395,17 @@ async function start() {
   select.addEventListener("change", () => { selectRef(select.value); schedule(); });
   const exSelect = $("examples");
   exSelect.append(...examples.map((e) => new Option(e.title, e.id)));
-  exSelect.addEventListener("change", () => { applyExample(exSelect.value); exSelect.value = ""; });
+  // A closed <select> changes its value on an arrow key: that only moves
+  // the choice, and Enter applies it; a choice from the open list (click,
+  // or Enter in it) applies at once.
+  let keyed = false;
+  const applyChosen = () => { keyed = false; const id = exSelect.value; exSelect.value = ""; applyExample(id); };
+  exSelect.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && exSelect.value) { e.preventDefault(); applyChosen(); return; }
+    keyed = !e.altKey && ["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"].includes(e.key) || e.key.length === 1 && e.key !== " ";
+  });
+  exSelect.addEventListener("change", () => { if (keyed) keyed = false; else applyChosen(); });
+  exSelect.addEventListener("blur", () => { keyed = false; exSelect.value = ""; });
 
   app.form = new InputForm($("input-form"), () => {
     app.revealRule = true;

@@ -13,8 +13,9 @@ const PAINT_MAX = 256 << 10;
 
 export class Editor {
   // root is an element to fill; testid names the textarea for tests
-  // (data-testid), label for screen readers.
-  constructor(root, { testid, label }) {
+  // (data-testid), label for screen readers; describedBy is the id of the
+  // element that says how to leave the editor from the keyboard.
+  constructor(root, { testid, label, describedBy }) {
     this.root = root;
     root.classList.add("editor");
     root.innerHTML = "";
@@ -32,6 +33,7 @@ export class Editor {
     this.textarea.setAttribute("autocapitalize", "off");
     this.textarea.setAttribute("autocomplete", "off");
     this.textarea.setAttribute("aria-label", label);
+    if (describedBy) this.textarea.setAttribute("aria-describedby", describedBy);
     this.textarea.dataset.testid = testid;
     code.append(this.backdrop, this.textarea);
     root.append(this.gutter, code);

@@ -81,10 +81,14 @@ function traceView(trace, onPosition, depth) {
       h("button", { class: "link", onclick: () => onPosition(s.position) }, s.rule),
       h("span", { class: "pos" }, where(s.position)),
       s.error ? h("div", { class: "err-text" }, s.error) : null)));
+  // A value the decision did not read is not its concern: shown muted,
+  // and one that failed is "not needed", not an error; only a failure of
+  // a value the decision read is an error.
   const values = h("dl", { class: "values" }, trace.values.flatMap((v) => [
-    h("dt", { class: v.used ? "used" : "unused", title: v.used ? "the decision read it" : "computed for the explanation only" },
+    h("dt", { class: v.used ? "used" : "unused", title: v.used ? "the decision read it" : "not needed: the decision did not read it" },
       v.position ? h("button", { class: "link", onclick: () => onPosition(v.position) }, v.name) : v.name),
-    h("dd", { class: v.error ? "err-text" : "" }, v.error ? `error: ${v.error}` : JSON.stringify(v.value),
+    h("dd", { class: v.used ? (v.error ? "err-text" : "used") : v.error ? "unused not-needed" : "unused", "data-value": v.name },
+      v.error ? (v.used ? `error: ${v.error}` : `not needed (it would fail: ${v.error})`) : JSON.stringify(v.value),
       v.import ? h("details", { class: "import", open: depth === 0 }, h("summary", {}, `how ${v.import.decision.ruleset} decided: ${verdict(v.import.decision)}`),
         traceView(v.import.trace, onPosition, depth + 1)) : null),
   ]));
@@ -181,6 +185,7 @@ export function renderTests(summary, list, report, { onCase, onPosition }) {
   if (!report) {
     summary.textContent = "no tests: the rules did not load";
     summary.dataset.failed = "";
+    summary.className = "summary fail";
     list.replaceChildren();
     return;
   }

@@ -13,6 +13,7 @@ import (
 	"testing/fstest"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/rules"
@@ -42,6 +43,98 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		t.Errorf("the module came %.0f bytes encoded for %.0f decoded; want it gzip-compressed", cold.Wasm.EncodedBodySize, cold.Wasm.DecodedBodySize)
 	}
 	p.screenshot("01-seed.png")
+
+	t.Run("values the decision did not need", func(t *testing.T) {
+		// The seed's case is decided by gpu-unknown-platform: gpu_device,
+		// which fails on an empty gpu_matches, is not read, so not an error.
+		got := eval[struct{ Class, Text, DT string }](p, `(() => {
+			const dd = document.querySelector('[data-testid=trace] dd[data-value=gpu_device]');
+			return {Class: dd?.className ?? '(none)', Text: dd?.innerText ?? '', DT: dd?.previousElementSibling?.className ?? ''};
+		})()`)
+		if strings.Contains(got.Class, "err-text") || !strings.Contains(got.Class, "not-needed") || got.DT != "unused" || !strings.Contains(got.Text, "not needed") {
+			t.Errorf("gpu_device in the trace: class %q (its name %q), %q; want it not needed, not an error", got.Class, got.DT, got.Text)
+		}
+		if n := eval[int](p, `document.querySelectorAll('[data-testid=trace] .err-text').length`); n != 0 {
+			t.Errorf("the seed's trace shows %d errors, want none: nothing the decision read failed", n)
+		}
+	})
+
+	t.Run("contrast", func(t *testing.T) {
+		// WCAG 2 contrast of each element's text against the first opaque
+		// background under it, with the opacity on the way.
+		for sel, ratio := range eval[map[string]float64](p, `(() => {
+			const rgb = (s) => { const m = s.match(/[\d.]+/g).map(Number); return { r: m[0], g: m[1], b: m[2], a: m.length > 3 ? m[3] : 1 }; };
+			const lum = (c) => ["r", "g", "b"].map((k) => { const v = c[k] / 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+				.reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+			const ratio = (el) => {
+				const fg = rgb(getComputedStyle(el).color);
+				let opacity = 1, bg = null;
+				for (let e = el; e && !bg; e = e.parentElement) {
+					const cs = getComputedStyle(e);
+					opacity *= Number(cs.opacity);
+					const b = rgb(cs.backgroundColor);
+					if (b.a > 0) bg = b;
+				}
+				bg ??= { r: 255, g: 255, b: 255 };
+				const a = fg.a * opacity;
+				const seen = Object.fromEntries(["r", "g", "b"].map((k) => [k, fg[k] * a + bg[k] * (1 - a)]));
+				const [hi, lo] = [lum(seen), lum(bg)].sort((x, y) => y - x);
+				return (hi + 0.05) / (lo + 0.05);
+			};
+			const out = {};
+			for (const sel of ["[data-testid=editors] .editor-box:not([hidden]) .gl:not(.is-err):not(.is-hit)",
+				"[data-testid=trace] dl.values dt.unused button", "[data-testid=trace] dl.values dd.unused",
+				"[data-testid=trace] ol.rules li.miss .mark"]) {
+				const el = document.querySelector(sel);
+				out[sel] = el ? ratio(el) : -1;
+			}
+			return out;
+		})()`) {
+			if ratio < 4.5 {
+				t.Errorf("%s: contrast %.2f:1, want at least 4.5:1 (-1: no such element)", sel, ratio)
+			}
+		}
+	})
+
+	t.Run("the editor from the keyboard", func(t *testing.T) {
+		hint := eval[struct {
+			Text    string
+			Visible bool
+		}](p, `(() => {
+			const ta = document.querySelector('[data-testid="editor-rules.yaml"]');
+			const el = document.getElementById(ta.getAttribute('aria-describedby'));
+			const r = el?.getBoundingClientRect();
+			return {Text: el?.innerText ?? '', Visible: !!r && r.width > 0 && r.height > 0 && getComputedStyle(el).visibility === 'visible'};
+		})()`)
+		if !hint.Visible || !strings.Contains(hint.Text, "Esc") || !strings.Contains(hint.Text, "Tab") {
+			t.Errorf("the editor's aria-describedby hint is %q (visible %v), want a visible hint saying Esc, then Tab, leaves it", hint.Text, hint.Visible)
+		}
+		before := eval[string](p, `document.querySelector('[data-testid="editor-rules.yaml"]').value`)
+		p.run("focusing the editor", chromedp.Focus(`[data-testid="editor-rules.yaml"]`))
+		// Headless Chromium's page has no window focus, so :focus never
+		// matches there: the ring is the :focus-visible rule that applies to
+		// the editor, read from the style sheet.
+		ring := eval[string](p, `(() => {
+			const ta = document.querySelector('[data-testid="editor-rules.yaml"]');
+			for (const sheet of document.styleSheets) for (const r of sheet.cssRules) {
+				if (!r.selectorText?.includes(':focus-visible')) continue;
+				for (const sel of r.selectorText.split(',')) {
+					if (sel.includes(':focus-visible') && ta.matches(sel.replaceAll(':focus-visible', '')) && r.style.outlineStyle && r.style.outlineStyle !== 'none' && parseFloat(r.style.outlineWidth) > 0) return r.cssText;
+				}
+			}
+			return '';
+		})()`)
+		if ring == "" {
+			t.Errorf("no :focus-visible rule gives the editor an outline, want a visible focus ring")
+		}
+		p.run("Escape, then Tab", chromedp.KeyEvent(kb.Escape), chromedp.KeyEvent(kb.Tab))
+		if still := eval[bool](p, `document.activeElement === document.querySelector('[data-testid="editor-rules.yaml"]')`); still {
+			t.Errorf("Escape, then Tab left the focus in the editor")
+		}
+		if after := eval[string](p, `document.querySelector('[data-testid="editor-rules.yaml"]').value`); after != before {
+			t.Errorf("Escape, then Tab changed the rules")
+		}
+	})
 
 	t.Run("engine agrees with native", func(t *testing.T) {
 		refs, lines, want := nativeLines(t)
@@ -119,6 +212,10 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			p.waitFor(c.name+" in the problems", fmt.Sprintf(`document.querySelector('[data-testid=problems]').innerText.includes(%q)`, pos))
 			line := strings.Split(pos, ":")[1]
 			p.waitFor(c.name+" marked in the editor", fmt.Sprintf(`!!document.querySelector('[data-testid=editors] .bl.is-err[data-line="%s"]')`, line))
+			p.waitFor(c.name+": no tests", `document.querySelector('[data-testid=tests-summary]').innerText.includes('the rules did not load')`)
+			if class := eval[string](p, `document.querySelector('[data-testid=tests-summary]').className`); !strings.Contains(class, "fail") {
+				t.Errorf("with %s the tests summary %q has class %q, want the error style (fail)", c.name, p.text("tests-summary"), class)
+			}
 			if text, rule, state := p.decision(); state != "stale" || rule != "gpu" || !strings.Contains(text, "kDLCUDA") {
 				t.Errorf("with %s the decision is %q by %s (%s), want the last good one, (kDLCUDA, 0) by gpu, shown as stale", c.name, text, rule, state)
 			}
@@ -195,16 +292,37 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	})
 
 	t.Run("examples", func(t *testing.T) {
-		for _, ex := range []struct{ id, rule, contains string }{
-			{"seed", "gpu-unknown-platform", "<unknown>"},
-			{"rocm-pinned", "gpu", "(kDLROCMHost, 1)"},
-			{"pjrt-c-api", "gpu", "(kDLCUDA, 0)"},
-			{"tpu-device", "tpu-not-pinned-host", "TPU pinned host memory"},
-			{"new-marker", "gpu", "(kDLCUDA, 0)"},
-			{"seed-exchange", "unknown-platform-host-copy", "(kDLCPU, 0)"},
+		// ArrowDown on the closed menu moves the choice and applies nothing;
+		// Enter applies it.
+		state := eval[map[string]any](p, `window.dlroute.state()`)
+		p.run("ArrowDown on the examples menu", chromedp.Focus(`[data-testid=examples]`), chromedp.KeyEvent(kb.ArrowDown))
+		eval[bool](p, `new Promise((ok) => setTimeout(() => ok(true), 300))`)
+		if after := eval[map[string]any](p, `window.dlroute.state()`); fmt.Sprint(after) != fmt.Sprint(state) {
+			t.Errorf("ArrowDown on the closed examples menu changed the state:\n%v\nwant\n%v", after, state)
+		}
+		if _, rule, _ := p.decision(); rule != "gpu" {
+			t.Errorf("after ArrowDown on the examples menu the decision is by %s, want gpu as before", rule)
+		}
+		p.run("Enter on the examples menu", chromedp.KeyEvent(kb.Enter))
+		p.wantDecision("the first example, by Enter", "gpu-unknown-platform", "<unknown>")
+		for _, ex := range []struct {
+			id, rule, contains string
+			edits              int
+		}{
+			{"seed", "gpu-unknown-platform", "<unknown>", 0},
+			{"rocm-pinned", "gpu", "(kDLROCMHost, 1)", 0},
+			{"pjrt-c-api", "gpu", "(kDLCUDA, 0)", 0},
+			{"tpu-device", "tpu-not-pinned-host", "TPU pinned host memory", 0},
+			{"new-marker", "gpu", "(kDLCUDA, 0)", 1},
+			{"seed-exchange", "unknown-platform-host-copy", "(kDLCPU, 0)", 0},
 		} {
 			eval[bool](p, fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid=examples]'); s.value = %q; return s.dispatchEvent(new Event('change')); })()`, ex.id))
 			p.wantDecision("example "+ex.id, ex.rule, ex.contains)
+			// An example's edits replace the ones before it (the edit a
+			// marker step's, new-marker's).
+			if edited := eval[map[string]string](p, `window.dlroute.edited()`); len(edited) != ex.edits {
+				t.Errorf("after example %s the edited files are %v, want %d", ex.id, keys(edited), ex.edits)
+			}
 		}
 		p.waitFor("the imported rules' tab", `!!document.querySelector('[data-testid="tab-jax/v3/rules.yaml"]')`)
 		p.screenshot("09-exchange.png")
