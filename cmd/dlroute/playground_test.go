@@ -373,6 +373,29 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("a phone's width", func(t *testing.T) {
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.run("a 390x844 viewport", chromedp.EmulateViewport(390, 844))
+		q.open(url)
+		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+		// The file tabs scroll and the example menu shrinks: nothing is
+		// wider than the viewport.
+		wide := eval[struct {
+			Page  int
+			Wider []string
+		}](q, `(() => {
+			const vw = document.documentElement.clientWidth;
+			const wider = [...document.querySelectorAll('header *, .tabbar, .tabbar > *')].filter((e) => e.getBoundingClientRect().right > vw + 0.5).map((e) => e.dataset.testid || e.className || e.tagName);
+			return {Page: document.documentElement.scrollWidth, Wider: wider};
+		})()`)
+		if wide.Page > 390 || len(wide.Wider) > 0 {
+			t.Errorf("at 390 px wide the page is %d px wide; past the viewport: %v", wide.Page, wide.Wider)
+		}
+		q.screenshot("11-phone.png")
+	})
+
 	t.Run("served by a static server", func(t *testing.T) {
 		other, cancel := chromedp.NewContext(ctx)
 		defer cancel()
