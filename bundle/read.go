@@ -80,7 +80,7 @@ func ReadArchive(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, errorf(CodeNotRegular, path, "a bundle is a regular file; this is a %s", fileKind(st.Mode()))
+		return nil, errorf(CodeNotRegular, path, "a bundle is a regular file; this is %s", engine.FileKind(st.Mode()))
 	}
 	if st.Size() > MaxArchiveSize {
 		return nil, errorf(CodeTooLarge, path, "the archive is %d bytes; the limit is %d", st.Size(), MaxArchiveSize)
@@ -94,21 +94,6 @@ func ReadArchive(path string) ([]byte, error) {
 		return nil, errorf(CodeTooLarge, path, "the archive grew past the limit of %d bytes as it was read", MaxArchiveSize)
 	}
 	return data, nil
-}
-
-// fileKind names what a non-regular file is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	}
-	return "file of mode " + m.String()
 }
 
 // FS returns the rules as a rules directory, <name>/<version>/<file>,

@@ -77,13 +77,16 @@ func regularOrDir(name string, st fs.FileInfo) error {
 	if st.IsDir() || st.Mode().IsRegular() {
 		return nil
 	}
-	return &fs.PathError{Op: "open", Path: name, Err: &Error{Code: CodeNotRegular, Message: fileKind(st.Mode()) + ", not a regular file", Hint: notRegularHint}}
+	return &fs.PathError{Op: "open", Path: name, Err: &Error{Code: CodeNotRegular, Message: FileKind(st.Mode()) + ", not a regular file", Hint: notRegularHint}}
 }
 
 const notRegularHint = "rule files are read only from regular files (or links to them); remove it from the rules folder"
 
-// fileKind names the kind of a file that is not regular.
-func fileKind(m fs.FileMode) string {
+// FileKind names the kind of a file that is not regular, with its
+// article: "a named pipe", "a folder", "a character device". Every
+// refusal of a file that is not regular (rule files, bundles, a watched
+// folder's files) says it in these words.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a folder"
@@ -139,7 +142,7 @@ func readSource(fsys fs.FS, dir, name string, opts Options) (*sourceFile, *Error
 	}
 	checked := func(st fs.FileInfo) *Error {
 		if !st.Mode().IsRegular() {
-			return &Error{Code: CodeNotRegular, Message: fileKind(st.Mode()) + ", not a regular file", Pos: at, Hint: notRegularHint}
+			return &Error{Code: CodeNotRegular, Message: FileKind(st.Mode()) + ", not a regular file", Pos: at, Hint: notRegularHint}
 		}
 		if st.Size() > MaxRuleFileSize {
 			return tooLarge(at, st.Size())

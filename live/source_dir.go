@@ -63,7 +63,7 @@ func (d *DirSource) regularFiles() error {
 				if err != nil || st.IsDir() || st.Mode().IsRegular() {
 					continue // gone, or a folder: what Build does with it
 				}
-				return &SourceError{Code: CodeNotRegular, Message: fmt.Sprintf("%s is %s, not a regular file; rule files are read only from regular files", file, nonRegularKind(st.Mode()))}
+				return &SourceError{Code: CodeNotRegular, Message: fmt.Sprintf("%s is %s, not a regular file; rule files are read only from regular files", file, engine.FileKind(st.Mode()))}
 			}
 		}
 	}
@@ -81,19 +81,6 @@ func visible(dir string) []string {
 		}
 	}
 	return out
-}
-
-// nonRegularKind names a kind of file that is not regular.
-func nonRegularKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	}
-	return fmt.Sprintf("a file of mode %v", m)
 }
 
 // Changes watches the directory, its rule-set folders and their version
