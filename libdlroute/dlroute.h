@@ -103,9 +103,12 @@ const char *dlroute_status_name(int status);
  *    `dlroute bundle build`, every digest checked.
  *  key, key_len: when key_len > 0, the bundle must be signed by this
  *    public key: the key text (name+hash+key) or a file holding it.
- * Every version is compiled and its tests.yaml is not run (use `dlroute
- * test`). Statuses: OK; LOAD_ERROR (out: a JSON array of errors, each
- * with its position in the rule file); BAD_ARGUMENT; TOO_SMALL. */
+ * Rules given by path are compiled whole here, so every error in them is
+ * reported at once; the embedded rules (proved to load by their tests) are
+ * compiled a version at a time, as dlroute_ruleset asks for them. No
+ * tests.yaml is run (use `dlroute test`). Statuses: OK; LOAD_ERROR (out: a
+ * JSON array of errors, each with its position in the rule file);
+ * BAD_ARGUMENT; TOO_SMALL. */
 int dlroute_open(const char *path, size_t path_len, const char *key, size_t key_len,
                  uint64_t *rules, char *out, size_t out_cap, size_t *out_len);
 
@@ -122,7 +125,8 @@ int dlroute_rulesets(uint64_t rules, char *out, size_t out_cap, size_t *out_len)
  * ("jax", the newest version) or name@version ("jax@v2"). The same
  * version gets the same handle while the rules are open; it is released
  * with them. Statuses: OK, NO_RULESET (out: an error object),
- * BAD_HANDLE, BAD_ARGUMENT. */
+ * BAD_HANDLE, BAD_ARGUMENT, TOO_SMALL; LOAD_ERROR only if an embedded
+ * version failed to compile, which their tests rule out. */
 int dlroute_ruleset(uint64_t rules, const char *ref, size_t ref_len, uint64_t *ruleset,
                     char *out, size_t out_cap, size_t *out_len);
 
