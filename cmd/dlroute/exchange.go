@@ -84,7 +84,7 @@ func runExchange(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	ctx := context.Background()
-	_, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, stderr)
+	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, stderr)
 	if err != nil {
 		printError(stderr, err)
 		return 1
@@ -93,6 +93,10 @@ func runExchange(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	res, err := deciders[0].Exchange(ctx, line, src)
 	if err != nil {
+		if *inputJSON == "" { // the input came from flags: name the flag a missing field takes
+			native, _ := cat.RuleSet(deciders[0].Ref())
+			err = inputs.withFlagHint(err, native)
+		}
 		printExchangeError(stderr, err)
 		return 1
 	}

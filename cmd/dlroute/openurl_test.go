@@ -3,6 +3,8 @@ package main
 import (
 	"net"
 	"testing"
+
+	"github.com/dlroute/dlroute/internal/serve"
 )
 
 // `playground --addr 0.0.0.0:8080` listens on [::]:8080, which no browser
@@ -20,8 +22,8 @@ func TestOpenableURL(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("::1"), Port: 8080}, "http://[::1]:8080/", false},
 		{&net.TCPAddr{IP: net.IPv4(192, 168, 1, 7), Port: 80}, "http://192.168.1.7:80/", false},
 	} {
-		if got, everywhere := openableURL(tc.addr); got != tc.want || everywhere != tc.everywhere {
-			t.Errorf("openableURL(%v) got %s, %v; want %s, %v", tc.addr, got, everywhere, tc.want, tc.everywhere)
+		if got, everywhere := serve.OpenableURL(tc.addr); got != tc.want || everywhere != tc.everywhere {
+			t.Errorf("serve.OpenableURL(%v) got %s, %v; want %s, %v", tc.addr, got, everywhere, tc.want, tc.everywhere)
 		}
 	}
 }
@@ -33,7 +35,7 @@ func TestOpenableURLListening(t *testing.T) {
 		t.Skip(err)
 	}
 	defer ln.Close()
-	url, everywhere := openableURL(ln.Addr())
+	url, everywhere := serve.OpenableURL(ln.Addr())
 	if !everywhere || url != "http://127.0.0.1:"+portOf(ln.Addr())+"/" {
 		t.Errorf("listening at %s: openableURL got %s, %v", ln.Addr(), url, everywhere)
 	}

@@ -17,17 +17,6 @@ import (
 	"github.com/dlroute/dlroute/playground"
 )
 
-// openableURL is a URL a person can open in a browser for a listener at
-// addr: the address itself, or, for one that listens on all interfaces
-// (0.0.0.0 or [::], which a browser cannot open), loopback at its port,
-// with everywhere set.
-func openableURL(addr net.Addr) (url string, everywhere bool) {
-	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
-		return fmt.Sprintf("http://127.0.0.1:%d/", tcp.Port), true
-	}
-	return "http://" + addr.String() + "/", false
-}
-
 // serveContext is how long `dlroute playground` serves: until an
 // interrupt. Tests replace it with a context they cancel.
 var serveContext = func() (context.Context, context.CancelFunc) {
@@ -94,7 +83,7 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hint: another process may serve that port; try --addr 127.0.0.1:0 for any free one")
 		return 1
 	}
-	url, everywhere := openableURL(ln.Addr())
+	url, everywhere := serve.OpenableURL(ln.Addr())
 	switch {
 	case everywhere:
 		fmt.Fprintf(stderr, "warning: listening on all interfaces (%s), not only loopback: anyone who reaches this machine can use the playground\n", ln.Addr())

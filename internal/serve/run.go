@@ -87,7 +87,8 @@ func Run(ctx context.Context, opts Options) error {
 	if !IsLoopback(addr) {
 		log.Warn("listening beyond loopback: the API has no authentication or TLS of its own; put a proxy that has them in front", "addr", ln.Addr().String())
 	}
-	log.Info("listening", "url", "http://"+ln.Addr().String(), "source", src.String(), "engine", cmp.Or(opts.Engine, "native"), "keep", keepPath)
+	url, _ := OpenableURL(ln.Addr()) // 127.0.0.1 for a listener on every address
+	log.Info("listening", "url", strings.TrimSuffix(url, "/"), "source", src.String(), "engine", cmp.Or(opts.Engine, "native"), "keep", keepPath)
 	if opts.Listening != nil {
 		opts.Listening(ln.Addr())
 	}
@@ -177,4 +178,15 @@ func logEvent(log *slog.Logger, e live.Event) {
 	if e.WatchError != nil {
 		log.Warn("watching the source failed; it is still checked every interval", "err", e.WatchError)
 	}
+}
+
+// OpenableURL is a URL a person can open in a browser for a listener at
+// addr: the address itself, or, for one that listens on all interfaces
+// (0.0.0.0 or [::], which a browser cannot open), loopback at its port,
+// with everywhere set.
+func OpenableURL(addr net.Addr) (url string, everywhere bool) {
+	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
+		return fmt.Sprintf("http://127.0.0.1:%d/", tcp.Port), true
+	}
+	return "http://" + addr.String() + "/", false
 }
