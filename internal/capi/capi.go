@@ -67,9 +67,14 @@ var (
 type openRules struct {
 	catalog *engine.Catalog // nil until needed, for the embedded rules
 	fsys    fs.FS
-	mu      sync.Mutex
-	handed  map[string]uint64 // rule-set ref -> handle, closed with the rules
-	closed  bool
+	// For the embedded rules, what the last compile made (a version
+	// another imports, the YAML and programs of its files), reused by the
+	// next: asking for jax after exchange compiles nothing again.
+	last   *engine.Catalog
+	cache  *engine.Cache
+	mu     sync.Mutex
+	handed map[string]uint64 // rule-set ref -> handle, closed with the rules
+	closed bool
 }
 
 // ruleSet is what dlroute_ruleset returns a handle for.
@@ -113,10 +118,14 @@ func (o *openRules) find(ref string) (*engine.RuleSet, error) {
 	if o.catalog != nil {
 		return o.catalog.RuleSet(ref)
 	}
-	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}})
+	if o.cache == nil {
+		o.cache = engine.NewCache()
+	}
+	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache})
 	if err != nil {
 		return nil, err
 	}
+	o.last = cat
 	return cat.RuleSet(ref)
 }
 
@@ -270,15 +279,11 @@ func ResolveJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	if out, ok := r.lines.Get(line); ok {
 		return out, StatusOK
 	}
-	if len(line) > engine.MaxLineLen {
-		return engine.AnswerLine(1, nil, engine.LineTooLong()), StatusInputError
+	out, status := answerLine(line, func() ([]byte, error) { return r.rs.ResolveJSON(ctx, line) })
+	if status == StatusOK {
+		r.lines.Put(line, out)
 	}
-	out, err := r.rs.ResolveJSON(ctx, line)
-	if err != nil {
-		return engine.AnswerLine(1, nil, err), lineStatus(err)
-	}
-	r.lines.Put(line, out)
-	return out, StatusOK
+	return out, status
 }
 
 // ExplainJSON answers one JSON input line with the JSON of its
@@ -288,10 +293,17 @@ func ExplainJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	if !ok {
 		return nil, StatusBadHandle
 	}
+	return answerLine(line, func() ([]byte, error) { return r.rs.ExplainJSON(ctx, line) })
+}
+
+// answerLine is what `dlroute resolve --json` writes for line alone:
+// answer's output, or the error line of a line over engine.MaxLineLen or
+// of answer's error, with its status.
+func answerLine(line []byte, answer func() ([]byte, error)) ([]byte, Status) {
 	if len(line) > engine.MaxLineLen {
 		return engine.AnswerLine(1, nil, engine.LineTooLong()), StatusInputError
 	}
-	out, err := r.rs.ExplainJSON(ctx, line)
+	out, err := answer()
 	if err != nil {
 		return engine.AnswerLine(1, nil, err), lineStatus(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -182,5 +183,24 @@ func TestConcurrentClose(t *testing.T) {
 	}
 	if st := Close(h); st != StatusBadHandle {
 		t.Errorf("Close twice: %s", st)
+	}
+}
+
+// TestLazyCompileReuses: the embedded rules compiled a version at a time
+// share what one compile made with the next: jax@v3, compiled as
+// exchange's import, is the very rule set handed out for jax.
+func TestLazyCompileReuses(t *testing.T) {
+	h := openRulesT(t, "")
+	takeRuleSet(t, h, "exchange")
+	o, _ := rulesOf(h)
+	imported := o.last.RuleSets()
+	rh := takeRuleSet(t, h, "jax")
+	r, _ := ruleSetOf(rh)
+	i := slices.IndexFunc(imported, func(rs *engine.RuleSet) bool { return rs.Ref() == "jax@v3" })
+	if i < 0 {
+		t.Fatalf("exchange's compile holds %v, not its import jax@v3", imported)
+	}
+	if imported[i] != r.rs {
+		t.Errorf("jax@v3 was compiled again after exchange imported it")
 	}
 }

@@ -2,9 +2,7 @@ package capi
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/exchange"
 )
@@ -47,17 +45,26 @@ const (
 // carried out by a host (it has no device copier): an eval_error line with
 // the code no_copier.
 func ExchangeJSON(ctx context.Context, h uint64, line []byte) ([]byte, int32, Status) {
-	out, status := ResolveJSON(ctx, h, line)
-	if status != StatusOK {
-		return out, StepRaise, status
+	r, ok := ruleSetOf(h)
+	if !ok {
+		return nil, StepRaise, StatusBadHandle
 	}
-	var d engine.Decision
-	if err := json.Unmarshal(out, &d); err != nil {
-		return engine.AnswerLine(1, nil, err), StepRaise, StatusInternal
-	}
-	step, err := exchange.StepOf(d)
-	if err != nil {
-		return engine.AnswerLine(1, nil, err), StepRaise, StatusEvalError
-	}
-	return out, int32(step), StatusOK
+	step := StepRaise
+	out, status := answerLine(line, func() ([]byte, error) {
+		in, err := r.rs.DecodeInput(line)
+		if err != nil {
+			return nil, err
+		}
+		d, err := r.rs.Resolve(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		s, err := exchange.StepOf(d)
+		if err != nil {
+			return nil, err
+		}
+		step = int32(s)
+		return d.MarshalJSON()
+	})
+	return out, step, status
 }
