@@ -13,7 +13,7 @@ const EnvLibrary = "DLROUTE_LIB"
 var libdlroute = target{
 	what: "the C library libdlroute", pkg: "./libdlroute",
 	env:    []string{"GOOS=" + runtime.GOOS, "GOARCH=" + runtime.GOARCH, "CGO_ENABLED=1"},
-	envVar: EnvLibrary, subdir: "lib", ext: ".so",
+	envVar: EnvLibrary, subdir: "lib", base: "libdlroute-", ext: ".so",
 }
 
 // Library returns the path of libdlroute.so built from the checkout: the
@@ -21,6 +21,5 @@ var libdlroute = target{
 // built first when it is missing (cgo: it needs a C compiler). It is
 // Module's build for the C library, cached beside it.
 func Library(ctx context.Context, opts Options) (string, error) {
-	_, path, err := build(ctx, opts, libdlroute)
-	return path, err
+	return build(ctx, opts, libdlroute)
 }

@@ -49,7 +49,15 @@ type Options struct {
 // file named by $DLROUTE_WASM, or the cached build for the current source,
 // building it first when it is missing.
 func Module(ctx context.Context, opts Options) ([]byte, string, error) {
-	return build(ctx, opts, wasmModule)
+	path, err := build(ctx, opts, wasmModule)
+	if err != nil {
+		return nil, "", err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil && os.Getenv(EnvModule) != "" {
+		err = fmt.Errorf("reading the module named by $%s: %w", EnvModule, err)
+	}
+	return data, path, err
 }
 
 // target is one artifact built from the checkout: the package, the
@@ -60,32 +68,32 @@ type target struct {
 	env    []string // GOOS, GOARCH, CGO_ENABLED
 	envVar string   // names a prebuilt file used instead
 	subdir string   // of the user cache directory
+	base   string   // of a build's file name: base, the hash, ext
 	ext    string   // ".wasm"
 }
 
 var wasmModule = target{
 	what: "the WebAssembly module", pkg: "./wasm", env: []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
-	envVar: EnvModule, subdir: "wasm", ext: ".wasm",
+	envVar: EnvModule, subdir: "wasm", base: "dlroute-", ext: ".wasm",
 }
 
-func build(ctx context.Context, opts Options, t target) ([]byte, string, error) {
+// build returns the path of t built from the checkout: the file named by
+// t.envVar, or the cached build for the current source, built first when
+// it is missing.
+func build(ctx context.Context, opts Options, t target) (string, error) {
 	if p := os.Getenv(t.envVar); p != "" {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, "", fmt.Errorf("reading %s named by $%s: %w", t.what, t.envVar, err)
-		}
-		return data, p, nil
+		return p, nil
 	}
 	src := opts.SourceDir
 	if src == "" {
 		var err error
 		if src, err = findSource(t); err != nil {
-			return nil, "", err
+			return "", err
 		}
 	}
 	hash, err := sourceHash(ctx, src, t)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	cache := opts.CacheDir
 	if cache == "" {
@@ -95,38 +103,34 @@ func build(ctx context.Context, opts Options, t target) ([]byte, string, error) 
 		}
 		cache = filepath.Join(dir, "dlroute", t.subdir)
 	}
-	base := "dlroute-"
-	if t.ext == ".so" {
-		base = "libdlroute-"
-	}
-	path := filepath.Join(cache, base+hash[:16]+t.ext)
-	if data, err := os.ReadFile(path); err == nil {
-		return data, path, nil
+	path := filepath.Join(cache, t.base+hash[:16]+t.ext)
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		return path, nil
 	}
 	if opts.Progress != nil {
 		fmt.Fprintf(opts.Progress, "building %s from %s (once per source change, about a minute)...\n", t.what, src)
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, "", err
+		return "", err
 	}
 	tmp, err := os.CreateTemp(cache, "build-*"+t.ext)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	tmp.Close()
 	defer os.Remove(tmp.Name())
+	defer os.Remove(strings.TrimSuffix(tmp.Name(), t.ext) + ".h") // a C library's header, beside it
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildmode=c-shared", "-o", tmp.Name(), t.pkg)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), t.env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, "", fmt.Errorf("building %s: %w\n%s", t.what, err, out)
+		return "", fmt.Errorf("building %s: %w\n%s", t.what, err, out)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return nil, "", err
+		return "", err
 	}
-	prune(cache, base, t.ext, keepBuilds)
-	data, err := os.ReadFile(path)
-	return data, path, err
+	prune(cache, t.base, t.ext, keepBuilds)
+	return path, nil
 }
 
 // keepBuilds is how many built modules the cache keeps, newest first: a

@@ -105,3 +105,27 @@ func TestGzippedIsCachedBesideTheModule(t *testing.T) {
 		t.Errorf("a file that is not gzip says it is %q", id)
 	}
 }
+
+// TestLibraryLeavesOnlyTheBuild: building the C library into the cache
+// leaves the library and nothing else (cgo writes a header beside it).
+func TestLibraryLeavesOnlyTheBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the C library")
+	}
+	if os.Getenv(EnvLibrary) != "" {
+		t.Skipf("$%s names the library: nothing is built", EnvLibrary)
+	}
+	cache := t.TempDir()
+	path, err := Library(context.Background(), Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(cache)
+	if len(entries) != 1 || filepath.Join(cache, entries[0].Name()) != path {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the cache holds %v; want only %s", names, filepath.Base(path))
+	}
+}
