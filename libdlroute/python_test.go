@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ctest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
@@ -50,10 +51,10 @@ func pythonForTests(t *testing.T) string {
 	}
 	base := "/usr/bin/python3"
 	if _, err := os.Stat(base); err != nil {
-		ctest.Missing(t, "no /usr/bin/python3, so the Python tests do not run (apt-get install -y python3 python3-venv python3-torch)")
+		testenv.Missing(t, "no /usr/bin/python3, so the Python tests do not run (apt-get install -y python3 python3-venv python3-torch)")
 	}
 	if exec.Command(base, "-c", "import torch, venv").Run() != nil {
-		ctest.Missing(t, "/usr/bin/python3 lacks torch or venv, so the Python tests do not run (apt-get install -y python3-venv python3-torch)")
+		testenv.Missing(t, "/usr/bin/python3 lacks torch or venv, so the Python tests do not run (apt-get install -y python3-venv python3-torch)")
 	}
 	reqs, err := os.ReadFile("../python/requirements-test.txt")
 	if err != nil {

@@ -181,7 +181,7 @@ func startC(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
 func startPython(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		ctest.Missing(t, "python3 is not installed, so the Python host does not run")
+		testenv.Missing(t, "python3 is not installed, so the Python host does not run")
 	}
 	lib := filepath.Join(ctest.Library(t), "libdlroute.so")
 	return libraryHost(func(ref string) *exec.Cmd {

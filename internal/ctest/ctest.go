@@ -58,15 +58,9 @@ func Compiler(t testing.TB) string {
 	}
 	p, err := exec.LookPath(cc)
 	if err != nil {
-		Missing(t, "no C compiler ("+cc+"), so the C host does not run (apt-get install -y gcc)")
+		testenv.Missing(t, "no C compiler ("+cc+"), so the C host does not run (apt-get install -y gcc)")
 	}
 	return p
-}
-
-// Missing is testenv.Missing: it skips, or fails under CI.
-func Missing(t testing.TB, why string) {
-	t.Helper()
-	testenv.Missing(t, why)
 }
 
 // Program compiles the C source files srcs (with the -I of dlroute.h,
