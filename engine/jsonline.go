@@ -87,11 +87,8 @@ func AnswerLine(n int, out []byte, err error) []byte {
 	if list := Errors(err); len(list) == 1 && list[0].Code.Input() {
 		kind = "input_error" // several errors are never one input's fault
 	}
-	b, merr := marshalJSON(map[string]LineError{kind: NewLineError(n, err)})
-	if merr != nil {
-		// Only a message that is not valid UTF-8 could fail, and
-		// encoding/json replaces those; keep the contract anyway.
-		b, _ = marshalJSON(map[string]LineError{"eval_error": {Line: n, Code: CodeEval, Message: "unprintable error"}})
-	}
+	// A LineError of strings and ints always marshals: encoding/json
+	// replaces invalid UTF-8 rather than fail.
+	b, _ := marshalJSON(map[string]LineError{kind: NewLineError(n, err)})
 	return b
 }
