@@ -170,18 +170,20 @@ def call(name: str, *args: Any) -> tuple[int, bytes]:
 
 
 def fail(status: int, out: bytes, what: str) -> DlrouteError:
-    """The exception of a status that no caller handles itself."""
+    """The exception of a status that no caller handles itself; out is
+    the library's error object, when it wrote one."""
     if status == FORKED:
         return ForkedError("forked", FORK_HINT)
-    detail = parse(out) if out else None
-    message = detail.get("message", what) if isinstance(detail, dict) else what
-    code = detail.get("code", STATUS_NAMES.get(status, "unknown")) if isinstance(detail, dict) else STATUS_NAMES.get(
-        status, f"status {status}")
     if status == BAD_HANDLE:
         return LibraryError("closed", f"{what}: the rules were closed")
+    detail = parse(out) if out else None
+    if not isinstance(detail, dict):
+        detail = {}
+    code = detail.get("code", STATUS_NAMES.get(status, f"status {status}"))
+    message = detail.get("message", what)
     if status == INTERNAL:
         return LibraryError("internal", f"{what}: libdlroute failed inside (a bug; please report it): {message}", detail)
-    return DlrouteError(code, message, detail)
+    return DlrouteError(code, message, detail or None)
 
 
 def parse(out: bytes) -> Any:
