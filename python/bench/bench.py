@@ -15,7 +15,6 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 import timeit
 
 
@@ -66,19 +65,31 @@ def measure(name: str, stmt, number: int) -> float:
 
 
 def first_decision() -> None:
-    """Library load to first decision, in a fresh interpreter each time:
-    import, dlopen (the Go runtime starts), open the embedded rules
-    (compile every version), the first resolve."""
-    code = ("import time; t=time.perf_counter(); import dlroute; "
-            "rs=dlroute.load().ruleset('jax'); "
+    """Library load to first decision, in a fresh interpreter each time,
+    and its parts: import dlroute, load the library (dlopen, the Go
+    runtime starts) and open the embedded rules, compile jax (the
+    embedded rules compile a version at a time), the first resolve."""
+    code = ("import time; t0=time.perf_counter(); import dlroute; t1=time.perf_counter(); "
+            "e=dlroute.load(); t2=time.perf_counter(); rs=e.ruleset('jax'); t3=time.perf_counter(); "
             "rs.resolve({'platform':'gpu','platform_version':'cuda 12030','local_hardware_id':0}); "
-            "print((time.perf_counter()-t)*1e3)")
-    times = []
+            "t4=time.perf_counter(); print(*[(b-a)*1e3 for a, b in ((t0,t4),(t0,t1),(t1,t2),(t2,t3),(t3,t4))])")
+    runs = []
     for _ in range(5):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
-        times.append(float(out.stdout))
-    print(f"{'load to first decision (import, dlopen, open, resolve)':58s} {statistics.median(times):8.1f} ms   "
-          f"({min(times):.1f}-{max(times):.1f})", flush=True)
+        runs.append([float(x) for x in out.stdout.split()])
+    names = ["load to first decision (import, dlopen, open, resolve)", "  of which import dlroute",
+             "  of which load() (dlopen, open the embedded rules)", "  of which ruleset('jax') (compile jax@v3)",
+             "  of which the first resolve"]
+    for i, name in enumerate(names):
+        col = [r[i] for r in runs]
+        print(f"{name:58s} {statistics.median(col):8.1f} ms   ({min(col):.1f}-{max(col):.1f})", flush=True)
+    from dlroute import _build
+
+    root = _build.source_root()
+    if root is not None:
+        runs = [t * 1e3 for t in timeit.repeat(lambda: _build.source_hash(root), number=1, repeat=5)]
+        print(f"{'from a checkout without $DLROUTE_LIB: hashing its source':58s} {statistics.median(runs):8.1f} ms   "
+              f"({min(runs):.1f}-{max(runs):.1f})", flush=True)
 
 
 def main() -> None:
@@ -107,7 +118,6 @@ def main() -> None:
     measure("resolve(dict), miss (a new platform_version each call)", miss, 20_000)
     measure("resolve_json(line), miss", miss_json, 20_000)
     try:
-        import jax
         import jax.numpy as jnp
     except ImportError:
         print("jax is not installed: the array measures are left out")
