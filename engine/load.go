@@ -301,8 +301,7 @@ func (c *Catalog) RuleSet(ref string) (*RuleSet, error) {
 	name, version, pinned := strings.Cut(ref, "@")
 	list := c.sets[name]
 	if len(list) == 0 {
-		return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("no rule set %q", name),
-			Hint: "loaded: " + strings.Join(slices.Sorted(maps.Keys(c.sets)), ", ")}
+		return nil, noRuleSet(name, version, slices.Sorted(maps.Keys(c.sets)), nil)
 	}
 	if !pinned {
 		return list[len(list)-1], nil
@@ -314,6 +313,16 @@ func (c *Catalog) RuleSet(ref string) (*RuleSet, error) {
 		}
 		have = append(have, rs.version)
 	}
-	return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s has no version %q", name, version),
+	return nil, noRuleSet(name, version, nil, have)
+}
+
+// noRuleSet is the error of a ref that names nothing loaded: no rule set
+// called name (names are those loaded), or none of its versions (have,
+// in order) is version.
+func noRuleSet(name, version string, names, have []string) *Error {
+	if len(have) == 0 {
+		return &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("no rule set %q", name), Hint: "loaded: " + strings.Join(names, ", ")}
+	}
+	return &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s has no version %q", name, version),
 		Hint: "versions: " + strings.Join(have, ", ")}
 }

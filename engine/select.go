@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -44,13 +43,9 @@ func (l *loader) noRuleSet(ref string) *Error {
 			versions = append(versions, v)
 		}
 	}
-	if len(versions) == 0 {
-		slices.Sort(names)
-		return &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("no rule set %q", name), Hint: "loaded: " + strings.Join(names, ", ")}
-	}
+	slices.Sort(names)
 	slices.SortFunc(versions, compareVersions)
-	return &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s has no version %q", name, version),
-		Hint: "versions: " + strings.Join(versions, ", ")}
+	return noRuleSet(name, version, names, versions)
 }
 
 // dirOf is the version directory of ref: name/version, or for a bare name
