@@ -165,11 +165,26 @@ func (b *builder) manifest(f *sourceFile) {
 	if up == nil {
 		return
 	}
-	ufields := f.mapping(&b.errs, up, "mirrors", []string{"project", "commit", "date", "files", "note"})
+	ufields := f.mapping(&b.errs, up, "mirrors", []string{"project", "commit", "date", "files", "note", "commits", "releases"})
 	str(ufields, up, "project", &m.Mirrors.Project, true)
 	str(ufields, up, "commit", &m.Mirrors.Commit, false)
 	str(ufields, up, "date", &m.Mirrors.Date, false)
 	str(ufields, up, "note", &m.Mirrors.Note, false)
+	if n := lookup(ufields, "commits"); n != nil {
+		r := &CommitRange{}
+		rf := f.mapping(&b.errs, n, "commits", []string{"from", "to"})
+		str(rf, n, "from", &r.From, true)
+		str(rf, n, "to", &r.To, false)
+		m.Mirrors.Commits = r
+	}
+	if n := lookup(ufields, "releases"); n != nil {
+		r := &ReleaseRange{}
+		rf := f.mapping(&b.errs, n, "releases", []string{"first", "last"})
+		str(rf, n, "first", &r.First, true)
+		str(rf, n, "last", &r.Last, false)
+		b.releaseRange(f, n, r)
+		m.Mirrors.Releases = r
+	}
 	if n := lookup(ufields, "files"); n != nil {
 		if n.Kind != yaml.SequenceNode {
 			b.add(f.errNode(CodeSchema, n, "files must be a list"))
@@ -180,6 +195,25 @@ func (b *builder) manifest(f *sourceFile) {
 				m.Mirrors.Files = append(m.Mirrors.Files, s)
 			}
 		}
+	}
+}
+
+// releaseRange checks that the ends of r (at n) are release numbers, in
+// order.
+func (b *builder) releaseRange(f *sourceFile, n *yaml.Node, r *ReleaseRange) {
+	first, err := parseRelease(r.First)
+	if err != nil && r.First != "" {
+		b.add(f.errNode(CodeSchema, n, "releases: first: %v", err))
+		return
+	}
+	if r.Last == "" {
+		return
+	}
+	last, err := parseRelease(r.Last)
+	if err != nil {
+		b.add(f.errNode(CodeSchema, n, "releases: last: %v", err))
+	} else if compareReleases(first, last) > 0 {
+		b.add(f.errNode(CodeSchema, n, "releases: first %s comes after last %s", r.First, r.Last))
 	}
 }
 

@@ -295,9 +295,22 @@ func (c *Catalog) RuleSets() []*RuleSet {
 }
 
 // RuleSet returns the rule set named by ref: "jax" for its newest version,
-// or "jax@v2" for one version. The error has CodeNoRuleSet and says which
-// names and versions exist.
+// "jax@v2" for one version, or "jax==0.10.2" for the version whose
+// manifest's mirrors.releases covers that release of what it mirrors. The
+// error has CodeNoRuleSet and says which names and versions exist, or
+// which versions are nearest to a release that none covers.
 func (c *Catalog) RuleSet(ref string) (*RuleSet, error) {
+	if name, release, ok := strings.Cut(ref, ReleaseRef); ok {
+		list := c.sets[name]
+		if len(list) == 0 {
+			return nil, noRuleSet(name, "", slices.Sorted(maps.Keys(c.sets)), nil)
+		}
+		rs, err := byRelease(name, release, list)
+		if err != nil {
+			return nil, err
+		}
+		return rs, nil
+	}
 	name, version, pinned := strings.Cut(ref, "@")
 	list := c.sets[name]
 	if len(list) == 0 {

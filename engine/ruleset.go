@@ -45,6 +45,12 @@ type Upstream struct {
 	Date    string   `json:"date,omitempty"`
 	Files   []string `json:"files,omitempty"` // where the behaviour lives upstream
 	Note    string   `json:"note,omitempty"`
+
+	// Commits and Releases are what a user matches their installation
+	// against; nil where the manifest does not say (Releases is nil for a
+	// range of commits that no release shipped).
+	Commits  *CommitRange  `json:"commits,omitempty"`
+	Releases *ReleaseRange `json:"releases,omitempty"`
 }
 
 // DeviceType is one entry of device_types.yaml: a DLPack DLDeviceType.

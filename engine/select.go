@@ -16,11 +16,14 @@ func (l *loader) selected() ([]string, ErrorList) {
 	var out []string
 	var errs ErrorList
 	for _, ref := range l.opts.Select {
-		dir, ok := l.dirOf(ref)
+		dirs, ok := l.dirsOf(ref)
 		if !ok {
 			errs = append(errs, l.noRuleSet(ref))
-		} else if !slices.Contains(out, dir) {
-			out = append(out, dir)
+		}
+		for _, dir := range dirs {
+			if !slices.Contains(out, dir) {
+				out = append(out, dir)
+			}
 		}
 	}
 	return out, errs
@@ -30,6 +33,7 @@ func (l *loader) selected() ([]string, ErrorList) {
 // directory, with the same hint as if every version had been compiled.
 func (l *loader) noRuleSet(ref string) *Error {
 	name, version, _ := strings.Cut(ref, "@")
+	name, _, _ = strings.Cut(name, ReleaseRef)
 	var names, versions []string
 	for _, dir := range l.order {
 		n, v, _ := strings.Cut(dir, "/")
@@ -46,6 +50,27 @@ func (l *loader) noRuleSet(ref string) *Error {
 	slices.Sort(names)
 	slices.SortFunc(versions, compareVersions)
 	return noRuleSet(name, version, names, versions)
+}
+
+// dirsOf is the version directories to compile for ref: dirOf's one, or
+// for a release ref ("jax==0.10.2") every version of the name, since which
+// one covers the release is in their manifests.
+func (l *loader) dirsOf(ref string) ([]string, bool) {
+	name, _, byRelease := strings.Cut(ref, ReleaseRef)
+	if !byRelease {
+		if dir, ok := l.dirOf(ref); ok {
+			return []string{dir}, true
+		}
+		return nil, false
+	}
+	var dirs []string
+	for _, dir := range l.order {
+		n, v, _ := strings.Cut(dir, "/")
+		if _, ok := parseVersion(v); ok && n == name {
+			dirs = append(dirs, dir)
+		}
+	}
+	return dirs, len(dirs) > 0
 }
 
 // dirOf is the version directory of ref: name/version, or for a bare name

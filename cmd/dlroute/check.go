@@ -119,7 +119,7 @@ func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULESET\tMIRRORS\tDESCRIPTION")
+	fmt.Fprintln(tw, "RULESET\tMIRRORS\tCOMMITS\tRELEASES\tDESCRIPTION")
 	for _, rs := range cat.RuleSets() {
 		m := rs.Manifest()
 		ref := rs.Ref()
@@ -133,7 +133,14 @@ func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if m.Mirrors.Date != "" {
 			up += " " + m.Mirrors.Date
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", ref, up, m.Description)
+		commits, releases := "-", "none"
+		if c := m.Mirrors.Commits; c != nil {
+			commits = c.String()
+		}
+		if r := m.Mirrors.Releases; r != nil {
+			releases = r.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ref, up, commits, releases, m.Description)
 	}
 	tw.Flush()
 	return 0

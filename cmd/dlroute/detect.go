@@ -27,7 +27,7 @@ type detected struct {
 func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("detect")
 	rulesDir := rulesFlag(fs)
-	ruleset := fs.String("ruleset", "jax", "decide each device with the rule set `NAME[@VERSION]`")
+	ruleset := fs.String("ruleset", "jax", "decide each device with the rule set `REF`: NAME, NAME@VERSION or NAME==RELEASE")
 	askJAX := fs.Bool("ask-jax", false, "also ask an installed JAX (python3 -c 'import jax ...'): exact, but slow to start")
 	asJSON := fs.Bool("json", false, "print one JSON object: devices, their decisions, and each probe tried")
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {

@@ -58,7 +58,7 @@ type exportedBuffer struct {
 func runExchange(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("exchange")
 	rulesDir := rulesFlag(fs)
-	ruleset := fs.String("ruleset", "exchange", "the rule set `NAME[@VERSION]`; without a version, the newest")
+	ruleset := fs.String("ruleset", "exchange", "the rule set `REF`: NAME (its newest version), NAME@VERSION, or NAME==RELEASE (the version for that release of what it mirrors, such as jax==0.10.2)")
 	bufferPath := fs.String("buffer", "", "the array's bytes: `FILE` stands for the array on the device the input describes; it is only read")
 	outPath := fs.String("out", "", "write the copy's bytes to `FILE` when the decision copies (through a temporary file, renamed once complete)")
 	inputJSON := fs.String("input", "", "the input as one JSON `OBJECT`, as a line of resolve --json, instead of input flags")

@@ -46,13 +46,13 @@ var commands map[string]command
 func init() {
 	commands = map[string]command{
 		"resolve": {"decide the DLPack device of one input, or of JSON Lines on stdin",
-			"[--ruleset NAME[@VERSION]] (--json | --platform P --platform-version V [...])", runResolve},
+			"[--ruleset REF] (--json | --platform P --platform-version V [...])", runResolve},
 		"exchange": {"carry out a DLPack exchange for a buffer: export it in place, or copy it into host memory",
-			"--buffer FILE [--out FILE] [--ruleset NAME[@VERSION]] (--input JSON | --platform P --platform-version V [...])", runExchange},
+			"--buffer FILE [--out FILE] [--ruleset REF] (--input JSON | --platform P --platform-version V [...])", runExchange},
 		"test":       {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
 		"lint":       {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
 		"rules":      {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
-		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset NAME[@VERSION]] [--ask-jax] [--json]", runDetect},
+		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset REF] [--ask-jax] [--json]", runDetect},
 		"diff":       {"show which inputs two rule-set versions decide differently", "[--rules DIR] [--json] [--examples N] [--max-inputs N] [DIR:]NAME[@VERSION] [DIR:]NAME[@VERSION]", runDiff},
 		"playground": {"serve the browser playground: edit rules and inputs, see decisions", "[--addr HOST:PORT] [--rules DIR] [--static DIR]", runPlayground},
 		"bundle":     {"build, sign and verify rule bundles", "<build|verify|keygen> [flags]", runBundle},

@@ -20,7 +20,7 @@ const maxLineLen = engine.MaxLineLen
 func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("resolve")
 	rulesDir := rulesFlag(fs)
-	ruleset := fs.String("ruleset", "jax", "the rule set `NAME[@VERSION]`; without a version, the newest")
+	ruleset := fs.String("ruleset", "jax", "the rule set `REF`: NAME (its newest version), NAME@VERSION, or NAME==RELEASE (the version for that release of what it mirrors, such as jax==0.10.2)")
 	jsonl := fs.Bool("json", false, "read one JSON input object per line on stdin; write one JSON line each")
 	inputs := addInputFlags(fs)
 	explain := fs.Bool("explain", false, "say how each decision was reached: the rules tried and every value")

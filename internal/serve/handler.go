@@ -51,7 +51,7 @@ const RevisionHeader = "Dlroute-Revision"
 
 // NewHandler returns serve's HTTP API:
 //
-//	POST /v1/resolve   one input object, or an array of them (?ruleset=NAME[@VERSION])
+//	POST /v1/resolve   one input object, or an array of them (?ruleset=NAME, NAME@VERSION or NAME==RELEASE)
 //	GET  /v1/rules     the rule-set versions in force
 //	GET  /v1/status    the revision in force, the last check, the last refusal
 //	GET  /healthz      200 while rules are in force
