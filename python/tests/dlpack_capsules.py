@@ -1,0 +1,109 @@
+"""DLPack capsules made by hand, and read back, with ctypes: a producer on any
+device type for the consumers under test (numpy refuses a kDLCUDA capsule
+before it reads a byte, so host memory can stand behind any device), and
+the fields of a capsule a real library made."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
+
+
+_new = ctypes.pythonapi.PyCapsule_New
+_new.restype = ctypes.py_object
+_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_get_name = ctypes.pythonapi.PyCapsule_GetName
+_get_name.restype = ctypes.c_char_p
+_get_name.argtypes = [ctypes.py_object]
+
+# What the hand-made capsules point at, kept alive for the process: their
+# deleters are NULL (dlpack.h allows it), so nothing frees them.
+_keep: list[Any] = []
+
+
+def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int, int] = (1, 0),
+                 flags: int = 0, data: np.ndarray | None = None) -> Any:
+    """A "dltensor" or "dltensor_versioned" capsule of a float64 vector in
+    host memory (data, or six fresh numbers), labelled with device."""
+    arr = np.arange(6.0) if data is None else data
+    shape = (ctypes.c_int64 * 1)(arr.shape[0])
+    strides = (ctypes.c_int64 * 1)(1)
+    t = DLTensor(arr.ctypes.data, DLDevice(*device), 1, DLDataType(2, 64, 1), shape, strides, 0)
+    if versioned:
+        m: Any = DLManagedTensorVersioned(DLPackVersion(*version), None, None, flags, t)
+        name = b"dltensor_versioned"
+    else:
+        m = DLManagedTensor(t, None, None)
+        name = b"dltensor"
+    _keep.extend([arr, shape, strides, m])
+    return _new(ctypes.addressof(m), name, None)
+
+
+class CapsuleProducer:
+    """An object whose __dlpack__ hands out one capsule, whatever it is asked."""
+
+    def __init__(self, capsule: Any, device: tuple[int, int] = (1, 0)) -> None:
+        self.capsule, self.device = capsule, device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.device
+
+
+def read_capsule(capsule: Any) -> dict[str, Any]:
+    """The name, device, data pointer and (versioned) flags of an unused capsule."""
+    name = _get_name(capsule).decode()
+    p = _get_pointer(capsule, name.encode())
+    if name == "dltensor_versioned":
+        m = DLManagedTensorVersioned.from_address(p)
+        flags: int | None = m.flags
+    else:
+        m = DLManagedTensor.from_address(p)
+        flags = None
+    t = m.dl_tensor
+    return {"capsule": name, "device": (t.device.device_type, t.device.device_id), "data": t.data, "flags": flags}
