@@ -4,33 +4,34 @@
 
 import { tarball } from "./share.js";
 
-// installAPI sets window.dlroute over the running page: app is its state,
-// link makes the share link for the state now.
-export function installAPI(app, { state, link }) {
-  const served = (ref) => app.ws.original(ref).handle;
+// installAPI sets window.dlroute over the running page: st is its state
+// (state.js), state returns what a link keeps of it, link makes the share
+// link for the state now.
+export function installAPI(st, { state, link }) {
+  const served = (ref) => st.ws.original(ref).handle;
   window.dlroute = {
     ready: null, // resolves when the page has made its first decision
-    refs: () => [...app.ws.refs],
+    refs: () => [...st.ws.refs],
     // revision names the rules the page has: rules.json's, then each
     // that a live server published (live.js).
-    revision: () => app.revision ?? "",
+    revision: () => st.revision ?? "",
     // resolveJSON and explainJSON answer {status, output}: the status's
     // name (ok, input_error, ...) and the module's output text.
     resolveJSON(ref, line) {
-      const r = app.engine.resolveJSON(served(ref), line);
+      const r = st.engine.resolveJSON(served(ref), line);
       return { status: r.status, output: r.text };
     },
     explainJSON(ref, line) {
-      const r = app.engine.explainJSON(served(ref), line);
+      const r = st.engine.explainJSON(served(ref), line);
       return { status: r.status, output: r.text };
     },
-    test: (ref) => app.engine.test(served(ref)).json(),
+    test: (ref) => st.engine.test(served(ref)).json(),
     state,
     link,
-    edited: () => Object.fromEntries(app.ws.edits),
+    edited: () => Object.fromEntries(st.ws.edits),
     // rulesTar is the download, base64: the rules directory with the edits.
     rulesTar() {
-      const bytes = tarball("rules", app.ws.all());
+      const bytes = tarball("rules", st.ws.all());
       let bin = "";
       for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
       return btoa(bin);
@@ -46,8 +47,8 @@ export function installAPI(app, { state, link }) {
         edits: m("dlroute:edit-to-decision"),
         rulesEdits: m("dlroute:rules-edit-to-decision"),
         inputEdits: m("dlroute:input-edit-to-decision"),
-        first: app.timings.first,
-        last: app.timings.last,
+        first: st.timings.first,
+        last: st.timings.last,
         marks: Object.fromEntries(["script", "page", "compiled", "initialized", "ready", "first-decision"].map((n) => [n, at(`dlroute:${n}`)])),
         wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize },
       };

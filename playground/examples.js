@@ -54,3 +54,26 @@ export const examples = [
     },
   },
 ];
+
+// applyTo is what picking example ex does to the rules, whose files read
+// textOf(path): {edits, note}. Its edits replace any before it, so the
+// example's one edit, or none; the edit is not made when the line it
+// goes after is not there, and the note says so.
+export function applyTo(ex, textOf) {
+  const edits = new Map();
+  if (!ex.edit) return { edits, note: ex.note };
+  const { file, after, insert } = ex.edit;
+  const text = textOf(file) ?? "";
+  if (text.includes(insert)) return { edits, note: ex.note };
+  const at = text.indexOf(after);
+  if (at < 0) return { edits, note: `${ex.note} (The line it adds after is not in ${file}, so the edit was not made.)` };
+  const end = at + after.length;
+  edits.set(file, text.slice(0, end) + insert + text.slice(end));
+  return { edits, note: ex.note };
+}
+
+// insertedLine is the line (from 1) where ex's edit reads in text, or 0.
+export function insertedLine(ex, text) {
+  const first = ex.edit.insert.split("\n")[0];
+  return text.split("\n").indexOf(first) + 1;
+}

@@ -116,27 +116,7 @@ class Field {
 
   // raw is the field as JSON text, or undefined to leave it out.
   raw() {
-    if (this.isNull?.checked) return "null";
-    const v = this.control.value;
-    if (this.base === "bool") return v;
-    if (this.base === "int" || this.base === "uint") {
-      const t = v.trim();
-      if (t === "") return undefined; // its default, or missing_field
-      return /^-?\d+$/.test(t) ? t : JSON.stringify(v);
-    }
-    if (this.base.startsWith("list(")) {
-      const t = v.trim().replace(/^\[|\]$/g, "");
-      if (t === "") return this.nullable ? "null" : "[]";
-      const items = t.split(",").map((s) => s.trim());
-      return items.every((s) => /^-?\d+$/.test(s)) ? `[${items.join(",")}]` : JSON.stringify(v);
-    }
-    if (this.base === "string") return JSON.stringify(v);
-    try {
-      JSON.parse(v);
-      return v;
-    } catch {
-      return JSON.stringify(v);
-    }
+    return fieldJSON(this.decl.type, this.control.value, !!this.isNull?.checked);
   }
 
   show(value) {
@@ -145,11 +125,46 @@ class Field {
       this.control.disabled = this.isNull.checked;
       if (this.isNull.checked) return;
     }
-    let text;
-    if (value === null || value === undefined) text = this.base === "bool" ? "null" : "";
-    else if (Array.isArray(value)) text = value.join(", ");
-    else if (typeof value === "object") text = JSON.stringify(value);
-    else text = String(value);
+    const text = fieldText(this.decl.type, value);
     if (this.control.value !== text) this.control.value = text;
   }
+}
+
+// fieldJSON is a field of a declared type ("int?", "list(int)", "string")
+// holding text, as JSON text for the input line; undefined leaves the
+// field out (its default applies, or the engine says it is missing). A
+// value that does not parse as the type goes as a JSON string, so the
+// engine's wrong_type says what is wrong with it.
+export function fieldJSON(type, text, isNull) {
+  const nullable = type.endsWith("?");
+  const base = type.replace(/\?$/, "");
+  if (isNull) return "null";
+  if (base === "bool") return text;
+  if (base === "int" || base === "uint") {
+    const t = text.trim();
+    if (t === "") return undefined;
+    return /^-?\d+$/.test(t) ? t : JSON.stringify(text);
+  }
+  if (base.startsWith("list(")) {
+    const t = text.trim().replace(/^\[|\]$/g, "");
+    if (t === "") return nullable ? "null" : "[]";
+    const items = t.split(",").map((s) => s.trim());
+    return items.every((s) => /^-?\d+$/.test(s)) ? `[${items.join(",")}]` : JSON.stringify(text);
+  }
+  if (base === "string") return JSON.stringify(text);
+  try {
+    JSON.parse(text);
+    return text;
+  } catch {
+    return JSON.stringify(text);
+  }
+}
+
+// fieldText is how a field of a declared type shows value, one of the
+// input object's: a list as "1, 0", null as "" (or "null" in a bool's menu).
+export function fieldText(type, value) {
+  if (value === null || value === undefined) return type.startsWith("bool") ? "null" : "";
+  if (Array.isArray(value)) return value.join(", ");
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
 }

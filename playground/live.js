@@ -10,39 +10,40 @@ import { h, rulesPath } from "./views.js";
 
 const $ = (id) => document.querySelector(`[data-testid="${id}"]`);
 
-// followRules listens to the server's events. app.revision names the
-// rules the page has; reloaded(report) is called after each rebase that
-// changed a file, to show the new rules.
-export function followRules(app, reloaded) {
+// followRules listens to the server's events. st is the page's state
+// (state.js): st.revision names the rules the page has, st.ws holds them,
+// st.refusal the change refused last; reloaded(report) is called after
+// each rebase that changed a file, to show the new rules.
+export function followRules(st, reloaded) {
   const events = new EventSource("events");
   let pulling = null; // the fetch in progress: events wait for it
   events.addEventListener("rules", (e) => {
     const { revision } = JSON.parse(e.data);
-    app.refusal = null;
+    st.refusal = null;
     showRefusal(null);
-    if (revision === app.revision) return;
-    pulling = (pulling ?? Promise.resolve()).then(() => pull(app, revision, reloaded)).catch((err) => {
+    if (revision === st.revision) return;
+    pulling = (pulling ?? Promise.resolve()).then(() => pull(st, revision, reloaded)).catch((err) => {
       console.error(err);
       show("error", `The rules changed on the server, but the page could not load them: ${err.message}. Reload the page; the link keeps your edits.`);
     }).finally(() => { pulling = null; });
   });
   events.addEventListener("refused", (e) => {
-    app.refusal = JSON.parse(e.data);
-    showRefusal(app.refusal, app.revision);
+    st.refusal = JSON.parse(e.data);
+    showRefusal(st.refusal, st.revision);
   });
   return events;
 }
 
 // pull fetches rules.json and rebases the workspace on it, unless the
 // page already has that revision.
-async function pull(app, revision, reloaded) {
-  if (revision === app.revision) return;
+async function pull(st, revision, reloaded) {
+  if (revision === st.revision) return;
   const resp = await fetch("rules.json", { cache: "no-cache" });
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
-  if (served.revision === app.revision) return;
-  const report = app.ws.rebase(served.files);
-  app.revision = served.revision;
+  if (served.revision === st.revision) return;
+  const report = st.ws.rebase(served.files);
+  st.revision = served.revision;
   const touched = report.changed.length + report.added.length + report.removed.length;
   if (touched) reloaded(report);
   showReload(served, report);

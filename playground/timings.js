@@ -1,0 +1,48 @@
+// The page's performance measures, read by window.dlroute.timings() and
+// by the browser test, which records them in testout/playground/:
+//
+//	dlroute:cold-to-first-decision  navigation start to the first decision shown
+//	dlroute:edit-to-decision        a change to its decision shown, for every change after
+//	dlroute:rules-edit-to-decision  the same, for a change of the rules only
+//	dlroute:input-edit-to-decision  the same, for a change of the input only
+//
+// and the marks dlroute:script, page, ready and first-decision on the way
+// (engine.js adds compiled and initialized).
+
+// markDecision records a decision shown now for change ({at, kind},
+// state.js takeChange), and its parts in st.timings.
+export function markDecision(st, change, parts) {
+  const ms = performance.now() - change.at;
+  performance.mark("dlroute:decision");
+  st.timings.last = parts;
+  st.timings.first ??= parts;
+  if (!performance.getEntriesByName("dlroute:first-decision").length) {
+    performance.mark("dlroute:first-decision");
+    performance.measure("dlroute:cold-to-first-decision", { start: 0, end: "dlroute:first-decision" });
+    return;
+  }
+  performance.measure("dlroute:edit-to-decision", { start: change.at, end: "dlroute:decision" });
+  if (change.kind !== "other") performance.measure(`dlroute:${change.kind}-edit-to-decision`, { start: change.at, end: "dlroute:decision" });
+  st.timings.edits.push(ms);
+}
+
+// coldLoad is the first decision's measure in milliseconds, or undefined
+// before it is shown.
+export function coldLoad() {
+  return performance.getEntriesByName("dlroute:cold-to-first-decision")[0]?.duration;
+}
+
+// statusText is the footer's line: the module's size and how it came, the
+// cold load, and where the rules come from.
+export function statusText(source, revision) {
+  const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
+  const cold = coldLoad();
+  const parts = [];
+  if (wasm) {
+    const cached = wasm.transferSize < wasm.encodedBodySize / 10;
+    parts.push(`module ${(wasm.decodedBodySize / 1048576).toFixed(1)} MiB, ${cached ? "from the browser's cache" : (wasm.transferSize / 1048576).toFixed(1) + " MiB transferred"}`);
+  }
+  if (cold !== undefined) parts.push(`first decision ${Math.round(cold)} ms after the page was asked for`);
+  parts.push(`rules: ${source}${revision ? `, revision ${revision}` : ""}`);
+  return parts.join(" · ");
+}
