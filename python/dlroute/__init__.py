@@ -112,11 +112,15 @@ class Engine:
         self._finalizer = weakref.finalize(self, _close, handle)
 
     def ruleset(self, ref: str) -> RuleSet:
-        """The rule set ``ref``: a name (``"jax"``, its newest version) or
-        ``name@version`` (``"jax@v2"``, ``"exchange@v1"``).
+        """The rule set ``ref``: a name (``"jax"``, its newest version),
+        ``name@version`` (``"jax@v2"``, ``"exchange@v1"``), or
+        ``name==release`` (``"jax==0.10.2"``: the version whose manifest
+        covers that release of what it mirrors; ``dlroute rules`` lists the
+        ranges).
 
         Raises:
-            NoRuleSetError: the rules hold no such name or version.
+            NoRuleSetError: the rules hold no such name or version, or no
+                version covers the release (the message names the nearest).
         """
         with self._lock:
             rs = self._rulesets.get(ref)
@@ -133,6 +137,23 @@ class Engine:
         rs = RuleSet(self, handle.value)
         with self._lock:
             return self._rulesets.setdefault(ref, rs)
+
+    def ruleset_for_installed(self, name: str, package: str | None = None) -> RuleSet:
+        """The version of rule set ``name`` for the release of ``package``
+        (default: ``name``) installed in this environment, as its
+        distribution metadata says: ``eng.ruleset_for_installed("jax")`` is
+        ``eng.ruleset("jax==0.10.2")`` where jax 0.10.2 is installed. The
+        package is not imported.
+
+        Raises:
+            importlib.metadata.PackageNotFoundError: the package is not
+                installed.
+            NoRuleSetError: no version covers that release (the message
+                names the nearest), or it is a development build.
+        """
+        from importlib.metadata import version
+
+        return self.ruleset(f"{name}=={version(package or name)}")
 
     def rulesets(self) -> list[dict[str, Any]]:
         """Every rule-set version in the rules, as

@@ -31,13 +31,19 @@ class DlrouteError(Exception):
         details: the error object(s) the library returned, parsed from JSON
             (with ``position``, ``source`` and ``hint`` where the engine gave
             them), or ``None``.
+        hint: what to do about it, where the engine says (the versions
+            nearest a release no version covers, the names loaded), or
+            ``None``. ``str(err)`` ends with it, on a line of its own, as the
+            command line prints it.
     """
 
     def __init__(self, code: str, message: str, details: Any = None) -> None:
-        super().__init__(f"{code}: {message}")
+        hint = details.get("hint") if isinstance(details, dict) else None
+        super().__init__(f"{code}: {message}" + (f"\nhint: {hint}" if hint else ""))
         self.code = code
         self.message = message
         self.details = details
+        self.hint = hint
 
 
 class InputError(DlrouteError, ValueError):
