@@ -5,8 +5,8 @@ on that release: the case's input becomes a real call (x.__dlpack_device__(),
 x.__dlpack__(...), np.from_dlpack(...)), and what the library does, the
 capsule it makes or the exception it raises, type and message byte for
 byte, must be what the rules decide for the same input through the dlroute
-package. A case the CPU build cannot reach is listed in UNREACHABLE with
-the reason, and skipped saying so.
+package. A case the CPU build cannot reach is skipped, saying why
+(_unreachable).
 
 Arrays on other devices are stood for by capsules made by hand
 (dlpack_capsules.py): host memory labelled kDLCUDAHost, kDLCUDA, ...;
@@ -133,10 +133,11 @@ class Recorder:
 
 def check_request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict[str, Any]) -> None:
     """The consumer's calls of a recording producer against the request the
-    rules decide: the exception, or the keywords of attempt `attempt`."""
+    rules decide: the exception, or the keywords of attempt `attempt`. A
+    producer for attempt 2 raises TypeError(failed_message) first."""
     attempt = inp.get("attempt", 1)
     producer = Recorder(fail=inp.get("failed_message") if attempt == 2 else None)
-    kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
+    kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None and k in _params(consumer)}
     decision, vals = explanation["decision"], values(explanation)
     try:
         consumer(producer, **kwargs)
@@ -157,6 +158,10 @@ def check_request(consumer: Callable[..., Any], inp: dict[str, Any], explanation
     assert decision.get("copy", False) == (asked.get("copy") is True)
     versioned = asked.get("max_version") is not None and asked["max_version"][0] >= 1
     assert decision.get("capsule") == ("dltensor_versioned" if versioned else "dltensor")
+
+
+def _params(consumer: Callable[..., Any]) -> tuple[str, ...]:
+    return ("device", "copy") if consumer is np.from_dlpack else ()
 
 
 def numpy_import(inp: dict[str, Any]) -> tuple:
@@ -196,21 +201,101 @@ def run_numpy(inp: dict[str, Any], explanation: dict[str, Any]) -> None:
         assert decision["error"]["type"] == "ValueError"  # the rules' own refusal of an unknown call
 
 
+# --- torch -------------------------------------------------------------------
+
+def torch_tensor(inp: dict[str, Any]) -> Any:
+    """The tensor the input describes, on a device a CPU build has (cpu, meta)."""
+    t = torch.arange(6.0, device=inp.get("device_type", "cpu"))
+    if inp.get("conj"):
+        t = torch.arange(6.0).to(torch.complex64).conj()
+    if inp.get("layout", "strided") == "sparse_coo":
+        t = t.to_sparse()
+    if inp.get("requires_grad"):
+        t = t.requires_grad_()
+    return t
+
+
+def torch_import(inp: dict[str, Any]) -> tuple:
+    """torch.from_dlpack of the capsule the input describes: numpy's own
+    where numpy makes it (kDLCPU), else one made by hand."""
+    dev = tuple(inp.get("capsule_device", [1, 0]))
+    versioned = inp.get("capsule", "dltensor") == "dltensor_versioned"
+    if dev == (1, 0):
+        capsule = np.arange(6.0).__dlpack__(max_version=(1, 0) if versioned else None)
+    else:
+        capsule = make_capsule(dev, versioned=versioned)
+    pointer = read_capsule(capsule)["data"]
+    try:
+        y = torch.from_dlpack(capsule)
+    except Exception as e:
+        return raised(e)
+    # A tensor on torch's hip device has no __dlpack_device__ in 1.13.
+    device = {"cpu": 1, "cuda": 2, "hip": 10}[y.device.type]
+    return ("device", device, y.device.index or 0, y.data_ptr() != pointer, None, None)
+
+
+def run_torch(inp: dict[str, Any], explanation: dict[str, Any]) -> None:
+    call, decision = inp["call"], explanation["decision"]
+    if call == "__dlpack_device__":
+        try:
+            outcome: tuple = ("device", *torch_tensor(inp).__dlpack_device__())
+        except Exception as e:
+            outcome = raised(e)
+        want = expected(decision)
+        assert outcome == (want if want[0] == "raise" else want[:3])
+    elif call == "__dlpack__":
+        t = torch_tensor(inp)
+        pointer = t.data_ptr() if t.layout == torch.strided and t.device.type == "cpu" else 0
+        assert export(t, dlpack_kwargs(inp), pointer) == expected(decision)
+    elif call == "request":
+        device = tuple(inp.get("producer_device", [1, 0]))
+        check_request(lambda producer: torch.from_dlpack(_AtDevice(producer, device)), inp, explanation)
+    elif call == "from_dlpack":
+        want = expected(decision)
+        assert torch_import(inp) == (want if want[0] == "raise" else want[:4] + (None, None))
+    else:
+        assert decision["error"]["type"] == "ValueError"
+
+
+class _AtDevice:
+    """A recording producer that reports device from __dlpack_device__."""
+
+    def __init__(self, producer: Recorder, device: tuple[int, int]) -> None:
+        self.producer, self.device = producer, device
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        self.producer.__dlpack_device__()
+        return self.device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.producer.__dlpack__(**kwargs)
+
+
 # --- the installed releases and the versions that mirror them -----------------
 
 REAL: dict[str, tuple[Callable[[], bool], Callable[[dict[str, Any], dict[str, Any]], None]]] = {
     "numpy@v1": (lambda: np.__version__.startswith("2.4."), run_numpy),
+    "torch@v1": (lambda: torch.__version__.startswith("1.13.") and torch.version.cuda is None, run_torch),
 }
 
-# (ref, input's call, what) -> why a CPU build cannot run it.
-UNREACHABLE: dict[tuple[str, str], str] = {}
+
+def _unreachable(ref: str, inp: dict[str, Any]) -> str | None:
+    """Why a CPU build cannot run the case, or None."""
+    if ref.startswith("torch@"):
+        if inp.get("device_type") in ("cuda", "mps", "xpu") or inp.get("pinned") or inp.get("hip"):
+            return "a CPU build of torch has no cuda, mps or xpu tensors and no pinned memory"
+        if inp["call"] == "request" and inp.get("gpu_build", True) and tuple(inp.get("producer_device", [1, 0]))[0] in (2, 10):
+            return "a CPU build of torch has no CUDA stream to pass (its own refusal is the gpu_build: false case)"
+        if inp["call"] == "from_dlpack" and tuple(inp.get("capsule_device", [1, 0]))[0] == 2:
+            return "a CPU build of torch initialises CUDA to import a kDLCUDA capsule, and fails with a traceback"
+    return None
 
 
 @pytest.mark.parametrize("ref, inp", [p for ref in REAL for p in cases(ref)])
 def test_real_library(engine: dlroute.Engine, ref: str, inp: dict[str, Any]) -> None:
     installed, run = REAL[ref]
     assert installed(), f"{ref} mirrors another release than the one installed"
-    why = UNREACHABLE.get((ref, repr(inp)))
+    why = _unreachable(ref, inp)
     if why:
         pytest.skip(why)
     run(inp, engine.ruleset(ref).explain(inp))
