@@ -72,33 +72,47 @@ function fromReport(rep, onInput) {
   return node;
 }
 
-function outcome(o) {
+// outcome names one side of a diff group: the rule and what it gave.
+export function outcome(o) {
   const what = o.device_type ?? o.error_type ?? o.failure ?? "";
   return `${o.rule ?? "no rule"}${what ? ` (${what})` : ""}`;
 }
 
 // answer is one side of a diff's example: a decision, or the error that
 // kept the rules from deciding ({"eval_error": {...}}).
-function answer(a) {
+export function answer(a) {
   const e = a.eval_error ?? a.input_error;
   if (e) return `${a.eval_error ? "eval_error" : "input_error"}: ${e.code}: ${e.message}`;
   return `${verdict(a)} by ${a.rule}`;
 }
 
-// overCases decides the test cases' inputs with both versions.
-function overCases(engine, base, edited, report, onInput, why) {
-  const baseReport = engine.test(base).json();
+// caseInputs are the distinct inputs of test reports' cases, each as a
+// JSON line with the name of the first case that has it.
+export function caseInputs(...reports) {
   const inputs = new Map();
-  for (const c of [...(report?.cases ?? []), ...(baseReport?.cases ?? [])]) {
+  for (const c of reports.flatMap((r) => r?.cases ?? [])) {
     const line = JSON.stringify(c.input);
     if (!inputs.has(line)) inputs.set(line, c.name);
   }
+  return inputs;
+}
+
+// changedInputs decides each input (line -> name) with both handles and
+// returns those decided differently: {name, line, before, after}.
+export function changedInputs(engine, base, edited, inputs) {
   const changed = [];
   for (const [line, name] of inputs) {
     const a = engine.resolveJSON(base, line);
     const b = engine.resolveJSON(edited, line);
     if (a.text !== b.text) changed.push({ name, line, before: describe(a), after: describe(b) });
   }
+  return changed;
+}
+
+// overCases decides the test cases' inputs with both versions.
+function overCases(engine, base, edited, report, onInput, why) {
+  const inputs = caseInputs(report, engine.test(base).json());
+  const changed = changedInputs(engine, base, edited, inputs);
   const node = h("div", { class: "diff-body" },
     h("p", { class: "muted" }, `The inputs derived from the rules are too many to try in the page (${why}); these are the test cases' inputs instead.`),
     h("p", { "data-testid": "diff-summary" }, changed.length === 0
@@ -113,7 +127,9 @@ function overCases(engine, base, edited, report, onInput, why) {
   return node;
 }
 
-function describe(r) {
+// describe is a resolveJSON result in a line: the decision and its rule,
+// or the status and the error.
+export function describe(r) {
   if (!r.ok) {
     const e = r.json();
     return `${r.status}: ${e?.code ?? ""} ${e?.message ?? ""}`;
