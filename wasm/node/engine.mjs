@@ -6,10 +6,11 @@
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
-import { DEFAULT_RULES, packRules } from "./archive.mjs";
-import { DlrouteError, HostError, INPUT_CODES, LoadError, ModuleError, fromErrorObject } from "./errors.mjs";
+import { DEFAULT_RULES, packRules } from "./rulesdir.mjs";
+import { DlrouteError, HostError, INPUT_CODES, LoadError, ModuleError, fromErrorObject } from "./errors.js";
 import { Buffers, copyArrayBuffer } from "./host.mjs";
-import { ABI_VERSION, Instance } from "./instance.mjs";
+import { ABI_VERSION } from "./client.js";
+import { startInstance } from "./instance.mjs";
 import { encodeInput } from "./json.mjs";
 
 /** The module the package loads when given none and $DLROUTE_WASM is unset. */
@@ -97,9 +98,10 @@ async function toArchive(rules) {
   throw new TypeError("rules must be a directory (a path or a file: URL) or an archive (a Uint8Array)");
 }
 
-/** Runner keeps one live instance with the current rules. */
+/** Runner keeps one live instance with the current rules, and its handles by ref. */
 class Runner {
   instance = null;
+  handles = new Map();
   archive = null;
   root = "rules";
   gen = 0;
@@ -114,7 +116,8 @@ class Runner {
   live() {
     if (this.instance && !this.instance.dead) return this.instance;
     this.instance = null;
-    const inst = new Instance(this.module, this.host);
+    const inst = startInstance(this.module, this.host);
+    this.handles = new Map();
     if (this.archive) {
       const r = inst.call("dlroute_load", this.archive);
       if (r.status !== "ok") throw new ModuleError(`the rules in service do not load into a fresh instance: ${r.status}`);
@@ -134,7 +137,7 @@ class Runner {
     this.archive = archive;
     this.root = root;
     this.gen++;
-    this.instance.handles = new Map();
+    this.handles = new Map();
   }
 
   /** call runs a rule set's export on the live instance: (handle, ...args, input, output). */
@@ -146,13 +149,13 @@ class Runner {
     return inst.call(name, input, this.handle(inst, ref), ...args);
   }
 
-  /** handle is the instance's handle for ref, asked of the module once. */
+  /** handle is the live instance's handle for ref, asked of the module once. */
   handle(inst, ref) {
-    let h = inst.handles.get(ref);
+    let h = this.handles.get(ref);
     if (h === undefined) {
       const r = inst.call("dlroute_ruleset", encoder.encode(ref));
       if (r.status !== "ok") throw moduleError(r, this.root);
-      inst.handles.set(ref, (h = r.value));
+      this.handles.set(ref, (h = r.value));
     }
     return h;
   }

@@ -4,14 +4,7 @@
 // the Go runtime inside it would leave the instance unusable. Every
 // failure is a status, and every guest pointer is checked first.
 
-export const HOST_MODULE = "dlroute_host";
-
-// Host statuses (ABI.md): what the host functions return.
-export const HOST_OK = 0;
-export const HOST_TOO_SMALL = 1;
-export const HOST_UNAVAILABLE = 2;
-export const HOST_FAULT = 3;
-export const HOST_FAILED = 4;
+import { HOST_FAILED, HOST_FAULT, HOST_OK, HOST_TOO_SMALL, HOST_UNAVAILABLE } from "./client.js";
 
 const encoder = new TextEncoder();
 

@@ -4,6 +4,6 @@
 // every export.
 
 export { load, Engine, RuleSet, DEFAULT_MODULE, DEFAULT_MEMO_SIZE } from "./engine.mjs";
-export { packRules, DEFAULT_RULES } from "./archive.mjs";
-export { ABI_VERSION } from "./instance.mjs";
-export { DlrouteError, InputError, EvaluationError, LoadError, ModuleError, HostError, INPUT_CODES } from "./errors.mjs";
+export { packRules, DEFAULT_RULES } from "./rulesdir.mjs";
+export { ABI_VERSION } from "./client.js";
+export { DlrouteError, InputError, EvaluationError, LoadError, ModuleError, HostError, INPUT_CODES } from "./errors.js";

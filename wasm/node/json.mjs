@@ -3,7 +3,7 @@
 // object sent to the module, the error lines of resolve.mjs) must be the
 // bytes Go's encoding/json writes with SetEscapeHTML(false).
 
-import { InputError } from "./errors.mjs";
+import { InputError } from "./errors.js";
 
 /**
  * goString is JSON.stringify(s) as Go writes it: the same, except that

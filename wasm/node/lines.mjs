@@ -5,7 +5,7 @@
 // read to its end and answered with too_long, and an empty last line
 // after the final newline not a line at all.
 
-import { DlrouteError } from "./errors.mjs";
+import { DlrouteError } from "./errors.js";
 import { errorEntry } from "./engine.mjs";
 import { errorLine } from "./json.mjs";
 

@@ -11,7 +11,7 @@
 import { parseArgs } from "node:util";
 
 import { DlrouteError, LoadError, load } from "./index.mjs";
-import { formatError } from "./errors.mjs";
+import { formatError } from "./errors.js";
 import { LineSplitter, answerLine } from "./lines.mjs";
 
 const USAGE = `Usage: node resolve.mjs [--ruleset NAME[@VERSION]] [--rules DIR] < inputs.jsonl

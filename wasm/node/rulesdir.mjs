@@ -1,14 +1,13 @@
-// The rules archive (wasm/ABI.md, "The rules archive"): how a host hands a
-// rules directory to the module. packRules writes the same bytes as Go's
-// abi.PackFS for the same directory: every regular file, sorted by its
-// slash-separated path, each as a u32 path length, the path, a u32 data
-// length and the data, little-endian.
+// A rules directory on disk, packed into the rules archive (archive.js)
+// the module loads: the same bytes Go's abi.PackFS writes for the same
+// directory, every regular file sorted by its slash-separated path.
 
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { DlrouteError, LoadError } from "./errors.mjs";
+import { encodeArchive } from "./archive.js";
+import { DlrouteError, LoadError } from "./errors.js";
 
 /** The rules the package loads when given none: the repository's rules/ directory. */
 export const DEFAULT_RULES = new URL("../../rules/", import.meta.url);
@@ -35,19 +34,7 @@ export async function packRules(dir) {
       new DlrouteError(err.message, { code: "read_error", hint: "rules takes the directory that holds <name>/<version>/ folders", cause: err }),
     ]);
   }
-  let size = 0;
-  for (const f of files) size += 8 + f.path.length + f.data.length;
-  const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  let at = 0;
-  for (const f of files) {
-    for (const part of [f.path, f.data]) {
-      view.setUint32(at, part.length, true);
-      out.set(part, at + 4);
-      at += 4 + part.length;
-    }
-  }
-  return out;
+  return encodeArchive(files.map((f) => [f.name, f.data]));
 }
 
 async function walk(root, rel, files) {
