@@ -1,22 +1,28 @@
-// The dlroute module in the page: wasm/ABI.md, version 1, spoken from
-// JavaScript. An Engine owns one instance; a call that traps leaves it
-// unusable, and restart() makes a fresh one from the same compiled module.
+// The dlroute module in the page. The calls, their statuses, the ABI
+// version and every check of what the module answers are the shared ABI
+// client's (client.js, from wasm/node, which package playground serves
+// beside this file); this file starts the module with the page's WASI
+// (wasi.js) and host functions, and gives the page its answers as text.
+// An Engine owns one instance; a call that traps leaves it unusable, and
+// restart() makes a fresh one from the same compiled module.
 
+import { encodeArchive } from "./archive.js";
+import { ABI_VERSION, Client, HOST_MODULE, HOST_UNAVAILABLE, STATUS, checkModule } from "./client.js";
+import { ModuleError } from "./errors.js";
 import { createWASI } from "./wasi.js";
 
-export const ABI_VERSION = 1;
+export { ABI_VERSION };
 
-// Statuses, in the high 32 bits of an export's result (ABI.md "Results").
-export const Status = Object.freeze({
-  ok: 0, input_error: 1, eval_error: 2, load_error: 3, no_ruleset: 4, bad_handle: 5,
-  bad_argument: 6, too_small: 7, not_loaded: 8, host_error: 9,
-});
-const statusNames = Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k]));
+// Statuses by name, as ABI.md "Results" numbers them.
+export const Status = Object.freeze(Object.fromEntries(STATUS.map((name, code) => [name, code])));
 
-// The host functions a page offers: it reads no machine (status 2,
-// unavailable: an input without platform_version then gets the native
-// engine's missing_field) and holds no buffers to copy.
-const HOST_UNAVAILABLE = 2;
+// The exports the page calls (ABI.md, "Exports" and "Exports for
+// editors"); dlroute_diff is used where the module has it (canDiff).
+const PAGE_EXPORTS = ["dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_test", "dlroute_release"];
+
+// The host functions a page offers: it reads no machine (unavailable:
+// an input without platform_version then gets the native engine's
+// missing_field) and holds no buffers to copy.
 const hostImports = {
   platform_version: () => HOST_UNAVAILABLE,
   copy_to_host: () => HOST_UNAVAILABLE,
@@ -29,7 +35,7 @@ const decoder = new TextDecoder();
 // json() parses it (every output but a handle is JSON).
 export class Result {
   constructor(status, text) {
-    this.status = statusNames[status] ?? `status_${status}`;
+    this.status = status;
     this.text = text;
   }
   get ok() { return this.status === "ok"; }
@@ -37,155 +43,78 @@ export class Result {
 }
 
 export class Engine {
-  // instantiate fetches, compiles and starts the module at url. It uses
-  // WebAssembly.instantiateStreaming (compiling while the bytes arrive)
-  // when the server says application/wasm, and compiles the whole file
-  // otherwise, as some static servers send another type.
+  // instantiate fetches, compiles and starts the module at url. It
+  // compiles while the bytes arrive (WebAssembly.compileStreaming) when
+  // the server says application/wasm, and after the download otherwise,
+  // as some static servers send another type.
   static async instantiate(url, print) {
     const resp = await fetch(url);
     if (!resp.ok) throw new Error(`fetching ${url}: ${resp.status} ${resp.statusText}`);
-    const wasi = createWASI(print);
-    const imports = { wasi_snapshot_preview1: wasi.imports, dlroute_host: hostImports };
-    let module, instance;
-    if ((resp.headers.get("Content-Type") || "").startsWith("application/wasm") && WebAssembly.instantiateStreaming) {
-      ({ module, instance } = await WebAssembly.instantiateStreaming(resp, imports));
+    let module;
+    if ((resp.headers.get("Content-Type") || "").startsWith("application/wasm") && WebAssembly.compileStreaming) {
+      module = await WebAssembly.compileStreaming(resp);
     } else {
-      ({ module, instance } = await WebAssembly.instantiate(await resp.arrayBuffer(), imports));
+      module = await WebAssembly.compile(await resp.arrayBuffer());
     }
     performance.mark("dlroute:compiled");
-    return new Engine(module, instance, wasi, print);
+    checkModule(module);
+    const engine = new Engine(module, print);
+    await engine.restart();
+    return engine;
   }
 
-  constructor(module, instance, wasi, print) {
+  // The Engine of a compiled module; restart() starts it.
+  constructor(module, print) {
     this.module = module;
     this.print = print;
-    this.#start(instance, wasi);
+    this.client = null;
   }
 
-  #start(instance, wasi) {
-    this.x = instance.exports;
-    wasi.setMemory(this.x.memory);
-    this.x._initialize();
-    performance.mark("dlroute:initialized");
-    const v = this.x.dlroute_abi_version();
-    if (v !== ABI_VERSION) {
-      throw new Error(`the module speaks ABI version ${v}; this page speaks ${ABI_VERSION} (rebuild the module from the same checkout as the page)`);
-    }
-    this.inCap = 0;
-    this.outCap = 0;
-    this.#growIn(64 << 10);
-    this.#growOut(64 << 10);
-    this.broken = null;
-  }
-
-  // restart throws the instance away and starts another from the compiled
-  // module: after a trap, or to free what the old one held.
+  // restart throws the instance away, if any, and starts another from
+  // the compiled module: after a trap, or to free what the old one held.
   async restart() {
     const wasi = createWASI(this.print);
-    const instance = await WebAssembly.instantiate(this.module, { wasi_snapshot_preview1: wasi.imports, dlroute_host: hostImports });
-    this.#start(instance, wasi);
+    const instance = await WebAssembly.instantiate(this.module, { wasi_snapshot_preview1: wasi.imports, [HOST_MODULE]: hostImports });
+    wasi.setMemory(instance.exports.memory);
+    try {
+      instance.exports._initialize();
+    } catch (e) {
+      throw new ModuleError(`starting the module: ${e.message}`, { cause: e });
+    }
+    performance.mark("dlroute:initialized");
+    this.client = new Client(instance.exports, PAGE_EXPORTS);
   }
 
   // memoryBytes is the instance's memory size, for the page's status line.
-  get memoryBytes() { return this.x.memory.buffer.byteLength; }
-
-  #growIn(n) {
-    if (this.in) this.x.dlroute_free(this.in);
-    this.inCap = Math.max(n, this.inCap * 2);
-    this.in = this.x.dlroute_alloc(this.inCap);
-    if (this.in === 0) throw new Error(`the module could not allocate ${this.inCap} bytes`);
-  }
-
-  #growOut(n) {
-    if (this.out) this.x.dlroute_free(this.out);
-    this.outCap = Math.max(n, this.outCap * 2);
-    this.out = this.x.dlroute_alloc(this.outCap);
-    if (this.out === 0) throw new Error(`the module could not allocate ${this.outCap} bytes`);
-  }
-
-  // #put copies bytes into the input buffer, growing it first if needed.
-  #put(bytes) {
-    if (bytes.length > this.inCap) this.#growIn(bytes.length);
-    new Uint8Array(this.x.memory.buffer, this.in, bytes.length).set(bytes);
-    return bytes.length;
-  }
-
-  // #call runs fn(out, outCap) until the output fits, and returns the
-  // status and the 32-bit value (a length or a handle). A trap marks the
-  // instance broken and is thrown again.
-  #call(fn) {
-    if (this.broken) throw this.broken;
-    for (;;) {
-      let r;
-      try {
-        r = fn(this.out, this.outCap);
-      } catch (e) {
-        this.broken = e;
-        throw e;
-      }
-      const status = Number(r >> 32n);
-      const low = Number(r & 0xffffffffn);
-      if (status !== Status.too_small) return [status, low];
-      this.#growOut(low);
-    }
-  }
-
-  #text(n) {
-    return decoder.decode(new Uint8Array(this.x.memory.buffer, this.out, n));
-  }
+  get memoryBytes() { return this.client.memoryBytes; }
 
   // load hands a rules directory to the module: files maps
   // "jax/v3/rules.yaml" to its text. ok, or load_error with the errors.
-  load(files) {
-    const parts = [];
-    let size = 0;
-    for (const [path, text] of files) {
-      const p = encoder.encode(path), d = encoder.encode(text);
-      parts.push(p, d);
-      size += 8 + p.length + d.length;
-    }
-    const archive = new Uint8Array(size);
-    const dv = new DataView(archive.buffer);
-    let off = 0;
-    for (const part of parts) {
-      dv.setUint32(off, part.length, true);
-      archive.set(part, off + 4);
-      off += 4 + part.length;
-    }
-    const n = this.#put(archive);
-    const [status, len] = this.#call((out, cap) => this.x.dlroute_load(this.in, n, out, cap));
-    return new Result(status, this.#text(len));
-  }
+  load(files) { return this.#answer("dlroute_load", encodeArchive(files)); }
 
   // ruleset returns {handle} for "jax" or "jax@v2", or {error}.
   ruleset(ref) {
-    const n = this.#put(encoder.encode(ref));
-    const [status, low] = this.#call((out, cap) => this.x.dlroute_ruleset(this.in, n, out, cap));
-    if (status === Status.ok) return { handle: low };
-    return { error: new Result(status, this.#text(low)) };
+    const r = this.client.call("dlroute_ruleset", encoder.encode(ref));
+    if (r.status === "ok") return { handle: r.value };
+    return { error: new Result(r.status, decoder.decode(r.out)) };
   }
 
-  describe(handle) { return this.#answer((out, cap) => this.x.dlroute_describe(handle, out, cap)); }
-  test(handle) { return this.#answer((out, cap) => this.x.dlroute_test(handle, out, cap)); }
-  release(handle) { if (!this.broken) this.x.dlroute_release(handle); }
+  describe(handle) { return this.#answer("dlroute_describe", null, handle); }
+  test(handle) { return this.#answer("dlroute_test", null, handle); }
+  release(handle) { this.client.release(handle); }
 
   // resolveJSON and explainJSON take one JSON object, a line of
   // `dlroute resolve --json`, and answer what the native engine writes.
-  resolveJSON(handle, line) { return this.#withInput(line, (n, out, cap) => this.x.dlroute_resolve_json(handle, this.in, n, out, cap)); }
-  explainJSON(handle, line) { return this.#withInput(line, (n, out, cap) => this.x.dlroute_explain_json(handle, this.in, n, out, cap)); }
+  resolveJSON(handle, line) { return this.#answer("dlroute_resolve_json", encoder.encode(line), handle); }
+  explainJSON(handle, line) { return this.#answer("dlroute_explain_json", encoder.encode(line), handle); }
 
   // diff compares two handles' decisions (dlroute diff), where the module
   // has the export.
-  get canDiff() { return typeof this.x.dlroute_diff === "function"; }
-  diff(a, b) { return this.#answer((out, cap) => this.x.dlroute_diff(a, b, out, cap)); }
+  get canDiff() { return this.client.has("dlroute_diff"); }
+  diff(a, b) { return this.#answer("dlroute_diff", null, a, b); }
 
-  #withInput(text, fn) {
-    const n = this.#put(encoder.encode(text));
-    return this.#answer((out, cap) => fn(n, out, cap));
-  }
-
-  #answer(fn) {
-    const [status, len] = this.#call(fn);
-    return new Result(status, this.#text(len));
+  #answer(name, input, ...args) {
+    const r = this.client.call(name, input, ...args);
+    return new Result(r.status, decoder.decode(r.out));
   }
 }

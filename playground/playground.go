@@ -6,7 +6,10 @@
 // # What is served
 //
 //   - the page: index.html, style.css, favicon.svg and the JavaScript
-//     modules beside this file, embedded with go:embed;
+//     modules beside this file, embedded with go:embed, and the modules
+//     it shares with the Node.js package (wasm/node's Shared: the ABI
+//     client, the rules-archive encoder and their errors), under their
+//     own names beside the page's;
 //   - rules.json: {"source": ..., "revision": ..., "live": ..., "files":
 //     {"jax/v3/rules.yaml": "...", ...}}, the rules directory the page
 //     starts from;
@@ -42,6 +45,7 @@ import (
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/wasm/node"
 )
 
 // The page's assets. The module is not among them: it is built from the
@@ -143,26 +147,42 @@ func newResource(name string, data, gz []byte) (*resource, error) {
 	return r, nil
 }
 
-// Files returns the site's files by name: the assets, rules.json and
-// dlroute.wasm.
+// Files returns the site's files by name: the assets, the modules shared
+// with wasm/node, rules.json and dlroute.wasm.
 func Files(opts Options) (map[string][]byte, error) {
 	files := map[string][]byte{"dlroute.wasm": opts.Module}
-	entries, err := fs.ReadDir(assets, ".")
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		data, err := assets.ReadFile(e.Name())
-		if err != nil {
+	for _, dir := range []fs.FS{assets, node.Shared} {
+		if err := addFiles(files, dir); err != nil {
 			return nil, err
 		}
-		files[e.Name()] = data
 	}
+	var err error
 	doc := rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}
 	if files["rules.json"], err = rulesJSON(opts.Rules, doc); err != nil {
 		return nil, err
 	}
 	return files, nil
+}
+
+// addFiles adds the files at the top of dir to files. A name the site has
+// already is an error: the page's modules and the shared ones must not
+// shadow each other.
+func addFiles(files map[string][]byte, dir fs.FS) error {
+	entries, err := fs.ReadDir(dir, ".")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, dup := files[e.Name()]; dup {
+			return fmt.Errorf("playground: two files named %s", e.Name())
+		}
+		data, err := fs.ReadFile(dir, e.Name())
+		if err != nil {
+			return err
+		}
+		files[e.Name()] = data
+	}
+	return nil
 }
 
 // rulesJSON reads the files of every <name>/<version>/ into rules.json.

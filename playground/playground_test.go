@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -47,6 +48,9 @@ func TestHandlerServesTheSite(t *testing.T) {
 		{"/index.html", "text/html; charset=utf-8"},
 		{"/app.js", "text/javascript; charset=utf-8"},
 		{"/wasi.js", "text/javascript; charset=utf-8"},
+		{"/client.js", "text/javascript; charset=utf-8"}, // shared with wasm/node, as the next two
+		{"/archive.js", "text/javascript; charset=utf-8"},
+		{"/errors.js", "text/javascript; charset=utf-8"},
 		{"/style.css", "text/css; charset=utf-8"},
 		{"/favicon.svg", "image/svg+xml"},
 		{"/rules.json", "application/json"},
@@ -83,9 +87,14 @@ func TestContentSecurityPolicy(t *testing.T) {
 			t.Errorf("index.html holds %q, which the policy blocks", bad)
 		}
 	}
-	scripts, _ := filepath.Glob("*.js")
-	for _, s := range scripts {
-		data, _ := os.ReadFile(s)
+	files, err := playground.Files(playground.Options{Rules: rules.FS, Module: fakeModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, data := range files {
+		if !strings.HasSuffix(s, ".js") {
+			continue
+		}
 		for _, bad := range []string{"eval(", "new Function", "innerHTML ="} {
 			if bytes.Contains(data, []byte(bad)) && !(bad == "innerHTML =" && bytes.Contains(data, []byte(`innerHTML = ""`))) {
 				t.Errorf("%s uses %s", s, bad)
@@ -183,7 +192,7 @@ func TestWriteSite(t *testing.T) {
 	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Module: fakeModule}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"index.html", "app.js", "wasi.js", "engine.js", "style.css", "rules.json", "dlroute.wasm"} {
+	for _, name := range []string{"index.html", "app.js", "wasi.js", "engine.js", "client.js", "archive.js", "errors.js", "style.css", "rules.json", "dlroute.wasm"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("the site lacks %s: %v", name, err)
 		}
@@ -191,4 +200,47 @@ func TestWriteSite(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, "dlroute.wasm")); !bytes.Equal(data, fakeModule) {
 		t.Errorf("dlroute.wasm is not the module given")
 	}
+}
+
+// importRE finds the specifier of every static import and re-export.
+var importRE = regexp.MustCompile(`(?m)^\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"|^\s*import\s+"([^"]+)"`)
+
+// TestSiteImportsResolve checks that every module the site serves imports
+// only files the site has, by a relative name: the page's own modules and
+// the ones it shares with wasm/node (served from there) must meet.
+func TestSiteImportsResolve(t *testing.T) {
+	files, err := playground.Files(playground.Options{Rules: rules.FS, Module: fakeModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"client.js", "archive.js", "errors.js"} {
+		if !bytes.Equal(files[want], mustRead(t, filepath.Join("..", "wasm", "node", want))) {
+			t.Errorf("the site's %s is not wasm/node/%s", want, want)
+		}
+	}
+	imported := 0
+	for name, data := range files {
+		if !strings.HasSuffix(name, ".js") {
+			continue
+		}
+		for _, m := range importRE.FindAllSubmatch(data, -1) {
+			spec := string(m[1]) + string(m[2])
+			imported++
+			if dep, ok := strings.CutPrefix(spec, "./"); !ok || files[dep] == nil {
+				t.Errorf("%s imports %q, which the site does not have", name, spec)
+			}
+		}
+	}
+	if imported == 0 {
+		t.Error("no imports found: importRE is broken")
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

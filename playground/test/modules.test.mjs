@@ -8,7 +8,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
 const dir = new URL("../", import.meta.url);
-const read = (name) => readFileSync(new URL(name, dir), "utf8");
+// The modules the page shares with the Node.js package are that package's
+// files, which package playground serves beside these (wasm/node's Shared).
+const shared = new URL("../../wasm/node/", import.meta.url);
+const where = (name) => (existsSync(new URL(name, dir)) ? new URL(name, dir) : new URL(name, shared));
+const read = (name) => readFileSync(where(name), "utf8");
 
 // imports are the relative modules a module imports.
 function imports(name) {
@@ -26,6 +30,6 @@ test("every module app.js reaches is preloaded, and every preload exists", () =>
   const preloaded = new Set([...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]));
   assert.ok(html.includes('<script type="module" src="app.js">'));
   assert.deepEqual([...reached].filter((m) => !preloaded.has(m)).sort(), [], "imported but not preloaded");
-  assert.deepEqual([...preloaded].filter((m) => !existsSync(new URL(m, dir))).sort(), [], "preloaded but missing");
+  assert.deepEqual([...preloaded].filter((m) => !existsSync(where(m))).sort(), [], "preloaded but missing");
   assert.ok(reached.has("state.js") && reached.has("engine.js"), `app.js reaches ${[...reached]}`);
 });
