@@ -40,12 +40,12 @@ export interface LoadOptions {
    * What platform_version is for an input that leaves it out: a fixed
    * string, or a function of the device (the input's local_hardware_id,
    * 0 when it is null) that returns it. It runs inside a call into the
-   * module, so it must be synchronous. undefined (the default, or as a
-   * return value) means this host cannot tell: the input is then checked
+   * module, so it must be synchronous. undefined or null (the default, or
+   * as a return value) means this host cannot tell: the input is then checked
    * as it is and gets missing_field, as natively. A function that throws,
    * or returns something other than a string, makes the call a HostError.
    */
-  platformVersion?: string | ((device: number) => string | undefined | null);
+  platformVersion?: string | ((device: number) => string | undefined | null) | null;
   /**
    * Copies an array's bytes into host memory for exchange: returns a new
    * ArrayBuffer; an exception is a failed copy (HostError copy_failed,
@@ -129,6 +129,38 @@ export interface Position {
   column: number;
 }
 
+/** A decision and how it was made, as `dlroute resolve --explain` writes it. */
+export interface Explanation {
+  decision: Decision;
+  trace: {
+    /** The rules tried, in order; the last one matched and decided (or failed). */
+    rules: RuleStep[];
+    /** Every named value of the rule set, in file order, with what it evaluated to. */
+    values: ValueStep[];
+  };
+}
+
+/** One rule tried: whether its condition held. */
+export interface RuleStep {
+  rule: string;
+  matched: boolean;
+  /** Its condition failed to evaluate. */
+  error?: string;
+  position: Position;
+}
+
+/** One named value: what it evaluated to (a JSON value), or the error it failed with. */
+export interface ValueStep {
+  name: string;
+  value: unknown;
+  error?: string;
+  /** Whether the decision read it; the others are computed for the explanation only. */
+  used: boolean;
+  position?: Position;
+  /** An import's value is its decision, and this explains it. */
+  import?: Explanation;
+}
+
 export interface InputDecl {
   name: string;
   type: string;
@@ -158,7 +190,7 @@ export class RuleSet {
   /** resolveMany decides each input; an input it cannot decide is an entry, never an exception. Lines count from 1. */
   resolveMany(inputs: Iterable<Input>): Array<Decision | { input_error: ErrorEntry } | { eval_error: ErrorEntry }>;
   /** explain decides one input and says how: the rules tried, and every value. */
-  explain(input: Input): { decision: Decision; trace: { rules: unknown[]; values: unknown[] } };
+  explain(input: Input): Explanation;
   /**
    * exchange decides one input of an exchange rule set and carries it
    * out for source, the array's bytes: buffer is source itself (an export
@@ -168,8 +200,18 @@ export class RuleSet {
   exchange(input: Input, source: ArrayBuffer): { decision: Decision; buffer: ArrayBuffer | null; copied: boolean };
 }
 
+/** What a DlrouteError is made with. */
+export interface DlrouteErrorOptions {
+  code?: string;
+  hint?: string;
+  position?: Position;
+  source?: string;
+  cause?: unknown;
+}
+
 /** The base of every error the package throws. code is stable; never match on the message. */
 export class DlrouteError extends Error {
+  constructor(message: string, options?: DlrouteErrorOptions);
   code: string;
   hint?: string;
   /** Where in the rules, for an error in a rule file. */
@@ -184,9 +226,13 @@ export class InputError extends DlrouteError {}
 export class EvaluationError extends DlrouteError {}
 /** The rules did not load: code "load_error", every error in errors. */
 export class LoadError extends DlrouteError {
+  /** The message names the first error and how many more there are. */
+  constructor(errors: DlrouteError[]);
   errors: DlrouteError[];
 }
 /** The module is missing, not dlroute's, of another ABI version, or trapped: code "module_error". */
-export class ModuleError extends DlrouteError {}
+export class ModuleError extends DlrouteError {
+  constructor(message: string, options?: { hint?: string; cause?: unknown });
+}
 /** A host function failed: the platform version could not be read, or a copy failed (copy_failed) or has no copier (no_copier). */
 export class HostError extends DlrouteError {}
