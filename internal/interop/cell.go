@@ -1,0 +1,96 @@
+package interop
+
+import (
+	"strings"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// The four calls of an exchange, as the rule sets' input `call` names them.
+const (
+	CallDevice  = "__dlpack_device__" // the producer's x.__dlpack_device__()
+	CallExport  = "__dlpack__"        // the producer's x.__dlpack__(**kwargs)
+	CallRequest = "request"           // what the consumer's from_dlpack asks __dlpack__
+	CallImport  = "from_dlpack"       // the consumer's import of the capsule
+)
+
+// Outcome is what an exchange comes to.
+type Outcome string
+
+const (
+	InPlace      Outcome = "in_place"      // the consumer's array shares the producer's memory
+	ProducerCopy Outcome = "producer_copy" // the producer's __dlpack__ copied, and exported the copy
+	ConsumerCopy Outcome = "consumer_copy" // the consumer copied after the import
+	BothCopy     Outcome = "both_copy"     // each copied once
+	Raises       Outcome = "error"         // an exception reaches the user
+)
+
+// Step is one question asked of one rule set, and its answer.
+type Step struct {
+	// Call is one of CallDevice, CallExport, CallRequest, CallImport.
+	Call string `json:"call"`
+	// Attempt is 1, or 2 for the consumer's second try after a TypeError
+	// (a request and the __dlpack__ it asks for).
+	Attempt int `json:"attempt"`
+	// Input is what the rule set was asked, as it declares its inputs
+	// (those left out have their defaults).
+	Input engine.Input `json:"input"`
+	// Keywords and Kwargs are, for a request that calls __dlpack__, the
+	// keywords it passes in order and their values: the rule set's
+	// request_keywords and request_kwargs.
+	Keywords []string       `json:"keywords,omitempty"`
+	Kwargs   map[string]any `json:"kwargs,omitempty"`
+	// Decision is the answer, with the rule and the version that decided.
+	Decision engine.Decision `json:"decision"`
+}
+
+// Cell is one exchange decided: one producer's array into one consumer.
+type Cell struct {
+	Producer string `json:"producer"` // the producer's ref, such as "jax@v3"
+	Consumer string `json:"consumer"` // the consumer's ref, such as "numpy@v2"
+	Array    Array  `json:"array"`
+	Outcome  Outcome `json:"outcome"`
+	// Error is the exception the user sees when Outcome is Raises: the
+	// last step's.
+	Error *engine.Exception `json:"error,omitempty"`
+	// Device is the device of the consumer's array, unless Outcome is
+	// Raises.
+	Device *Device `json:"device,omitempty"`
+	// Steps are the calls made, in order; the last one decided the cell.
+	Steps []Step `json:"steps"`
+}
+
+// Device is a DLPack device: its type's name and code, and its id.
+type Device struct {
+	Type string `json:"device_type"`
+	Code int64  `json:"device_type_code"`
+	ID   int64  `json:"device_id"`
+}
+
+// Short is the cell as a person reads it in a table: "in place", "copy
+// (producer)", "copy (consumer)", "copy (both)", or the exception as
+// "Type: message", cut to at most width runes with "…" where it is cut
+// (width 0: not cut). A message's lines are joined by spaces.
+func (c Cell) Short(width int) string {
+	var s string
+	switch c.Outcome {
+	case InPlace:
+		s = "in place"
+	case ProducerCopy:
+		s = "copy (producer)"
+	case ConsumerCopy:
+		s = "copy (consumer)"
+	case BothCopy:
+		s = "copy (both)"
+	default:
+		s = c.Error.Type + ": " + strings.Join(strings.Fields(c.Error.Message), " ")
+	}
+	r := []rune(s)
+	if width > 0 && len(r) > width {
+		return string(r[:width-1]) + "…"
+	}
+	return s
+}
+
+// Decider is the step that decided the cell: the last one.
+func (c Cell) Decider() Step { return c.Steps[len(c.Steps)-1] }

@@ -1,0 +1,206 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// Decide decides one exchange: consumer c's from_dlpack(x, **args) for
+// producer p's array a. args are from_dlpack's keyword arguments as c's
+// inputs (copy, device), each one c declares; nil for from_dlpack(x).
+//
+// The calls are made as rules/README.md orders them: __dlpack_device__
+// when the consumer's calls_dlpack_device says so (and its exception is
+// what the user sees), the request, __dlpack__ with the request's
+// keywords, the request again (attempt 2) after a TypeError and
+// __dlpack__ with its keywords, then from_dlpack on the capsule
+// __dlpack__ decided: its device, and its kind where the decision names
+// one. The capsule's DLPack version is left at the consumer's default.
+//
+// An exception any rule set decides is an answer, in the cell. Decide
+// returns an error only when a rule set cannot answer (an input it does
+// not declare, a value the shape needs that it does not name, an
+// evaluation error), naming the step.
+func Decide(ctx context.Context, p *Producer, a Array, c *Consumer, args engine.Input) (Cell, error) {
+	ch := &chain{ctx: ctx, p: p, a: a, c: c, cell: Cell{Producer: p.Ref, Consumer: c.Ref, Array: a}}
+	for k := range args {
+		if !declares(c.rs, k) {
+			return Cell{}, fmt.Errorf("%s has no input %s: from_dlpack(x, %s=...) is not one of its arguments", c.Ref, k, k)
+		}
+	}
+	ch.args = args
+	err := ch.run()
+	if err != nil {
+		return Cell{}, fmt.Errorf("%s into %s, the array %s %s: %w", p.Ref, c.Ref, a.Platform, a.Memory, err)
+	}
+	return ch.cell, nil
+}
+
+// chain is one exchange being decided.
+type chain struct {
+	ctx  context.Context
+	p    *Producer
+	a    Array
+	c    *Consumer
+	args engine.Input
+	cell Cell
+}
+
+func (ch *chain) run() error {
+	req, x, err := ch.request(1, "", nil)
+	if err != nil {
+		return err
+	}
+	calls, err := boolValue(x, "calls_dlpack_device")
+	if err != nil {
+		return err
+	}
+	if calls {
+		d, err := ch.produce(CallDevice, 1, nil, nil)
+		if err != nil || d.Error != nil {
+			return err
+		}
+		if declares(ch.c.rs, "producer_device") {
+			if req, x, err = ch.request(1, "", []any{d.DeviceTypeCode, d.DeviceID}); err != nil {
+				return err
+			}
+		}
+	}
+	export, err := ch.ask(req, x)
+	if err != nil || export == nil {
+		return err
+	}
+	if export.Error != nil && export.Error.Type == "TypeError" && declares(ch.c.rs, "attempt") {
+		var prod []any
+		if v, ok := req.Input["producer_device"]; ok {
+			prod = v.([]any)
+		}
+		if req, x, err = ch.request(2, export.Error.Message, prod); err != nil {
+			return err
+		}
+		if export, err = ch.ask(req, x); err != nil || export == nil {
+			return err
+		}
+	}
+	if export.Error != nil {
+		return nil
+	}
+	return ch.receive(*export)
+}
+
+// request asks the consumer what its from_dlpack passes to __dlpack__ on
+// attempt, with the producer's device where it asked for it; the step is
+// recorded by ask, once the producer's device is known.
+func (ch *chain) request(attempt int, failed string, producerDevice []any) (Step, engine.Explanation, error) {
+	in := ch.consumerInput(CallRequest)
+	if declares(ch.c.rs, "attempt") {
+		in["attempt"] = attempt
+	}
+	if failed != "" && declares(ch.c.rs, "failed_message") {
+		in["failed_message"] = failed
+	}
+	if producerDevice != nil {
+		in["producer_device"] = producerDevice
+	}
+	x, err := ch.c.rs.Explain(ch.ctx, in)
+	if err != nil {
+		return Step{}, x, fmt.Errorf("%s %s: %w", ch.c.Ref, CallRequest, err)
+	}
+	return Step{Call: CallRequest, Attempt: attempt, Input: in, Decision: x.Decision}, x, nil
+}
+
+// ask records the request and, unless it raised, calls __dlpack__ with
+// its keywords. It returns the producer's decision, or nil where the
+// request raised.
+func (ch *chain) ask(req Step, x engine.Explanation) (*engine.Decision, error) {
+	if req.Decision.Error != nil {
+		ch.cell.Steps = append(ch.cell.Steps, req)
+		ch.finish(req.Decision)
+		return nil, nil
+	}
+	keywords, kwargs, err := requestKeywords(x)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s attempt %d: %w", ch.c.Ref, CallRequest, req.Attempt, err)
+	}
+	req.Keywords, req.Kwargs = keywords, kwargs
+	ch.cell.Steps = append(ch.cell.Steps, req)
+	d, err := ch.produce(CallExport, req.Attempt, keywords, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// produce asks the producer call, records the step, and finishes the cell
+// where it raised.
+func (ch *chain) produce(call string, attempt int, keywords []string, kwargs map[string]any) (engine.Decision, error) {
+	in, err := ch.p.input(call, ch.a, keywords, kwargs)
+	if err != nil {
+		return engine.Decision{}, err
+	}
+	d, err := ch.p.ruleSet(call).Resolve(ch.ctx, in)
+	if err != nil {
+		return d, fmt.Errorf("%s %s: %w", ch.p.ruleSet(call).Ref(), call, err)
+	}
+	ch.cell.Steps = append(ch.cell.Steps, Step{Call: call, Attempt: attempt, Input: in, Decision: d})
+	if d.Error != nil {
+		ch.finish(d)
+	}
+	return d, nil
+}
+
+// receive asks the consumer's from_dlpack what it makes of the capsule
+// export describes, and finishes the cell.
+func (ch *chain) receive(export engine.Decision) error {
+	in := ch.consumerInput(CallImport)
+	in["capsule_device"] = []any{export.DeviceTypeCode, export.DeviceID}
+	if export.Capsule != "" && declares(ch.c.rs, "capsule") {
+		in["capsule"] = export.Capsule
+	}
+	if declares(ch.c.rs, "capsule_flags") {
+		in["capsule_flags"] = int64(export.Flags)
+	}
+	d, err := ch.c.rs.Resolve(ch.ctx, in)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", ch.c.Ref, CallImport, err)
+	}
+	ch.cell.Steps = append(ch.cell.Steps, Step{Call: CallImport, Attempt: 1, Input: in, Decision: d})
+	ch.finish(d)
+	if d.Error == nil {
+		ch.cell.Outcome = copies(export.Copy, d.Copy)
+	}
+	return nil
+}
+
+// finish sets the cell from the decision that ended it.
+func (ch *chain) finish(d engine.Decision) {
+	if d.Error != nil {
+		ch.cell.Outcome, ch.cell.Error = Raises, d.Error
+		return
+	}
+	ch.cell.Device = &Device{Type: d.DeviceType, Code: d.DeviceTypeCode, ID: d.DeviceID}
+}
+
+func copies(producer, consumer bool) Outcome {
+	switch {
+	case producer && consumer:
+		return BothCopy
+	case producer:
+		return ProducerCopy
+	case consumer:
+		return ConsumerCopy
+	}
+	return InPlace
+}
+
+// consumerInput is the consumer's input for call, with from_dlpack's
+// arguments.
+func (ch *chain) consumerInput(call string) engine.Input {
+	in := engine.Input{"call": call}
+	for k, v := range ch.args {
+		in[k] = v
+	}
+	return in
+}

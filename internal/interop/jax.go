@@ -1,0 +1,63 @@
+package interop
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// gpuClients are the PJRT clients whose arrays JAX's x.platform() calls
+// "gpu" (jaxlib's C++ renames cuda, rocm and oneapi), in the order jax's
+// gpu_markers table tests them in platform_version.
+var gpuClients = []string{"cuda", "rocm", "oneapi"}
+
+// jaxProducer pairs jax version dev (its __dlpack_device__) with the
+// jax-export version that covers dev's first release (its __dlpack__).
+// A jax version no release shipped has no export to pair with.
+func jaxProducer(cat *engine.Catalog, dev *engine.RuleSet) (*Producer, error) {
+	rel := dev.Manifest().Mirrors.Releases
+	if rel == nil {
+		return nil, fmt.Errorf("%s mirrors no release of JAX, so no version of jax-export (selected by release) pairs with it for __dlpack__; name a version that a release shipped, such as jax==0.11.0", dev.Ref())
+	}
+	export, err := cat.RuleSet("jax-export" + engine.ReleaseRef + rel.First)
+	if err != nil {
+		return nil, fmt.Errorf("%s (jax %s) as a producer: its __dlpack__ is jax-export's: %w", dev.Ref(), rel.First, err)
+	}
+	p := &Producer{Ref: dev.Ref(), device: dev, export: export, exportArray: jaxExportArray}
+	p.Arrays = slices.DeleteFunc(arraysFrom(dev, libraryAxes["jax"], func(engine.Input) bool { return true }), func(a Array) bool {
+		// x.platform() never says cuda, rocm or oneapi: such a case tests an input JAX does not make.
+		return slices.Contains(gpuClients, fmt.Sprint(a.Input["platform"]))
+	})
+	return p, nil
+}
+
+// jaxExportArray is jax-export's input for an array of jax's: the client's
+// platform (what the C++ exports by) from x.platform() and its
+// platform_version, and the same memory kind and hardware id. A "gpu"
+// whose platform_version names no client is taken as a CUDA client: the
+// seed's case, a CUDA array of a jaxlib whose version string is
+// "<unknown>", which JAX's __dlpack_device__ refuses and its __dlpack__
+// exports as kDLCUDA.
+func jaxExportArray(in engine.Input) engine.Input {
+	platform, _ := in["platform"].(string)
+	version, _ := in["platform_version"].(string)
+	client := platform
+	if platform == "gpu" {
+		client = gpuClients[0]
+		for _, c := range gpuClients {
+			if strings.Contains(version, c) {
+				client = c
+				break
+			}
+		}
+	}
+	out := engine.Input{"client_platform": client}
+	for _, k := range []string{"memory_kind", "local_hardware_id"} {
+		if v, ok := in[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package interop
+
+import (
+	"context"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// Options choose the matrix's rows and columns.
+type Options struct {
+	// Producers and Consumers are rule-set refs (numpy, torch@v1,
+	// jax==0.10.2); empty: every library's default version (Libraries).
+	Producers, Consumers []string
+	// Args are from_dlpack's keyword arguments, as in Decide.
+	Args engine.Input
+}
+
+// Matrix is every exchange of the chosen producers' arrays into the
+// chosen consumers.
+type Matrix struct {
+	Consumers []string // the consumers' refs, in the order of each row's cells
+	Rows      []Row
+}
+
+// Row is one producer's array, and its exchange into each consumer.
+type Row struct {
+	Producer string
+	Array    Array
+	Cells    []Cell // one per consumer, in Matrix.Consumers's order
+}
+
+// Decide decides the matrix of cat. Every producer's arrays are decided
+// into every consumer, a producer's rows in its Arrays' order.
+func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, error) {
+	prodRefs, consRefs := o.Producers, o.Consumers
+	if len(prodRefs) == 0 || len(consRefs) == 0 {
+		allP, allC := Libraries(cat)
+		if len(prodRefs) == 0 {
+			prodRefs = allP
+		}
+		if len(consRefs) == 0 {
+			consRefs = allC
+		}
+	}
+	m := &Matrix{}
+	var consumers []*Consumer
+	for _, ref := range consRefs {
+		c, err := NewConsumer(cat, ref)
+		if err != nil {
+			return nil, err
+		}
+		consumers = append(consumers, c)
+		m.Consumers = append(m.Consumers, c.Ref)
+	}
+	for _, ref := range prodRefs {
+		p, err := NewProducer(ctx, cat, ref)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range p.Arrays {
+			row := Row{Producer: p.Ref, Array: a}
+			for _, c := range consumers {
+				cell, err := Decide(ctx, p, a, c, o.Args)
+				if err != nil {
+					return nil, err
+				}
+				row.Cells = append(row.Cells, cell)
+			}
+			m.Rows = append(m.Rows, row)
+		}
+	}
+	return m, nil
+}
