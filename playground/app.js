@@ -107,7 +107,7 @@ function afterDecision() {
   try {
     if (testsDue(st)) {
       recordTests(st, st.handle ? st.engine.test(st.handle).json() : null);
-      renderTests($("tests-summary"), $("tests-list"), st.testReport, { onCase: tryCase, onPosition: (pos) => files.show(pos) });
+      renderTests($("tests"), st.testReport, { onCase: tryCase, onPosition: (pos) => files.show(pos) });
     }
     renderDiff($("diff"), {
       engine: st.engine, base: st.ws.original(st.ref).handle, edited: st.handle, report: st.testReport,

@@ -14,7 +14,7 @@ const PAINT_MAX = 256 << 10;
 export class Editor {
   // root is an element to fill; testid names the textarea for tests
   // (data-testid), label for screen readers; describedBy is the id of the
-  // element that says how to leave the editor from the keyboard.
+  // element that says which keys the editor takes.
   constructor(root, { testid, label, describedBy }) {
     this.root = root;
     root.classList.add("editor");
@@ -48,6 +48,8 @@ export class Editor {
     });
     this.textarea.addEventListener("scroll", () => this.#sync());
     this.textarea.addEventListener("keydown", (e) => this.#key(e));
+    this.height = 0;
+    new ResizeObserver(() => this.#keepInView(this.textarea.clientHeight)).observe(this.textarea);
     this.#render();
   }
 
@@ -99,25 +101,62 @@ export class Editor {
     return parseFloat(getComputedStyle(this.textarea).lineHeight) || 18;
   }
 
+  // Tab is left to the browser: it moves on to the next control, as in
+  // any text field, so the keyboard is never caught here. Ctrl+] indents
+  // the caret's line (or every line of the selection) by two spaces, as
+  // YAML wants, and Ctrl+[ takes two away.
   #key(e) {
-    // Tab indents by two spaces (YAML has no tabs); Escape then Tab moves
-    // focus on, so the keyboard never gets stuck here.
-    if (e.key === "Escape") { this.escaped = true; return; }
-    if (e.key !== "Tab" || e.ctrlKey || e.metaKey || e.altKey || this.escaped) { this.escaped = false; return; }
+    if (!e.ctrlKey || e.altKey || e.metaKey || e.shiftKey) return;
+    const dir = e.key === "]" || e.code === "BracketRight" ? 1 : e.key === "[" || e.code === "BracketLeft" ? -1 : 0;
+    if (!dir) return;
     e.preventDefault();
+    this.indent(dir);
+  }
+
+  // indent moves the lines of the selection right (dir 1) or left (-1)
+  // by INDENT, as one undoable edit; the selection moves with its text.
+  indent(dir) {
     const ta = this.textarea;
-    if (e.shiftKey) {
-      const start = ta.value.lastIndexOf("\n", ta.selectionStart - 1) + 1;
-      if (ta.value.startsWith(INDENT, start)) {
-        ta.setSelectionRange(start, start + INDENT.length);
-        document.execCommand("delete");
-      }
-      return;
-    }
+    const v = ta.value;
+    const { selectionStart: from, selectionEnd: to } = ta;
+    const start = v.lastIndexOf("\n", from - 1) + 1;
+    // A selection that ends at a line's start leaves that line alone.
+    const last = to > from && v[to - 1] === "\n" ? to - 1 : to;
+    const stop = v.indexOf("\n", last) < 0 ? v.length : v.indexOf("\n", last);
+    const lines = v.slice(start, stop).split("\n");
+    const moved = lines.map((l) => (dir > 0 ? (l === "" ? l : INDENT + l) : l.replace(/^ {1,2}/, "")));
+    const text = moved.join("\n");
+    if (text === v.slice(start, stop)) return;
+    const first = moved[0].length - lines[0].length;
+    ta.setSelectionRange(start, stop);
     // execCommand keeps the browser's undo history; setRangeText is the fallback.
-    if (!document.execCommand("insertText", false, INDENT)) {
-      ta.setRangeText(INDENT, ta.selectionStart, ta.selectionEnd, "end");
+    if (!document.execCommand("insertText", false, text)) {
+      ta.setRangeText(text, start, stop, "end");
       ta.dispatchEvent(new Event("input"));
+    }
+    ta.setSelectionRange(Math.max(start, from + first), Math.max(start, to + text.length - (stop - start)));
+  }
+
+  // #keepInView runs when the textarea changes size. When it shrinks (the
+  // problems strip opening under it), a line that was in view and matters
+  // (the caret's, or an error's) is scrolled back into view: the lowest
+  // such line, so that an error on one of the last lines stays visible.
+  #keepInView(height) {
+    const before = this.height;
+    this.height = height;
+    if (!before || height >= before || !this.visible) return;
+    const ta = this.textarea;
+    const lh = this.#lineHeight();
+    const pad = parseFloat(getComputedStyle(ta).paddingTop) || 0;
+    const bottom = (line) => pad + line * lh;
+    const caret = ta.value.slice(0, ta.selectionEnd).split("\n").length;
+    const lines = [caret, ...this.marks.errors.map((e) => e.line)]
+      .filter((l) => bottom(l) - lh >= ta.scrollTop && bottom(l) <= ta.scrollTop + before);
+    if (!lines.length) return;
+    const want = bottom(Math.max(...lines)) - height;
+    if (want > ta.scrollTop) {
+      ta.scrollTop = want;
+      this.#sync();
     }
   }
 

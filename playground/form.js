@@ -74,7 +74,7 @@ class Field {
       for (const v of [...(this.nullable ? ["null"] : []), "true", "false"]) this.control.append(new Option(v, v));
     } else if (decl.name === "platform_version") {
       this.control = document.createElement("textarea");
-      this.control.rows = 3;
+      this.control.rows = 2;
       this.control.spellcheck = false;
       this.control.wrap = "off";
     } else {
@@ -94,8 +94,16 @@ class Field {
     }
     this.control.id = id;
     this.control.dataset.testid = `input-${decl.name}`;
-    this.control.addEventListener("input", changed);
+    this.control.addEventListener("input", () => {
+      this.#measure();
+      changed();
+    });
     this.row.append(label, this.control);
+    this.size = document.createElement("div");
+    this.size.className = "size";
+    this.size.id = `${id}-size`;
+    this.size.dataset.testid = `input-${decl.name}-size`;
+    this.size.hidden = true;
 
     // A nullable scalar gets a "null" box; a nullable list is null when empty.
     if (this.nullable && this.base !== "bool" && !this.base.startsWith("list(")) {
@@ -111,7 +119,25 @@ class Field {
       box.append(this.isNull, " null");
       this.row.append(box);
     }
+    this.row.append(this.size);
     this.show(decl.default);
+  }
+
+  // #measure says how long a value is when it is longer than the engine
+  // takes, and lets a long value wrap: a pasted megabyte on one line is
+  // wider than the browser draws, and the field would look empty.
+  #measure() {
+    const text = this.control.value;
+    const bytes = text.length * 3 <= ENGINE_STRING_MAX ? 0 : new TextEncoder().encode(text).length;
+    const long = bytes > ENGINE_STRING_MAX;
+    if (long) this.size.textContent = longText(text.length, bytes);
+    this.size.hidden = !long;
+    if (long) this.control.setAttribute("aria-describedby", this.size.id);
+    else this.control.removeAttribute("aria-describedby");
+    if (this.control.tagName === "TEXTAREA") {
+      this.control.wrap = long ? "soft" : "off";
+      this.control.classList.toggle("long", long);
+    }
   }
 
   // raw is the field as JSON text, or undefined to leave it out.
@@ -126,8 +152,21 @@ class Field {
       if (this.isNull.checked) return;
     }
     const text = fieldText(this.decl.type, value);
-    if (this.control.value !== text) this.control.value = text;
+    if (this.control.value !== text) {
+      this.control.value = text;
+      this.#measure();
+    }
   }
+}
+
+// ENGINE_STRING_MAX is the longest string value the engine takes, in
+// bytes; a longer one is answered too_long.
+const ENGINE_STRING_MAX = 4096;
+
+// longText says how long a value over ENGINE_STRING_MAX is.
+export function longText(chars, bytes) {
+  const size = bytes >= 1 << 20 ? `${(bytes / 1048576).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${chars.toLocaleString("en-US")} characters (${size}), more than the ${ENGINE_STRING_MAX} bytes the engine takes`;
 }
 
 // fieldJSON is a field of a declared type ("int?", "list(int)", "string")

@@ -180,19 +180,24 @@ function byteLength(s) {
   return new TextEncoder().encode(s).length;
 }
 
-// renderTests fills the tests panel from dlroute_test's report.
-export function renderTests(summary, list, report, { onCase, onPosition }) {
+// renderTests fills the tests panel from dlroute_test's report (null: the
+// rules did not load). The panel's data-state, which its colour follows,
+// is "pass", "fail", or "none" for no tests run: an error, not a pass.
+export function renderTests(panel, report, { onCase, onPosition }) {
+  const summary = panel.querySelector('[data-testid="tests-summary"]');
+  const list = panel.querySelector('[data-testid="tests-list"]');
   if (!report) {
+    panel.dataset.state = "none";
     summary.textContent = "no tests: the rules did not load";
+    summary.dataset.passed = "";
     summary.dataset.failed = "";
-    summary.className = "summary fail";
     list.replaceChildren();
     return;
   }
+  panel.dataset.state = report.failed ? "fail" : "pass";
   summary.textContent = `${report.passed} passed, ${report.failed} failed`;
   summary.dataset.passed = String(report.passed);
   summary.dataset.failed = String(report.failed);
-  summary.className = report.failed ? "summary fail" : "summary pass";
   const cases = [...report.cases].sort((a, b) => Number(a.pass) - Number(b.pass));
   list.replaceChildren(...cases.map((c) => h("li", { class: c.pass ? "pass" : "fail", "data-case": c.name },
     h("span", { class: "mark" }, c.pass ? "✓" : "✗"),

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"io/fs"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/jstools"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/playground"
@@ -238,6 +240,87 @@ func (p page) open(url string) {
 	p.t.Helper()
 	p.run("opening "+url, chromedp.Navigate(url))
 	eval[bool](p, `window.dlroute.ready.then(() => true)`)
+}
+
+// axe runs axe-core (pinned in internal/jstools) over the page as it is
+// now and fails the test for each violation, naming the page's state.
+// The script goes in through DevTools' Runtime.evaluate, which the page's
+// Content-Security-Policy does not govern, so the policy stays as served.
+func (p page) axe(state string) {
+	p.t.Helper()
+	if !eval[bool](p, `typeof window.axe?.run === 'function'`) {
+		src, err := os.ReadFile(jstools.Path(p.t, "axe-core/axe.min.js"))
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		eval[bool](p, string(src)+"\n;typeof window.axe?.run === 'function'")
+	}
+	type violation struct {
+		ID, Impact, Help string
+		Nodes            []string
+	}
+	for _, v := range eval[[]violation](p, `axe.run(document, {resultTypes: ['violations']}).then((r) => r.violations.map((v) => ({
+		ID: v.id, Impact: v.impact ?? '', Help: v.help,
+		Nodes: v.nodes.map((n) => n.target.join(' ') + ': ' + (n.failureSummary ?? '').replaceAll('\n', ' ')),
+	})))`) {
+		p.t.Errorf("axe-core, %s: %s (%s): %s, on %d elements:\n\t%s", state, v.ID, v.Impact, v.Help, len(v.Nodes), strings.Join(v.Nodes, "\n\t"))
+	}
+}
+
+// rect is an element's box in the viewport, as getBoundingClientRect
+// gives it, with the viewport's size.
+type rect struct {
+	Top, Bottom, Left, Right float64
+	ViewWidth, ViewHeight    float64
+}
+
+// inView says whether the box is wholly inside the viewport.
+func (r rect) inView() bool {
+	return r.Top >= 0 && r.Left >= 0 && r.Bottom <= r.ViewHeight && r.Right <= r.ViewWidth && r.Bottom > r.Top
+}
+
+func (p page) rect(selector string) rect {
+	p.t.Helper()
+	return eval[rect](p, fmt.Sprintf(`(() => {
+		const r = document.querySelector(%q)?.getBoundingClientRect();
+		return r ? {Top: r.top, Bottom: r.bottom, Left: r.left, Right: r.right, ViewWidth: innerWidth, ViewHeight: innerHeight} : {Top: -1, Bottom: -1, Left: -1, Right: -1, ViewWidth: innerWidth, ViewHeight: innerHeight};
+	})()`, selector))
+}
+
+// tone is the hue an element's text is drawn in: "green", "red", or
+// "grey" for neither.
+func (p page) tone(selector string) string {
+	p.t.Helper()
+	return eval[string](p, fmt.Sprintf(`(() => {
+		const [r, g, b] = getComputedStyle(document.querySelector(%q)).color.match(/[\d.]+/g).map(Number);
+		return g > r + 40 && g > b + 20 ? 'green' : r > g + 40 && r > b + 40 ? 'red' : 'grey';
+	})()`, selector))
+}
+
+// inkPixels counts the pixels of an element drawn about as dark as text
+// (the page's ink is #1d232b), from a screenshot of it: an empty field
+// has none but its border's.
+func (p page) inkPixels(selector string) int {
+	p.t.Helper()
+	data, err := chromedp.Run(p.ctx, chromedp.Screenshot(selector))
+	if err != nil {
+		p.t.Fatalf("screenshot of %s: %v", selector, err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if (299*r+587*g+114*bl)/1000 < 0x5000 {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // syncBuffer is a bytes.Buffer safe to write from the command's goroutine.

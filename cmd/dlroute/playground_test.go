@@ -39,10 +39,14 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	report["module_encoded_bytes"] = cold.Wasm.EncodedBodySize
 	t.Logf("cold load to first decision: %.0f ms (marks %v); module %.0f bytes, %.0f transferred", cold.Cold, cold.Marks, cold.Wasm.DecodedBodySize, cold.Wasm.TransferSize)
 	t.Logf("first refresh: %v", eval[map[string]float64](p, `window.dlroute.timings().first`))
+	if cold.Cold <= 0 || cold.Cold < cold.Marks["ready"] {
+		t.Errorf("the cold load to first decision measures %.0f ms, with the module ready at %.0f ms; want the first decision measured after it", cold.Cold, cold.Marks["ready"])
+	}
 	if cold.Wasm.EncodedBodySize == 0 || cold.Wasm.EncodedBodySize > cold.Wasm.DecodedBodySize/3 {
 		t.Errorf("the module came %.0f bytes encoded for %.0f decoded; want it gzip-compressed", cold.Wasm.EncodedBodySize, cold.Wasm.DecodedBodySize)
 	}
 	p.screenshot("01-seed.png")
+	p.axe("the first page, a decision that is an exception")
 
 	t.Run("values the decision did not need", func(t *testing.T) {
 		// The seed's case is decided by gpu-unknown-platform: gpu_device,
@@ -106,10 +110,11 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			const r = el?.getBoundingClientRect();
 			return {Text: el?.innerText ?? '', Visible: !!r && r.width > 0 && r.height > 0 && getComputedStyle(el).visibility === 'visible'};
 		})()`)
-		if !hint.Visible || !strings.Contains(hint.Text, "Esc") || !strings.Contains(hint.Text, "Tab") {
-			t.Errorf("the editor's aria-describedby hint is %q (visible %v), want a visible hint saying Esc, then Tab, leaves it", hint.Text, hint.Visible)
+		if !hint.Visible || !strings.Contains(hint.Text, "Tab moves on") {
+			t.Errorf("the editor's aria-describedby hint is %q (visible %v), want a visible hint saying Tab moves on", hint.Text, hint.Visible)
 		}
-		before := eval[string](p, `document.querySelector('[data-testid="editor-rules.yaml"]').value`)
+		editor := `document.querySelector('[data-testid="editor-rules.yaml"]')`
+		before := eval[string](p, editor+`.value`)
 		p.run("focusing the editor", chromedp.Focus(`[data-testid="editor-rules.yaml"]`))
 		// Headless Chromium's page has no window focus, so :focus never
 		// matches there: the ring is the :focus-visible rule that applies to
@@ -127,13 +132,28 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		if ring == "" {
 			t.Errorf("no :focus-visible rule gives the editor an outline, want a visible focus ring")
 		}
-		p.run("Escape, then Tab", chromedp.KeyEvent(kb.Escape), chromedp.KeyEvent(kb.Tab))
-		if still := eval[bool](p, `document.activeElement === document.querySelector('[data-testid="editor-rules.yaml"]')`); still {
-			t.Errorf("Escape, then Tab left the focus in the editor")
+		// Ctrl+] and Ctrl+[ indent and outdent the caret's line, as one edit each.
+		p.typeInto("editor-rules.yaml", "  - id: cpu\n", false, "")
+		p.run("Ctrl+]", chromedp.KeyEvent("]", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		if got := eval[string](p, editor+`.value`); got != strings.Replace(before, "\n  - id: cpu\n", "\n    - id: cpu\n", 1) {
+			t.Errorf("Ctrl+] on '  - id: cpu' did not indent that line alone by two spaces")
 		}
-		if after := eval[string](p, `document.querySelector('[data-testid="editor-rules.yaml"]').value`); after != before {
-			t.Errorf("Escape, then Tab changed the rules")
+		p.run("Ctrl+[", chromedp.KeyEvent("[", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		if got := eval[string](p, editor+`.value`); got != before {
+			t.Errorf("Ctrl+[ after Ctrl+] did not give back the text as it was")
 		}
+		p.run("Tab", chromedp.KeyEvent(kb.Tab))
+		if still := eval[bool](p, `document.activeElement === `+editor); still {
+			t.Errorf("Tab left the focus in the editor, want it on the next control")
+		}
+		if after := eval[string](p, editor+`.value`); after != before {
+			t.Errorf("Tab changed the rules")
+		}
+		p.run("Shift+Tab", chromedp.KeyEvent(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift)))
+		if back := eval[bool](p, `document.activeElement === `+editor); !back {
+			t.Errorf("Shift+Tab after Tab did not come back to the editor, but to %s", eval[string](p, `document.activeElement.outerHTML.slice(0, 80)`))
+		}
+		p.waitFor("no edit left", `Object.keys(window.dlroute.edited()).length === 0`)
 	})
 
 	t.Run("engine agrees with native", func(t *testing.T) {
@@ -183,17 +203,23 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		p.screenshot("03-new-marker.png")
 		eval[bool](p, `(document.querySelector('[data-testid=tests-list]').closest('.panel').scrollIntoView(), true)`)
 		p.screenshot("04-tests-and-what-changed.png")
-		eval[bool](p, `(document.querySelector('.run').scrollTop = 0, true)`)
+		eval[bool](p, `(document.querySelector('.more').scrollTop = 0, true)`)
 	})
 
 	t.Run("tests pane counts", func(t *testing.T) {
 		cases := len(ruleSet(t, rules.FS, "jax@v3").Cases())
 		p.waitFor("all tests pass", fmt.Sprintf(`document.querySelector('[data-testid=tests-summary]').innerText === '%d passed, 0 failed'`, cases))
+		if tone := p.tone("[data-testid=tests-summary]"); tone != "green" {
+			t.Errorf("with every test passing the summary is %s, want green", tone)
+		}
 		p.typeInto("editor-rules.yaml", "{marker: rocm,", false, "{marker: rocmx,")
 		passed, failed := nativeTest(t, p)
 		p.waitFor("failing tests", fmt.Sprintf(`document.querySelector('[data-testid=tests-summary]').innerText === '%d passed, %d failed'`, passed, failed))
 		if failed == 0 {
 			t.Fatalf("renaming the rocm marker failed no case natively")
+		}
+		if tone := p.tone("[data-testid=tests-summary]"); tone != "red" {
+			t.Errorf("with %d tests failing the summary is %s, want red", failed, tone)
 		}
 		p.screenshot("05-tests-failing.png")
 		p.typeInto("editor-rules.yaml", "{marker: rocmx,", false, "{marker: rocm,")
@@ -213,8 +239,11 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			line := strings.Split(pos, ":")[1]
 			p.waitFor(c.name+" marked in the editor", fmt.Sprintf(`!!document.querySelector('[data-testid=editors] .bl.is-err[data-line="%s"]')`, line))
 			p.waitFor(c.name+": no tests", `document.querySelector('[data-testid=tests-summary]').innerText.includes('the rules did not load')`)
-			if class := eval[string](p, `document.querySelector('[data-testid=tests-summary]').className`); !strings.Contains(class, "fail") {
-				t.Errorf("with %s the tests summary %q has class %q, want the error style (fail)", c.name, p.text("tests-summary"), class)
+			if tone := p.tone("[data-testid=tests-summary]"); tone != "red" {
+				t.Errorf("with %s the tests summary %q is %s, want red: no tests ran", c.name, p.text("tests-summary"), tone)
+			}
+			if c.code == "cel_syntax" {
+				p.axe("an error in the rules, with the problems strip shown")
 			}
 			if text, rule, state := p.decision(); state != "stale" || rule != "gpu" || !strings.Contains(text, "kDLCUDA") {
 				t.Errorf("with %s the decision is %q by %s (%s), want the last good one, (kDLCUDA, 0) by gpu, shown as stale", c.name, text, rule, state)
@@ -225,6 +254,40 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			p.typeInto("editor-rules.yaml", c.replace, false, c.find)
 			p.wantDecision("the fixed rules", "gpu", "(kDLCUDA, 0)")
 		}
+	})
+
+	t.Run("an error on the last visible line stays in view", func(t *testing.T) {
+		// The caret's line is the editor's last visible one; the error typed
+		// there opens the problems strip, which makes the editor shorter.
+		line := eval[int](p, `(() => {
+			const ta = document.querySelector('[data-testid="editor-rules.yaml"]');
+			const lines = ta.value.split('\n');
+			const n = lines.indexOf("    when: platform == 'cpu'") + 1;
+			const cs = getComputedStyle(ta);
+			const end = lines.slice(0, n).join('\n').length;
+			ta.focus();
+			ta.setSelectionRange(end, end);
+			ta.scrollTop = parseFloat(cs.paddingTop) + n * parseFloat(cs.lineHeight) - ta.clientHeight;
+			return n;
+		})()`)
+		height := eval[float64](p, `document.querySelector('[data-testid="editor-rules.yaml"]').clientHeight`)
+		p.run("typing an error", chromedp.KeyEvent(" &&"))
+		p.waitFor("the error marked", fmt.Sprintf(`!document.querySelector('[data-testid=problems]').hidden && !!document.querySelector('[data-testid=editors] .bl.is-err[data-line="%d"]')`, line))
+		got := eval[struct{ Shrunk, Visible bool }](p, fmt.Sprintf(`new Promise((ok) => requestAnimationFrame(() => {
+			const ta = document.querySelector('[data-testid="editor-rules.yaml"]');
+			const box = ta.getBoundingClientRect();
+			const r = document.querySelector('[data-testid=editors] .bl.is-err[data-line="%d"]').getBoundingClientRect();
+			ok({Shrunk: ta.clientHeight < %f, Visible: r.top >= box.top && r.bottom <= box.top + ta.clientHeight + 0.5});
+		}))`, line, height))
+		if !got.Shrunk {
+			t.Errorf("the problems strip did not make the editor shorter, so this checks nothing")
+		}
+		if !got.Visible {
+			t.Errorf("the error on line %d, the editor's last visible line, is out of view once the problems strip opens", line)
+		}
+		p.screenshot("07b-error-last-line.png")
+		p.typeInto("editor-rules.yaml", "when: platform == 'cpu' &&", false, "when: platform == 'cpu'")
+		p.wantDecision("the fixed rules", "gpu", "(kDLCUDA, 0)")
 	})
 
 	t.Run("the share link round-trips", func(t *testing.T) {
@@ -263,6 +326,22 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			t.Errorf("the pasted string is %d characters in the field, want all %d", kept, len(huge))
 		}
 		p.screenshot("08-bad-input.png")
+
+		// Two megabytes pasted: too large to send, and the field shows it
+		// holds them (drawn, and its length said), not an empty box.
+		big := strings.Repeat("cuda ", 2<<20/5)
+		p.paste("input-platform_version", big)
+		p.waitFor("the 2 MiB message", `document.querySelector('[data-testid=input-message]').innerText.includes('the input is 2.0 MiB')`)
+		if n := eval[int](p, `document.querySelector('[data-testid=input-platform_version]').value.length`); n != len(big) {
+			t.Errorf("the pasted 2 MB are %d characters in the field, want all %d", n, len(big))
+		}
+		if size, want := p.text("input-platform_version-size"), fmt.Sprintf("%s characters (2.0 MiB)", commas(len(big))); !strings.Contains(size, want) {
+			t.Errorf("under the field: %q, want it to say %q", size, want)
+		}
+		if ink := p.inkPixels(`[data-testid=input-platform_version]`); ink < 100 {
+			t.Errorf("the field holding 2 MB draws %d pixels of text, want it to look full, not empty", ink)
+		}
+		p.screenshot("08b-2mb-pasted.png")
 		p.paste("input-platform_version", "cuda 12030")
 		p.wantDecision("a real version", "gpu", "(kDLCUDA, 0)")
 
@@ -324,6 +403,10 @@ func TestPlaygroundInBrowser(t *testing.T) {
 				t.Errorf("after example %s the edited files are %v, want %d", ex.id, keys(edited), ex.edits)
 			}
 		}
+		// The menu open, its list showing.
+		p.run("opening the examples menu", chromedp.Focus(`[data-testid=examples]`), chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt)))
+		p.axe("the examples menu open")
+		p.run("closing the examples menu", chromedp.KeyEvent(kb.Escape))
 		p.waitFor("the imported rules' tab", `!!document.querySelector('[data-testid="tab-jax/v3/rules.yaml"]')`)
 		p.screenshot("09-exchange.png")
 		// Edits of the exchange reload it and the version it imports.
@@ -381,19 +464,50 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		q.open(url)
 		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
 		// The file tabs scroll and the example menu shrinks: nothing is
-		// wider than the viewport.
+		// wider than the viewport, and the page does not scroll sideways.
 		wide := eval[struct {
-			Page  int
-			Wider []string
+			Scroll, View int
+			Wider        []string
 		}](q, `(() => {
 			const vw = document.documentElement.clientWidth;
-			const wider = [...document.querySelectorAll('header *, .tabbar, .tabbar > *')].filter((e) => e.getBoundingClientRect().right > vw + 0.5).map((e) => e.dataset.testid || e.className || e.tagName);
-			return {Page: document.documentElement.scrollWidth, Wider: wider};
+			const wider = [...document.querySelectorAll('header *, .tabbar, .tabbar > *, main > *, .panel')].filter((e) => e.getBoundingClientRect().right > vw + 0.5).map((e) => e.dataset.testid || e.className || e.tagName);
+			return {Scroll: document.scrollingElement.scrollWidth, View: innerWidth, Wider: wider};
 		})()`)
-		if wide.Page > 390 || len(wide.Wider) > 0 {
-			t.Errorf("at 390 px wide the page is %d px wide; past the viewport: %v", wide.Page, wide.Wider)
+		if wide.Scroll > wide.View || len(wide.Wider) > 0 {
+			t.Errorf("at 390 px wide the page scrolls %d px wide in a %d px viewport; past the viewport: %v", wide.Scroll, wide.View, wide.Wider)
+		}
+		// The decision is on the first screen, without scrolling.
+		if y := eval[float64](q, `scrollY`); y != 0 {
+			t.Errorf("the page opened scrolled to %.0f", y)
+		}
+		if r := q.rect("[data-testid=decision]"); !r.inView() {
+			t.Errorf("at 390x844 the decision is at %.0f-%.0f px down, %.0f-%.0f across; want it all inside the %.0fx%.0f viewport", r.Top, r.Bottom, r.Left, r.Right, r.ViewWidth, r.ViewHeight)
 		}
 		q.screenshot("11-phone.png")
+		q.axe("a phone's width")
+	})
+
+	t.Run("a laptop's screen", func(t *testing.T) {
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.run("a 1280x720 viewport", chromedp.EmulateViewport(1280, 720))
+		q.open(url)
+		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+		q.waitFor("the tests", `document.querySelector('[data-testid=tests]').dataset.state === 'pass'`)
+		// The header is one row: every item overlaps every other vertically.
+		if rows := eval[bool](q, `(() => {
+			const boxes = [...document.querySelector('header').children].map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0);
+			return Math.max(...boxes.map((r) => r.top)) < Math.min(...boxes.map((r) => r.bottom));
+		})()`); !rows {
+			t.Errorf("at 1280x720 the header wraps onto a second row")
+		}
+		for _, sel := range []string{"[data-testid=decision]", "[data-testid=tests-summary]", "[data-testid=tests-list] li"} {
+			if r := q.rect(sel); !r.inView() {
+				t.Errorf("at 1280x720 %s is at %.0f-%.0f px down; want it on the first screen, inside %.0f px", sel, r.Top, r.Bottom, r.ViewHeight)
+			}
+		}
+		q.screenshot("12-laptop.png")
 	})
 
 	t.Run("served by a static server", func(t *testing.T) {
@@ -424,6 +538,15 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(testOut, "timings.json"), data, 0o644); err != nil {
 		t.Error(err)
 	}
+}
+
+// commas writes n with thousands separators, as the page does.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func at(s []string, i int) string {

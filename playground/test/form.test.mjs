@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { fieldJSON, fieldText } from "../form.js";
+import { fieldJSON, fieldText, longText } from "../form.js";
 
 test("fieldJSON", () => {
   const cases = [
@@ -54,4 +54,9 @@ test("a field's text read back is the value it showed", () => {
   for (const [type, value] of [["int", 3], ["list(int)", [1, 1]], ["string", "cuda 12030"], ["bool", false]]) {
     assert.deepEqual(JSON.parse(fieldJSON(type, fieldText(type, value), false)), value, `${type} ${JSON.stringify(value)}`);
   }
+});
+
+test("longText says how long a value past the engine's limit is", () => {
+  assert.equal(longText(2_097_152, 2_097_152), "2,097,152 characters (2.0 MiB), more than the 4096 bytes the engine takes");
+  assert.equal(longText(3000, 6000), "3,000 characters (5.9 KiB), more than the 4096 bytes the engine takes");
 });
