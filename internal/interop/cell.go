@@ -46,9 +46,9 @@ type Step struct {
 
 // Cell is one exchange decided: one producer's array into one consumer.
 type Cell struct {
-	Producer string `json:"producer"` // the producer's ref, such as "jax@v3"
-	Consumer string `json:"consumer"` // the consumer's ref, such as "numpy@v2"
-	Array    Array  `json:"array"`
+	Producer string  `json:"producer"` // the producer's ref, such as "jax@v3"
+	Consumer string  `json:"consumer"` // the consumer's ref, such as "numpy@v2"
+	Array    Array   `json:"array"`
 	Outcome  Outcome `json:"outcome"`
 	// Error is the exception the user sees when Outcome is Raises: the
 	// last step's.

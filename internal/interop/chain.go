@@ -174,8 +174,11 @@ func (ch *chain) receive(export engine.Decision) error {
 	return nil
 }
 
-// finish sets the cell from the decision that ended it.
+// finish sets the cell from the decision that ends it so far: a
+// TypeError that the consumer answers by trying again is ended by a later
+// one.
 func (ch *chain) finish(d engine.Decision) {
+	ch.cell.Outcome, ch.cell.Error, ch.cell.Device = "", nil, nil
 	if d.Error != nil {
 		ch.cell.Outcome, ch.cell.Error = Raises, d.Error
 		return

@@ -1,0 +1,224 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/rules"
+)
+
+func shipped(t *testing.T) *engine.Catalog {
+	t.Helper()
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+// arrayOf is producer p's array named platform and memory, as the table's
+// rows name them.
+func arrayOf(t *testing.T, p *Producer, platform, memory string) Array {
+	t.Helper()
+	var names []string
+	for _, a := range p.Arrays {
+		if a.Platform == platform && a.Memory == memory {
+			return a
+		}
+		names = append(names, a.Platform+" / "+a.Memory)
+	}
+	t.Fatalf("%s has no array %s / %s; it has:\n%s", p.Ref, platform, memory, strings.Join(names, "\n"))
+	return Array{}
+}
+
+// steps is a cell's steps as "call@attempt ruleset rule" lines.
+func steps(c Cell) []string {
+	var out []string
+	for _, s := range c.Steps {
+		out = append(out, fmt.Sprintf("%s@%d %s %s", s.Call, s.Attempt, s.Decision.RuleSet, s.Decision.Rule))
+	}
+	return out
+}
+
+// The cells below are derived by hand from the rule files: each step is
+// the rule of that file whose `when` holds first for the input the chain
+// asks.
+func TestDecide(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	tests := []struct {
+		name                      string
+		producer, platform, memory string
+		consumer                  string
+		args                      engine.Input
+		outcome                   Outcome
+		err                       string // "Type: message" when outcome is Raises
+		device                    string // the consumer's array's device type otherwise
+		steps                     []string
+	}{{
+		// torch/v1 rules.yaml calls_dlpack_device is true, so JAX's
+		// gpu-unknown-platform (jax/v3) is what the user sees.
+		name:     "the seed's case into torch",
+		producer: "jax", platform: "gpu <unknown>", memory: "device", consumer: "torch",
+		outcome: Raises, err: "BufferError: Unknown GPU platform for __dlpack__: <unknown>",
+		steps: []string{"__dlpack_device__@1 jax@v3 gpu-unknown-platform"},
+	}, {
+		// numpy does not call __dlpack_device__; JAX's export reads no
+		// platform_version and exports the CUDA client's kDLCUDA, which
+		// numpy@v2's importable table does not hold.
+		name:     "the seed's case into numpy",
+		producer: "jax", platform: "gpu <unknown>", memory: "device", consumer: "numpy",
+		outcome: Raises, err: "BufferError: Unsupported device in DLTensor.",
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 numpy@v2 unsupported-device"},
+	}, {
+		name:     "the seed's case into numpy 2.4, a RuntimeError",
+		producer: "jax", platform: "gpu <unknown>", memory: "device", consumer: "numpy@v1",
+		outcome: Raises, err: "RuntimeError: Unsupported device in DLTensor.",
+		steps: []string{"request@1 numpy@v1 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 numpy@v1 unsupported-device"},
+	}, {
+		name:     "a numpy CPU array into torch, in place",
+		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "torch",
+		outcome: InPlace, device: "kDLCPU",
+		steps: []string{"__dlpack_device__@1 numpy@v2 device", "request@1 torch@v1 ask", "__dlpack__@1 numpy@v2 export", "from_dlpack@1 torch@v1 import"},
+	}, {
+		// torch 1.13's __dlpack__ takes stream alone: numpy's first call
+		// is a TypeError, and with device and copy None it asks again.
+		name:     "a torch CPU tensor into numpy, on the second try",
+		producer: "torch", platform: "cpu", memory: "-", consumer: "numpy",
+		outcome: InPlace, device: "kDLCPU",
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 numpy@v2 ask-again-without-arguments", "__dlpack__@2 torch@v1 export-cpu", "from_dlpack@1 numpy@v2 import"},
+	}, {
+		name:     "a torch CPU tensor into numpy with copy=True, no second try",
+		producer: "torch", platform: "cpu", memory: "-", consumer: "numpy", args: engine.Input{"copy": true},
+		outcome: Raises, err: "TypeError: Tensor.__dlpack__() got an unexpected keyword argument 'dl_device'",
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 numpy@v2 no-retry"},
+	}, {
+		name:     "numpy into numpy with copy=True, the producer copies",
+		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "numpy", args: engine.Input{"copy": true},
+		outcome: ProducerCopy, device: "kDLCPU",
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 numpy@v2 export-versioned", "from_dlpack@1 numpy@v2 import"},
+	}, {
+		// torch passes the CUDA stream 1 (the legacy default stream 0),
+		// which JAX's export takes on a GPU.
+		name:     "a JAX CUDA array into torch, in place",
+		producer: "jax", platform: `gpu "cuda 12030"`, memory: "device", consumer: "torch",
+		outcome: InPlace, device: "kDLCUDA",
+		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask-stream", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 torch@v1 import"},
+	}, {
+		name:     "JAX CUDA pinned host memory into numpy, in place",
+		producer: "jax", platform: `gpu "cuda 12030"`, memory: "pinned_host", consumer: "numpy",
+		outcome: InPlace, device: "kDLCUDAHost",
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 numpy@v2 import"},
+	}, {
+		// torch.from_dlpack's request (its own __dlpack_device__) says
+		// kDLCUDAHost, and torch@v1 imports no kDLCUDAHost capsule.
+		name:     "JAX CUDA pinned host memory into torch",
+		producer: "jax", platform: `gpu "cuda 12030"`, memory: "pinned_host", consumer: "torch",
+		outcome: Raises, err: "RuntimeError: Unsupported device_type: 3",
+		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 torch@v1 unsupported-device"},
+	}, {
+		name:     "numpy's request refuses a device before any call",
+		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "numpy", args: engine.Input{"device": "cuda"},
+		outcome: Raises, err: `ValueError: Device not understood. Only "cpu" is allowed, but received: cuda`,
+		steps: []string{"request@1 numpy@v2 device-not-cpu"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewProducer(ctx, cat, tt.producer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := NewConsumer(cat, tt.consumer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cell, err := Decide(ctx, p, arrayOf(t, p, tt.platform, tt.memory), c, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := steps(cell); !slices.Equal(got, tt.steps) {
+				t.Errorf("steps:\n got %q\nwant %q", got, tt.steps)
+			}
+			if cell.Outcome != tt.outcome {
+				t.Errorf("outcome %s, want %s", cell.Outcome, tt.outcome)
+			}
+			if tt.outcome == Raises {
+				if cell.Error == nil || cell.Error.Type+": "+cell.Error.Message != tt.err {
+					t.Errorf("error %v, want %s", cell.Error, tt.err)
+				}
+				if cell.Device != nil {
+					t.Errorf("device %v with an error", cell.Device)
+				}
+				return
+			}
+			if cell.Error != nil || cell.Device == nil || cell.Device.Type != tt.device {
+				t.Errorf("device %v, error %v; want device %s", cell.Device, cell.Error, tt.device)
+			}
+		})
+	}
+}
+
+// What the chain passes between the calls, read off the steps: the
+// producer's device into torch's request, the request's keywords into
+// __dlpack__, and __dlpack__'s capsule into from_dlpack.
+func TestDecidePassesEachAnswerOn(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	p, err := NewProducer(ctx, cat, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConsumer(cat, "torch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell, err := Decide(ctx, p, arrayOf(t, p, `gpu "rocm 60200"`, "device"), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cell.Steps) != 4 {
+		t.Fatalf("steps %q; want 4", steps(cell))
+	}
+	req, export, imp := cell.Steps[1], cell.Steps[2], cell.Steps[3]
+	if got := fmt.Sprint(req.Input["producer_device"]); got != "[10 0]" {
+		t.Errorf("torch's request got producer_device %s, want [10 0] (kDLROCM, 0)", got)
+	}
+	// utils/dlpack.py:110-113: ROCm's stream 0 is passed as it is.
+	if !slices.Equal(req.Keywords, []string{"stream"}) || fmt.Sprint(req.Kwargs["stream"]) != "0" {
+		t.Errorf("request keywords %q kwargs %v, want [stream] with stream 0", req.Keywords, req.Kwargs)
+	}
+	if export.Input["client_platform"] != "rocm" || fmt.Sprint(export.Input["stream"]) != "0" {
+		t.Errorf("jax-export asked %v; want client_platform rocm, stream 0", export.Input)
+	}
+	if got := fmt.Sprint(imp.Input["capsule_device"]); got != "[10 0]" || imp.Input["capsule"] != "dltensor" {
+		t.Errorf("from_dlpack asked %v; want capsule_device [10 0] and capsule dltensor", imp.Input)
+	}
+	if cell.Outcome != InPlace || cell.Device.Type != "kDLROCM" {
+		t.Errorf("outcome %s on %v; want in place on kDLROCM", cell.Outcome, cell.Device)
+	}
+}
+
+func TestShort(t *testing.T) {
+	raise := Cell{Outcome: Raises, Error: &engine.Exception{Type: "BufferError", Message: "Unknown GPU platform for __dlpack__: PJRT C API\nnvfork"}}
+	for _, tt := range []struct {
+		cell  Cell
+		width int
+		want  string
+	}{
+		{Cell{Outcome: InPlace}, 0, "in place"},
+		{Cell{Outcome: ProducerCopy}, 0, "copy (producer)"},
+		{Cell{Outcome: ConsumerCopy}, 0, "copy (consumer)"},
+		{Cell{Outcome: BothCopy}, 0, "copy (both)"},
+		{raise, 0, "BufferError: Unknown GPU platform for __dlpack__: PJRT C API nvfork"},
+		{raise, 20, "BufferError: Unknow…"},
+		{Cell{Outcome: InPlace}, 8, "in place"},
+	} {
+		if got := tt.cell.Short(tt.width); got != tt.want {
+			t.Errorf("Short(%d) of %s = %q, want %q", tt.width, tt.cell.Outcome, got, tt.want)
+		}
+	}
+}
