@@ -27,6 +27,7 @@ var updateABI = flag.Bool("update-abi", false, "rewrite "+abiGolden+" from the m
 // golden file. Adding an export is a new line there; changing or removing
 // one breaks hosts, and is a new ABI version (wasm/ABI.md, Versioning).
 func TestABISurface(t *testing.T) {
+	needModule(t)
 	got := abiSurface(t, module)
 	if *updateABI {
 		if err := os.WriteFile(abiGolden, []byte(got), 0o644); err != nil {

@@ -15,6 +15,7 @@ import (
 // Module leaves the open runners deciding, and the last one to close
 // closes it, after which no runner starts.
 func TestModuleRunnersShareTheCompiledCode(t *testing.T) {
+	needModule(t)
 	ctx := context.Background()
 	m, err := Compile(ctx, RunnerConfig{Module: module, Instances: 2})
 	if err != nil {

@@ -51,6 +51,7 @@ func fakeModule(version byte) []byte {
 }
 
 func TestNewRunnerRefusesModules(t *testing.T) {
+	needModule(t)
 	ctx := context.Background()
 	tests := []struct {
 		name   string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
@@ -24,18 +26,29 @@ import (
 var module []byte
 
 func TestMain(m *testing.M) {
-	var err error
-	module, _, err = wasmbuild.Module(context.Background(), wasmbuild.Options{Progress: os.Stderr})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building the module for the host tests:", err)
-		os.Exit(1)
+	flag.Parse()
+	if !testing.Short() {
+		var err error
+		module, _, err = wasmbuild.Module(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "building the module for the host tests:", err)
+			os.Exit(1)
+		}
 	}
 	os.Exit(m.Run())
+}
+
+// needModule skips t under -short, where TestMain builds no module: the
+// quick loop leaves the wazero host to the full run.
+func needModule(t testing.TB) {
+	t.Helper()
+	testenv.Short(t, "the wazero host")
 }
 
 // newRunner starts a runner with the embedded rules loaded.
 func newRunner(t testing.TB, host Host) *Runner {
 	t.Helper()
+	needModule(t)
 	ctx := context.Background()
 	r, err := NewRunner(ctx, RunnerConfig{Module: module, Host: host})
 	if err != nil {
@@ -329,6 +342,7 @@ func TestConcurrentResolves(t *testing.T) {
 // driver) fails the call after CallTimeout, naming the device, and the
 // runner goes on.
 func TestCallDeadline(t *testing.T) {
+	needModule(t)
 	ctx := context.Background()
 	release := make(chan struct{})
 	defer close(release)

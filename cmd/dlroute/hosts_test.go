@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,11 +25,12 @@ import (
 )
 
 // corpusHost answers a rule set's corpus as `dlroute resolve --json`
-// would. start prepares it, or skips the test where it cannot run here,
-// and returns its answering function.
+// would. start prepares it for the whole corpus, or skips the test where
+// it cannot run here (or under -short: the hosts are the long part of the
+// run), and returns its answering function.
 type corpusHost struct {
 	name  string
-	start func(t *testing.T) func(t *testing.T, c ruleSetCorpus) answers
+	start func(t *testing.T, corpus []ruleSetCorpus) func(t *testing.T, c ruleSetCorpus) answers
 }
 
 var corpusHosts = []corpusHost{
@@ -56,7 +58,7 @@ func hostNames() []string {
 	return out
 }
 
-func startWazero(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+func startWazero(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
 	return func(t *testing.T, c ruleSetCorpus) answers {
 		var stdout, stderr bytes.Buffer
 		status := run([]string{"resolve", "--json", "--engine", "wasm", "--ruleset", c.ref}, bytes.NewReader(c.stdin()), &stdout, &stderr)
@@ -64,24 +66,44 @@ func startWazero(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
 	}
 }
 
-func startNode(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+// startNode answers every corpus in one node process (testdata/
+// corpus_node.mjs, which answers each as wasm/node/resolve.mjs would): the
+// module starts once, not once per rule-set version.
+func startNode(t *testing.T, corpus []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
 	node := nodeBinary(t)
 	module := moduleFile(t)
+	var stdin bytes.Buffer
+	enc := json.NewEncoder(&stdin)
+	for _, c := range corpus {
+		enc.Encode(map[string]string{"ref": c.ref, "stdin": base64.StdEncoding.EncodeToString(c.stdin())})
+	}
+	cmd := exec.CommandContext(context.Background(), node, "testdata/corpus_node.mjs")
+	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+module)
+	cmd.Stdin = &stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
+		t.Fatalf("node corpus_node.mjs: %v\n%s", err, stderr.String())
+	}
+	got := map[string]answers{}
+	dec := json.NewDecoder(&stdout)
+	for dec.More() {
+		var a struct {
+			Ref    string `json:"ref"`
+			Stdout string `json:"stdout"`
+			Status int    `json:"status"`
+		}
+		if err := dec.Decode(&a); err != nil {
+			t.Fatalf("node corpus_node.mjs: %v", err)
+		}
+		got[a.Ref] = splitAnswers([]byte(a.Stdout), a.Status)
+	}
 	return func(t *testing.T, c ruleSetCorpus) answers {
-		cmd := exec.CommandContext(context.Background(), node, "../../wasm/node/resolve.mjs", "--ruleset", c.ref)
-		cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+module)
-		cmd.Stdin = bytes.NewReader(c.stdin())
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var exit *exec.ExitError
-		if err != nil && !errors.As(err, &exit) {
-			t.Fatalf("node resolve.mjs --ruleset %s: %v", c.ref, err)
+		a, ok := got[c.ref]
+		if !ok {
+			t.Fatalf("node corpus_node.mjs gave no answers for %s", c.ref)
 		}
-		if stderr.Len() > 0 {
-			t.Errorf("node resolve.mjs --ruleset %s wrote to stderr:\n%s", c.ref, stderr.String())
-		}
-		return splitAnswers(stdout.Bytes(), cmd.ProcessState.ExitCode())
+		return a
 	}
 }
 
@@ -117,7 +139,7 @@ func moduleFile(t *testing.T) string {
 // compared is the page's decisions and error objects. The page's API takes
 // a JavaScript string: a line that is not UTF-8 reaches it with U+FFFD in
 // place of its bad bytes (exceptions.txt).
-func startBrowser(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+func startBrowser(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
 	p := page{t, browser(t)}
 	p.open(servePlayground(t))
 	return func(_ *testing.T, c ruleSetCorpus) answers {
@@ -173,12 +195,12 @@ func readLines(stdin []byte) []string {
 // command's own answerLines writes the answers, as for the browser, so
 // an error's line number is the corpus's; what is compared is each
 // host's decisions and error objects.
-func startC(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+func startC(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
 	prog := ctest.Program(t, "../../libdlroute", "../../libdlroute/example/route.c")
 	return libraryHost(func(ref string) *exec.Cmd { return exec.Command(prog, ref) })
 }
 
-func startPython(t *testing.T) func(*testing.T, ruleSetCorpus) answers {
+func startPython(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		testenv.Missing(t, "python3 is not installed, so the Python host does not run")

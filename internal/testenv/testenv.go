@@ -19,3 +19,13 @@ func Missing(t testing.TB, why string) {
 	}
 	t.Skip(why)
 }
+
+// Short skips t under -short, the quick loop: what (a host through the
+// WebAssembly module, a browser, another language) runs in the full
+// `go test ./...`, which CI runs.
+func Short(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + what + " runs in the full go test ./...")
+	}
+}
