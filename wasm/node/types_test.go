@@ -29,6 +29,7 @@ var tscFlags = []string{"--strict", "--target", "es2022", "--module", "nodenext"
 // declarations also say what the package does. By hand, the check alone
 // is `tsc --strict --noEmit` with tscFlags, from this directory.
 func TestTypes(t *testing.T) {
+	testenv.Short(t, "tsc on index.d.ts, and its usage run in Node.js,")
 	tsc := jstools.Path(t, ".bin/tsc")
 	node, err := exec.LookPath("node")
 	if err != nil {
