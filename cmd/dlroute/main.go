@@ -53,6 +53,7 @@ func init() {
 		"lint":       {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
 		"rules":      {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
 		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset REF] [--ask-jax] [--json]", runDetect},
+		"interop":    {"decide every producer library's arrays into every consumer's from_dlpack: in place, a copy, or the error", "[--rules DIR] [--producer REFS] [--consumer REFS] [--copy none|true|false] [--json] [--width N]", runInterop},
 		"diff":       {"show which inputs two rule-set versions decide differently", "[--rules DIR] [--json] [--examples N] [--max-inputs N] [DIR:]NAME[@VERSION] [DIR:]NAME[@VERSION]", runDiff},
 		"playground": {"serve the browser playground: edit rules and inputs, see decisions", "[--addr HOST:PORT] [--rules DIR] [--static DIR]", runPlayground},
 		"bundle":     {"build, sign and verify rule bundles", "<build|verify|keygen> [flags]", runBundle},
@@ -63,7 +64,7 @@ func init() {
 }
 
 // commandOrder is the order the usage lists the commands in.
-var commandOrder = []string{"resolve", "exchange", "diff", "test", "lint", "rules", "detect", "playground", "bundle", "serve", "version"}
+var commandOrder = []string{"resolve", "exchange", "interop", "diff", "test", "lint", "rules", "detect", "playground", "bundle", "serve", "version"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "dlroute decides which DLPack device an array advertises, from versioned rules.\n\nUsage:\n  dlroute <command> [flags]\n\nCommands:\n")

@@ -69,8 +69,10 @@ type Device struct {
 
 // Short is the cell as a person reads it in a table: "in place", "copy
 // (producer)", "copy (consumer)", "copy (both)", or the exception as
-// "Type: message", cut to at most width runes with "…" where it is cut
-// (width 0: not cut). A message's lines are joined by spaces.
+// "Type: message", cut to at most width runes (width 0: not cut). A
+// message's lines are joined by spaces. The cut is in the middle, marked
+// "…", keeping the last third: a message ends in what it quotes (the
+// platform_version, the device type code).
 func (c Cell) Short(width int) string {
 	var s string
 	switch c.Outcome {
@@ -87,7 +89,8 @@ func (c Cell) Short(width int) string {
 	}
 	r := []rune(s)
 	if width > 0 && len(r) > width {
-		return string(r[:width-1]) + "…"
+		tail := (width - 1) / 3
+		return string(r[:width-1-tail]) + "…" + string(r[len(r)-tail:])
 	}
 	return s
 }

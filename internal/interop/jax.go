@@ -19,7 +19,7 @@ var gpuClients = []string{"cuda", "rocm", "oneapi"}
 func jaxProducer(cat *engine.Catalog, dev *engine.RuleSet) (*Producer, error) {
 	rel := dev.Manifest().Mirrors.Releases
 	if rel == nil {
-		return nil, fmt.Errorf("%s mirrors no release of JAX, so no version of jax-export (selected by release) pairs with it for __dlpack__; name a version that a release shipped, such as jax==0.11.0", dev.Ref())
+		return nil, &RefusedError{Ref: dev.Ref(), Side: "producer", Reason: "it mirrors no release of JAX, so no version of jax-export (chosen by release) pairs with it for __dlpack__; name a version that a release shipped, such as jax==0.11.0"}
 	}
 	export, err := cat.RuleSet("jax-export" + engine.ReleaseRef + rel.First)
 	if err != nil {

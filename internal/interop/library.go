@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -33,6 +32,16 @@ type Consumer struct {
 	rs  *engine.RuleSet
 }
 
+// RefusedError is a rule set named as a producer or consumer that cannot
+// be one.
+type RefusedError struct {
+	Ref    string // the rule set's ref, such as "exchange@v2"
+	Side   string // "producer" or "consumer"
+	Reason string
+}
+
+func (e *RefusedError) Error() string { return e.Ref + " cannot be a " + e.Side + ": " + e.Reason }
+
 // bothSides says whether rs answers the four calls: it declares `call`.
 func bothSides(rs *engine.RuleSet) bool { return declares(rs, "call") }
 
@@ -48,7 +57,7 @@ func NewConsumer(cat *engine.Catalog, ref string) (*Consumer, error) {
 		return nil, err
 	}
 	if !bothSides(rs) {
-		return nil, fmt.Errorf("%s cannot be a consumer: it does not declare the input call, so it does not answer from_dlpack's request and import (rules/README.md, \"Libraries on both sides\")", rs.Ref())
+		return nil, &RefusedError{Ref: rs.Ref(), Side: "consumer", Reason: "it does not declare the input call, so it does not answer from_dlpack's request and import (rules/README.md, \"Libraries on both sides\")"}
 	}
 	return &Consumer{Ref: rs.Ref(), rs: rs}, nil
 }
@@ -73,7 +82,7 @@ func NewProducer(ctx context.Context, cat *engine.Catalog, ref string) (*Produce
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("%s cannot be a producer: it does not declare the input call, so it does not answer __dlpack_device__ and __dlpack__ (rules/README.md, \"Libraries on both sides\")", rs.Ref())
+		return nil, &RefusedError{Ref: rs.Ref(), Side: "producer", Reason: "it does not declare the input call, so it does not answer __dlpack_device__ and __dlpack__ (rules/README.md, \"Libraries on both sides\")"}
 	}
 	if p.Arrays, err = distinct(ctx, p, p.Arrays); err != nil {
 		return nil, err
@@ -151,12 +160,4 @@ func (p *Producer) input(call string, a Array, keywords []string, kwargs map[str
 		in["keywords"] = kw
 	}
 	return in, nil
-}
-
-// refList is refs as "a, b and c", for messages.
-func refList(refs []string) string {
-	if len(refs) < 2 {
-		return strings.Join(refs, "")
-	}
-	return strings.Join(refs[:len(refs)-1], ", ") + " and " + refs[len(refs)-1]
 }

@@ -89,7 +89,7 @@ func TestRefused(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
 	for ref, want := range map[string]string{
-		"jax@v2":     "jax@v2 mirrors no release of JAX",
+		"jax@v2":     "jax@v2 cannot be a producer: it mirrors no release of JAX",
 		"exchange":   "exchange@v2 cannot be a producer",
 		"jax-export": "jax-export@v1 cannot be a producer",
 		"nosuch":     "nosuch",
