@@ -1,8 +1,12 @@
-// Package wasmbuild gives hosts the dlroute WebAssembly module, built from
-// this checkout's source on first use and cached by a hash of everything
-// the build reads, so a stale module is never served and the README's
-// commands need no separate build step. RATIONALE.md says why it is built
-// rather than checked in.
+// Package wasmbuild gives hosts the dlroute WebAssembly module, built on
+// first use from the source this binary carries (the root package's
+// ModuleSource) and cached by a hash of everything the build reads, so a
+// stale module is never served, a binary built anywhere runs from any
+// directory, and the README's commands need no separate build step. The C
+// library, which only the tests and the Python package's own build use, is
+// built from the checkout around the working directory. RATIONALE.md says
+// why the module is built rather than checked in, and why it travels as
+// source.
 package wasmbuild
 
 import (
@@ -21,6 +25,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dlroute/dlroute"
 )
 
 // ModulePath is the Go module whose ./wasm package is built.
@@ -33,9 +39,10 @@ const EnvModule = "DLROUTE_WASM"
 // Options configure Module. The zero value builds from the checkout around
 // the working directory into the user cache directory.
 type Options struct {
-	// SourceDir is the root of the dlroute checkout; empty means the
-	// nearest directory above the working directory whose go.mod is
-	// ModulePath.
+	// SourceDir is the root of a dlroute checkout to build from; empty
+	// means the source this binary carries (dlroute.ModuleSource) for the
+	// module, and for the C library the nearest directory above the
+	// working directory whose go.mod is ModulePath.
 	SourceDir string
 	// CacheDir holds built modules by hash; empty means
 	// os.UserCacheDir()/dlroute/wasm, or the temporary directory when there
@@ -70,11 +77,12 @@ type target struct {
 	subdir string   // of the user cache directory
 	base   string   // of a build's file name: base, the hash, ext
 	ext    string   // ".wasm"
+	source fs.FS    // the source this binary carries; nil: the checkout's
 }
 
 var wasmModule = target{
 	what: "the WebAssembly module", pkg: "./wasm", env: []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
-	envVar: EnvModule, subdir: "wasm", base: "dlroute-", ext: ".wasm",
+	envVar: EnvModule, subdir: "wasm", base: "dlroute-", ext: ".wasm", source: dlroute.ModuleSource,
 }
 
 // build returns the path of t built from the checkout: the file named by
@@ -85,13 +93,19 @@ func build(ctx context.Context, opts Options, t target) (string, error) {
 		return p, nil
 	}
 	src := opts.SourceDir
-	if src == "" {
-		var err error
-		if src, err = findSource(t); err != nil {
-			return "", err
+	embedded := src == "" && t.source != nil
+	var hash string
+	var err error
+	if embedded {
+		hash, err = embeddedHash(t.source)
+	} else {
+		if src == "" {
+			if src, err = findSource(t); err != nil {
+				return "", err
+			}
 		}
+		hash, err = sourceHash(ctx, src, t)
 	}
-	hash, err := sourceHash(ctx, src, t)
 	if err != nil {
 		return "", err
 	}
@@ -107,11 +121,25 @@ func build(ctx context.Context, opts Options, t target) (string, error) {
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		return path, nil
 	}
-	if opts.Progress != nil {
-		fmt.Fprintf(opts.Progress, "building %s from %s (once per source change, about a minute)...\n", t.what, src)
+	if _, err := exec.LookPath("go"); err != nil {
+		return "", fmt.Errorf("building %s needs the Go toolchain, and there is no go on $PATH; install Go (the module is built once, then cached), or set $%s to a built one", t.what, t.envVar)
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
+	}
+	if embedded {
+		if src, err = extract(t.source, cache); err != nil {
+			os.RemoveAll(src)
+			return "", fmt.Errorf("writing the source of %s: %w", t.what, err)
+		}
+		defer os.RemoveAll(src)
+	}
+	if opts.Progress != nil {
+		from := src
+		if embedded {
+			from = "the source inside this binary"
+		}
+		fmt.Fprintf(opts.Progress, "building %s from %s (once per source change, about a minute)...\n", t.what, from)
 	}
 	tmp, err := os.CreateTemp(cache, "build-*"+t.ext)
 	if err != nil {
@@ -122,7 +150,9 @@ func build(ctx context.Context, opts Options, t target) (string, error) {
 	defer os.Remove(strings.TrimSuffix(tmp.Name(), t.ext) + ".h") // a C library's header, beside it
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildmode=c-shared", "-o", tmp.Name(), t.pkg)
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), t.env...)
+	// GOWORK and GOFLAGS of the caller's own projects must not reach a
+	// build of this module's pinned go.mod and go.sum.
+	cmd.Env = append(os.Environ(), append(t.env, "GOWORK=off", "GOFLAGS=-mod=readonly")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building %s: %w\n%s", t.what, err, out)
 	}

@@ -8,10 +8,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute"
 )
 
 // TestModuleIsCachedByContent builds once (or finds the build in the user
@@ -35,11 +41,39 @@ func TestModuleIsCachedByContent(t *testing.T) {
 		t.Errorf("built twice for one source:\n%s", progress.String())
 	}
 
-	src, err := findSource(wasmModule)
+	// The source the binary carries, with one engine file changed, hashes
+	// differently; a test file changed does not (the build skips it).
+	base, err := embeddedHash(dlroute.ModuleSource)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := sourceHash(ctx, src, wasmModule)
+	for file, want := range map[string]bool{"engine/doc.go": true, "engine/load_test.go": false} {
+		changed := fstest.MapFS{}
+		if err := fs.WalkDir(dlroute.ModuleSource, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := fs.ReadFile(dlroute.ModuleSource, p)
+			if p == file {
+				data = append(data, "\n// changed\n"...)
+			}
+			changed[p] = &fstest.MapFile{Data: data}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if after, err := embeddedHash(changed); err != nil || (after != base) != want {
+			t.Errorf("changing %s: hash moved %v (%v), want %v", file, after != base, err, want)
+		}
+	}
+
+	// The C library is built from the checkout, hashed by what go list says
+	// the build reads.
+	src, err := findSource(libdlroute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := sourceHash(ctx, src, libdlroute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +90,7 @@ func TestModuleIsCachedByContent(t *testing.T) {
 	if err := os.WriteFile(f, append(old, "\n// changed\n"...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	after, err := sourceHash(ctx, copyDir, wasmModule)
+	after, err := sourceHash(ctx, copyDir, libdlroute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,5 +161,42 @@ func TestLibraryLeavesOnlyTheBuild(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("the cache holds %v; want only %s", names, filepath.Base(path))
+	}
+}
+
+// TestModuleSourceIsComplete: the source the binary carries holds every
+// file of this module that building the module reads, as go list reports
+// them for wasip1, so a new package or file the guest imports cannot be
+// left out of dlroute.ModuleSource unnoticed.
+func TestModuleSourceIsComplete(t *testing.T) {
+	src, err := findSource(libdlroute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{if .Module}}{{if eq .Module.Path "`+ModulePath+`"}}{{range .GoFiles}}{{$.Dir}}/{{.}}
+{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}
+{{end}}{{end}}{{end}}`, "./wasm")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), wasmModule.env...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	have, err := buildFiles(dlroute.ModuleSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"go.mod", "go.sum"}
+	for _, f := range strings.Fields(string(out)) {
+		rel, _ := filepath.Rel(src, f)
+		want = append(want, filepath.ToSlash(rel))
+	}
+	for _, f := range want {
+		if !slices.Contains(have, f) {
+			t.Errorf("dlroute.ModuleSource lacks %s, which the module's build reads: add its pattern to the go:embed line in source.go", f)
+		}
+	}
+	if len(want) < 20 {
+		t.Errorf("go list named only %d files: %v", len(want), want)
 	}
 }
