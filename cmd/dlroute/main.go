@@ -144,7 +144,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (stat
 
 // rulesFlag adds --rules to a command.
 func rulesFlag(fs *flag.FlagSet) *string {
-	return fs.String("rules", "", "read rule sets from `PATH` instead of the embedded ones: a directory holding <name>/<version>/, or a bundle from 'dlroute bundle build' (its digests are checked)")
+	return fs.String("rules", "", "read rule sets from `PATH` instead of the embedded ones: a directory holding <name>/<version>/, a bundle from 'dlroute bundle build' (its digests are checked), or the playground's rules.tar download")
 }
 
 // loadCatalog loads the embedded rules, or those at path when given.

@@ -17,8 +17,9 @@ import (
 
 // Open returns the embedded rules when path is "", else the rules at
 // path: a directory (read as engine.DirFS reads it: regular files only,
-// never blocking), or a bundle file with every digest checked and, when
-// keys are given, signed by one of them. Its errors are *engine.Error
+// never blocking), a bundle file with every digest checked and, when keys
+// are given, signed by one of them, or the plain .tar of a rules directory
+// the playground downloads (without keys). Its errors are *engine.Error
 // with code read_error and hint as their hint.
 func Open(path string, keys []string, hint string) (fs.FS, error) {
 	if path == "" {
@@ -31,13 +32,35 @@ func Open(path string, keys []string, hint string) (fs.FS, error) {
 	case st.IsDir():
 		return engine.DirFS(path), nil
 	case st.Mode().IsRegular():
-		b, err := bundle.ReadFile(path, bundle.ReadOptions{Keys: keys})
-		if err != nil {
-			return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("reading the bundle %s: %v", path, err), Hint: hint}
-		}
-		return b.FS(), nil
+		return openFile(path, keys, hint)
 	}
 	return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("%s is neither a directory nor a file", path), Hint: hint}
+}
+
+// openFile reads a bundle, or the plain tar of a rules directory that the
+// playground downloads (no digests, no signature: refused when keys ask
+// for one).
+func openFile(path string, keys []string, hint string) (fs.FS, error) {
+	data, err := bundle.ReadArchive(path)
+	if err == nil && bundle.IsPlainTar(data) {
+		if len(keys) > 0 {
+			return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("%s is a plain tar of rules, which has no signature to check", path),
+				Hint: "a key checks a signed bundle: make one with 'dlroute bundle build', or leave the key out"}
+		}
+		fsys, err := bundle.ReadTar(data)
+		if err != nil {
+			return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("reading the rules archive %s: %v", path, err), Hint: hint}
+		}
+		return fsys, nil
+	}
+	var b *bundle.Bundle
+	if err == nil {
+		b, err = bundle.Read(data, bundle.ReadOptions{Keys: keys})
+	}
+	if err != nil {
+		return nil, &engine.Error{Code: engine.CodeRead, Message: fmt.Sprintf("reading the bundle %s: %v", path, err), Hint: hint}
+	}
+	return b.FS(), nil
 }
 
 // PublicKey is key itself when it is a public key (name+hash+key, as
