@@ -49,7 +49,7 @@ type axes struct {
 var libraryAxes = map[string]axes{
 	"numpy": {platform: []string{"origin_device"}},
 	"torch": {platform: []string{"device_type", "device_index", "hip"}, memory: []string{"pinned"}},
-	"cupy":  {platform: []string{"hip", "device_id"}, memory: []string{"managed"}},
+	"cupy":  {platform: []string{"hip"}, memory: []string{"managed"}},
 	"jax":   {platform: []string{"platform", "platform_version"}, memory: []string{"memory_kind"}, fixed: engine.Input{"local_hardware_id": 0}},
 }
 

@@ -69,7 +69,7 @@ type Device struct {
 
 // Short is the cell as a person reads it in a table: "in place", "copy
 // (producer)", "copy (consumer)", "copy (both)", or the exception as
-// "Type: message", cut to at most width runes (width 0: not cut). A
+// "Type: message" (the type alone for an empty message), cut to at most width runes (width 0: not cut). A
 // message's lines are joined by spaces. The cut is in the middle, marked
 // "…", keeping the last third: a message ends in what it quotes (the
 // platform_version, the device type code).
@@ -85,7 +85,10 @@ func (c Cell) Short(width int) string {
 	case BothCopy:
 		s = "copy (both)"
 	default:
-		s = c.Error.Type + ": " + strings.Join(strings.Fields(c.Error.Message), " ")
+		s = c.Error.Type
+		if c.Error.Message != "" {
+			s += ": " + strings.Join(strings.Fields(c.Error.Message), " ")
+		}
 	}
 	r := []rune(s)
 	if width > 0 && len(r) > width {

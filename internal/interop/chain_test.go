@@ -221,6 +221,7 @@ func TestShort(t *testing.T) {
 		{raise, 20, "BufferError: …nvfork"},
 		{raise, 44, "BufferError: Unknown GPU plat…T C API nvfork"},
 		{Cell{Outcome: InPlace}, 8, "in place"},
+		{Cell{Outcome: Raises, Error: &engine.Exception{Type: "AssertionError"}}, 0, "AssertionError"},
 	} {
 		if got := tt.cell.Short(tt.width); got != tt.want {
 			t.Errorf("Short(%d) of %s = %q, want %q", tt.width, tt.cell.Outcome, got, tt.want)
