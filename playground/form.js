@@ -94,8 +94,9 @@ class Field {
     }
     this.control.id = id;
     this.control.dataset.testid = `input-${decl.name}`;
+    this.held = null; // the whole value, when it is too long to show
     this.control.addEventListener("input", () => {
-      this.#measure();
+      this.#hold(this.control.value);
       changed();
     });
     this.row.append(label, this.control);
@@ -104,6 +105,16 @@ class Field {
     this.size.id = `${id}-size`;
     this.size.dataset.testid = `input-${decl.name}-size`;
     this.size.hidden = true;
+    this.sizeText = document.createElement("span");
+    this.clear = document.createElement("button");
+    Object.assign(this.clear, { type: "button", className: "link", textContent: "Clear" });
+    this.clear.dataset.testid = `input-${decl.name}-clear`;
+    this.clear.addEventListener("click", () => {
+      this.#hold("");
+      changed();
+      this.control.focus();
+    });
+    this.size.append(this.sizeText, " ", this.clear);
 
     // A nullable scalar gets a "null" box; a nullable list is null when empty.
     if (this.nullable && this.base !== "bool" && !this.base.startsWith("list(")) {
@@ -123,26 +134,41 @@ class Field {
     this.show(decl.default);
   }
 
-  // #measure says how long a value is when it is longer than the engine
-  // takes, and lets a long value wrap: a pasted megabyte on one line is
-  // wider than the browser draws, and the field would look empty.
-  #measure() {
-    const text = this.control.value;
+  // value is the field's text: all of it, also when only its start shows.
+  value() {
+    return this.held ?? this.control.value;
+  }
+
+  // #hold puts text in the field. Text longer than SHOW_MAX is kept here
+  // whole, and the field shows its start, read-only, with its length and
+  // a button that clears it: a browser lays out megabytes in a field
+  // slowly, or draws them not at all, and the field would seem empty.
+  #hold(text) {
+    if (text.length > SHOW_MAX) {
+      this.held = text;
+      this.control.value = text.slice(0, PREVIEW) + "…";
+      this.control.readOnly = true;
+    } else {
+      this.held = null;
+      this.control.readOnly = false;
+      if (this.control.value !== text) this.control.value = text;
+    }
+    // A value longer than the engine takes is said so, with its length.
     const bytes = text.length * 3 <= ENGINE_STRING_MAX ? 0 : new TextEncoder().encode(text).length;
     const long = bytes > ENGINE_STRING_MAX;
-    if (long) this.size.textContent = longText(text.length, bytes);
     this.size.hidden = !long;
-    if (long) this.control.setAttribute("aria-describedby", this.size.id);
-    else this.control.removeAttribute("aria-describedby");
-    if (this.control.tagName === "TEXTAREA") {
-      this.control.wrap = long ? "soft" : "off";
-      this.control.classList.toggle("long", long);
+    this.clear.hidden = this.held === null;
+    if (long) {
+      this.sizeText.textContent = longText(text.length, bytes) + (this.held === null ? "." : `; the field shows the first ${PREVIEW.toLocaleString("en-US")}.`);
+      this.control.setAttribute("aria-describedby", this.size.id);
+    } else {
+      this.control.removeAttribute("aria-describedby");
     }
   }
 
   // raw is the field as JSON text, or undefined to leave it out.
   raw() {
-    return fieldJSON(this.decl.type, this.control.value, !!this.isNull?.checked);
+    return fieldJSON(this.decl.type, this.value(), !!this.isNull?.checked);
   }
 
   show(value) {
@@ -152,12 +178,13 @@ class Field {
       if (this.isNull.checked) return;
     }
     const text = fieldText(this.decl.type, value);
-    if (this.control.value !== text) {
-      this.control.value = text;
-      this.#measure();
-    }
+    if (text !== this.value()) this.#hold(text);
   }
 }
+
+// A field shows at most SHOW_MAX characters; past that, its first PREVIEW.
+const SHOW_MAX = 256 << 10;
+const PREVIEW = 1000;
 
 // ENGINE_STRING_MAX is the longest string value the engine takes, in
 // bytes; a longer one is answered too_long.

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
 	"image/png"
 	"io"
 	"io/fs"
@@ -298,24 +299,32 @@ func (p page) tone(selector string) string {
 }
 
 // inkPixels counts the pixels of an element drawn about as dark as text
-// (the page's ink is #1d232b), from a screenshot of it: an empty field
-// has none but its border's.
+// (the page's ink is #1d232b), from a screenshot of the viewport cut to
+// the element's box: an empty field has none.
 func (p page) inkPixels(selector string) int {
 	p.t.Helper()
-	data, err := chromedp.Run(p.ctx, chromedp.Screenshot(selector))
+	box := eval[struct{ X, Y, W, H, Scale float64 }](p, fmt.Sprintf(`(() => {
+		const el = document.querySelector(%q);
+		el.scrollIntoView({block: 'nearest'});
+		const r = el.getBoundingClientRect();
+		return {X: r.left, Y: r.top, W: r.width, H: r.height, Scale: devicePixelRatio};
+	})()`, selector))
+	data, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
-		p.t.Fatalf("screenshot of %s: %v", selector, err)
+		p.t.Fatalf("screenshot: %v", err)
 	}
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		p.t.Fatal(err)
 	}
+	// Inside the border: the border is not text.
+	at := func(v float64) int { return int(v * box.Scale) }
+	in := image.Rect(at(box.X)+2, at(box.Y)+2, at(box.X+box.W)-2, at(box.Y+box.H)-2).Intersect(img.Bounds())
 	n := 0
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			if (299*r+587*g+114*bl)/1000 < 0x5000 {
+	for y := in.Min.Y; y < in.Max.Y; y++ {
+		for x := in.Min.X; x < in.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if (299*r+587*g+114*b)/1000 < 0x5000 {
 				n++
 			}
 		}

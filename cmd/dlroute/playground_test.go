@@ -38,7 +38,9 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	report["module_transfer_bytes"] = cold.Wasm.TransferSize
 	report["module_encoded_bytes"] = cold.Wasm.EncodedBodySize
 	t.Logf("cold load to first decision: %.0f ms (marks %v); module %.0f bytes, %.0f transferred", cold.Cold, cold.Marks, cold.Wasm.DecodedBodySize, cold.Wasm.TransferSize)
-	t.Logf("first refresh: %v", eval[map[string]float64](p, `window.dlroute.timings().first`))
+	first := eval[map[string]float64](p, `window.dlroute.timings().first`)
+	report["cold_first_refresh_ms"] = first
+	t.Logf("first refresh: %v", first)
 	if cold.Cold <= 0 || cold.Cold < cold.Marks["ready"] {
 		t.Errorf("the cold load to first decision measures %.0f ms, with the module ready at %.0f ms; want the first decision measured after it", cold.Cold, cold.Marks["ready"])
 	}
@@ -154,6 +156,16 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			t.Errorf("Shift+Tab after Tab did not come back to the editor, but to %s", eval[string](p, `document.activeElement.outerHTML.slice(0, 80)`))
 		}
 		p.waitFor("no edit left", `Object.keys(window.dlroute.edited()).length === 0`)
+
+		// The file tabs are one stop for Tab; the arrow keys move between them.
+		p.run("ArrowRight on the rules.yaml tab", chromedp.Focus(`[data-testid="tab-rules.yaml"]`), chromedp.KeyEvent(kb.ArrowRight))
+		if got := eval[string](p, `document.activeElement.dataset.testid + ' ' + !document.querySelector('[data-testid="editor-tests.yaml"]').closest('.editor-box').hidden`); got != "tab-tests.yaml true" {
+			t.Errorf("ArrowRight on the rules.yaml tab: focus and tests.yaml shown are %q, want \"tab-tests.yaml true\"", got)
+		}
+		p.run("ArrowLeft", chromedp.KeyEvent(kb.ArrowLeft))
+		if got := eval[string](p, `[...document.querySelectorAll('[data-testid=file-tabs] [role=tab]')].map((t) => t.dataset.testid + ':' + t.tabIndex + ':' + t.getAttribute('aria-selected')).join(' ')`); !strings.HasPrefix(got, "tab-rules.yaml:0:true tab-tests.yaml:-1:false") {
+			t.Errorf("after ArrowLeft the tabs are %s, want rules.yaml selected and the only one Tab stops at", got)
+		}
 	})
 
 	t.Run("engine agrees with native", func(t *testing.T) {
@@ -327,21 +339,27 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		}
 		p.screenshot("08-bad-input.png")
 
-		// Two megabytes pasted: too large to send, and the field shows it
-		// holds them (drawn, and its length said), not an empty box.
+		// Two megabytes pasted: too large to send. The field holds them
+		// and shows their start and their length, not an empty box; the
+		// JSON line has them all.
 		big := strings.Repeat("cuda ", 2<<20/5)
 		p.paste("input-platform_version", big)
 		p.waitFor("the 2 MiB message", `document.querySelector('[data-testid=input-message]').innerText.includes('the input is 2.0 MiB')`)
-		if n := eval[int](p, `document.querySelector('[data-testid=input-platform_version]').value.length`); n != len(big) {
-			t.Errorf("the pasted 2 MB are %d characters in the field, want all %d", n, len(big))
+		if n := eval[int](p, `JSON.parse(document.querySelector('[data-testid=input-json]').value).platform_version.length`); n != len(big) {
+			t.Errorf("the JSON line's platform_version is %d characters, want all %d pasted", n, len(big))
 		}
-		if size, want := p.text("input-platform_version-size"), fmt.Sprintf("%s characters (2.0 MiB)", commas(len(big))); !strings.Contains(size, want) {
+		if size, want := p.text("input-platform_version-size"), fmt.Sprintf("%s characters (2.0 MiB), more than the 4096 bytes the engine takes; the field shows the first 1,000.", commas(len(big))); !strings.Contains(size, want) {
 			t.Errorf("under the field: %q, want it to say %q", size, want)
 		}
-		if ink := p.inkPixels(`[data-testid=input-platform_version]`); ink < 100 {
+		if ink := p.inkPixels(`[data-testid=input-platform_version]`); ink < 200 {
 			t.Errorf("the field holding 2 MB draws %d pixels of text, want it to look full, not empty", ink)
 		}
+		p.axe("a 2 MB platform_version")
 		p.screenshot("08b-2mb-pasted.png")
+		p.run("Clear", chromedp.Click(`[data-testid=input-platform_version-clear]`))
+		if got := eval[string](p, `(() => { const f = document.querySelector('[data-testid=input-platform_version]'); return JSON.stringify([f.value, f.readOnly, JSON.parse(document.querySelector('[data-testid=input-json]').value).platform_version]); })()`); got != `["",false,""]` {
+			t.Errorf("after Clear the field, its read-only flag and the JSON's platform_version are %s, want all empty and editable", got)
+		}
 		p.paste("input-platform_version", "cuda 12030")
 		p.wantDecision("a real version", "gpu", "(kDLCUDA, 0)")
 
@@ -403,10 +421,6 @@ func TestPlaygroundInBrowser(t *testing.T) {
 				t.Errorf("after example %s the edited files are %v, want %d", ex.id, keys(edited), ex.edits)
 			}
 		}
-		// The menu open, its list showing.
-		p.run("opening the examples menu", chromedp.Focus(`[data-testid=examples]`), chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt)))
-		p.axe("the examples menu open")
-		p.run("closing the examples menu", chromedp.KeyEvent(kb.Escape))
 		p.waitFor("the imported rules' tab", `!!document.querySelector('[data-testid="tab-jax/v3/rules.yaml"]')`)
 		p.screenshot("09-exchange.png")
 		// Edits of the exchange reload it and the version it imports.
@@ -508,6 +522,14 @@ func TestPlaygroundInBrowser(t *testing.T) {
 			}
 		}
 		q.screenshot("12-laptop.png")
+		q.axe("a laptop's screen")
+		// The examples menu open, its list showing (a tab in front: a tab
+		// behind another opens no menu).
+		q.run("opening the examples menu", chromedp.Focus(`[data-testid=examples]`), chromedp.KeyEvent(kb.ArrowDown, chromedp.KeyModifiers(chromedp.ModifierAlt)))
+		q.waitFor("the examples menu open", `document.querySelector('[data-testid=examples]').matches(':open')`)
+		q.axe("the examples menu open")
+		q.run("closing the examples menu", chromedp.KeyEvent(kb.Escape))
+		q.waitFor("the examples menu closed", `!document.querySelector('[data-testid=examples]').matches(':open')`)
 	})
 
 	t.Run("served by a static server", func(t *testing.T) {
