@@ -277,7 +277,7 @@ async function start() {
   st.ws = new Workspace(served.files);
   st.source = served.source;
   st.revision = served.revision ?? "";
-  st.ref = st.ws.newest("jax") ?? st.ws.refs[0];
+  selectRef(st, st.ws.newest("jax") ?? st.ws.refs[0]);
 
   fillRuleSets();
   $("ruleset").addEventListener("change", () => { chooseRef($("ruleset").value); schedule(); });

@@ -1,25 +1,28 @@
 // The page's state: every value the playground keeps between events,
-// declared here in one record and changed only by the functions below.
-// The record is sealed, so a module that writes a field this file does not
-// declare throws instead of growing the state unseen. It holds data, not
-// views: the editors, the form and the timers belong to the modules that
-// draw them (files.js, form.js, app.js). Nothing here touches the page,
-// so test/state.test.mjs runs it in Node.
+// declared here in one record. The record is sealed, so a module that
+// writes a field this file does not declare throws instead of growing the
+// state unseen. A change that touches more than one field is a function
+// below; a module sets alone only the fields noted as its own (app.js the
+// engine and the rules when they load, files.js the open file, link.js
+// the fragment it wrote, live.js the revision and the refusal). The
+// record holds data, not views: the editors, the form and the timers
+// belong to the modules that draw them (files.js, form.js, app.js).
+// Nothing here touches the page, so test/state.test.mjs runs it in Node.
 
 // newState returns the state of a page that has not loaded yet.
 export function newState() {
   return Object.seal({
     // The engine and the rules it has.
-    engine: null, // the Engine (engine.js), once the module is ready
-    ws: null, // the Workspace (workspace.js): the files as served and as edited
-    source: "", // where the rules come from, as rules.json says ("embedded", a directory)
-    revision: "", // the rules' revision: rules.json's, then each one a live server publishes
-    refusal: null, // the change a live server refused last (live.js), or null
+    engine: null, // app.js: the Engine (engine.js), once the module is ready
+    ws: null, // app.js: the Workspace (workspace.js), the files as served and as edited
+    source: "", // app.js: where the rules come from, as rules.json says ("embedded", a directory)
+    revision: "", // app.js, live.js: the rules' revision, rules.json's, then each a live server publishes
+    refusal: null, // live.js: the change a live server refused last, or null
 
     // What the person looks at.
     ref: "", // the rule set's version looked at, "jax@v3"
-    active: "", // the path of the open file, "jax/v3/rules.yaml"
-    wantFile: "", // the file a link asks to open once the editors are built, or ""
+    active: "", // files.js: the path of the open file, "jax/v3/rules.yaml"
+    wantFile: "", // app.js sets it, files.js takes it: the file a link asks to open once the editors are built, or ""
     inputText: "", // the input as the JSON line the engine gets
 
     // The last decision, and what it left to show.
@@ -38,8 +41,8 @@ export function newState() {
     changeKind: "", // what changed: "rules", "input", "other", or "" for no change
 
     // The share link.
-    keepHash: false, // leave a link that did not read in the address bar
-    writtenHash: "", // the fragment the page wrote last, to ignore its own hashchange
+    keepHash: false, // app.js: leave a link that did not read in the address bar (noteChange clears it)
+    writtenHash: "", // link.js: the fragment the page wrote last, to ignore its own hashchange
 
     // Figures for window.dlroute.timings().
     timings: { edits: [], first: undefined, last: undefined }, // edits: each change to its decision, ms; first, last: a refresh's parts
