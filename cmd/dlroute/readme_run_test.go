@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dlroute/dlroute/internal/testenv"
+)
+
+// readmeRunMark is the HTML comment before a ```sh block that says how
+// TestREADMESnippetsRun runs it: "skip: why", "first line: why" (the rest
+// cannot run inside a test), or "serves: TEXT" (it starts a server: the
+// block runs until its output shows TEXT, then is stopped). Unmarked
+// blocks run to their end.
+var readmeRunMark = regexp.MustCompile(`<!-- readme-test: (skip|first line|serves): ([^>]*) -->\s*$`)
+
+// readmeFailure is what a command a person pasted prints when the README
+// is wrong: dlroute's own errors and usage errors, the shell's (a command
+// or a file that is not there), another tool's, a compiler's or a
+// script's error at its file and line, a Python traceback.
+var readmeFailure = regexp.MustCompile(`(?m)^error: |^(bash|cp|mkdir|sed|cat|gcc|ld|curl|python3|node): |^\S+\.(c|mjs|py):\d+|^Traceback |flag provided but not defined|^Usage: `)
+
+// TestREADMESnippetsRun pastes every ```sh block of the README, in order,
+// into bash in a fresh clone (the tracked files, committed into a new
+// repository), with the dlroute binary on $PATH and /tmp/ replaced by a
+// directory of the test's own. No block may print an error, and the clone
+// must be left with nothing untracked that is not ignored.
+func TestREADMESnippetsRun(t *testing.T) {
+	testenv.Short(t, "running the README's commands")
+	for _, tool := range []string{"git", "node", "python3", "gcc", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testenv.Missing(t, tool+" is not installed, and the README's commands use it")
+		}
+	}
+	clone, tmp, bin := t.TempDir(), t.TempDir(), t.TempDir()
+	files, err := exec.Command("git", "-C", "../..", "ls-files", "-z").Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	for _, f := range strings.Split(strings.TrimSuffix(string(files), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join("../..", f))
+		if err != nil {
+			continue // deleted in the working tree
+		}
+		p := filepath.Join(clone, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command("git", append([]string{"-C", clone, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-qm", "clone")
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "dlroute"), ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(string(readme), "```sh\n")
+	for i := 1; i < len(parts); i++ {
+		block, _, _ := strings.Cut(parts[i], "```")
+		line := strings.Count(strings.Join(parts[:i], "```sh\n"), "\n") + 2
+		mode, why := "", ""
+		if m := readmeRunMark.FindStringSubmatch(parts[i-1]); m != nil {
+			mode, why = m[1], m[2]
+		}
+		switch mode {
+		case "skip":
+			t.Logf("README.md:%d: not run: %s", line, why)
+			continue
+		case "first line":
+			block, _, _ = strings.Cut(block, "\n")
+		}
+		script := strings.ReplaceAll(block, "/tmp/", tmp+"/")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
+		cmd.Dir = clone
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONUNBUFFERED=1")
+		var out syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if mode == "serves" {
+			runUntil(t, cmd, &out, why, line)
+		} else if err := cmd.Run(); ctx.Err() != nil {
+			t.Errorf("README.md:%d: the block ran past 10 minutes:\n%s", line, out.String())
+		} else if readmeFailure.MatchString(out.String()) {
+			t.Errorf("README.md:%d: the block, pasted, fails (%v):\n%s\noutput:\n%s", line, err, block, out.String())
+		}
+		cancel()
+	}
+	if left := git("status", "--porcelain", "--untracked-files=all"); left != "" {
+		t.Errorf("the README's commands leave files in the clone that are neither tracked nor ignored:\n%s", left)
+	}
+}
+
+// runUntil starts a block that serves, waits for want in its output (or
+// for it to end, which fails), then stops its process group.
+func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, line int) {
+	t.Helper()
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	deadline := time.After(5 * time.Minute)
+	for !bytes.Contains([]byte(out.String()), []byte(want)) {
+		select {
+		case err := <-done:
+			t.Errorf("README.md:%d: the block ended (%v) before it printed %q:\n%s", line, err, want, out.String())
+			return
+		case <-deadline:
+			t.Errorf("README.md:%d: the block did not print %q in 5 minutes:\n%s", line, want, out.String())
+			killGroup(cmd)
+			<-done
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	killGroup(cmd)
+	<-done
+	if readmeFailure.MatchString(out.String()) {
+		t.Errorf("README.md:%d: the block, pasted, fails:\n%s", line, out.String())
+	}
+}
