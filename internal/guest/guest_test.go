@@ -52,8 +52,8 @@ func TestGuestLoadKeepsRulesOnError(t *testing.T) {
 	if h2, _, _ := g.RuleSet("jax"); h2 != h {
 		t.Errorf("the same rule set got handle %d, then %d", h, h2)
 	}
-	if _, out, status := g.RuleSet("torch"); status != abi.StatusNoRuleSet || !strings.Contains(string(out), `"code":"no_ruleset"`) {
-		t.Errorf("RuleSet(torch): %s %s", status, out)
+	if _, out, status := g.RuleSet("tensorflow"); status != abi.StatusNoRuleSet || !strings.Contains(string(out), `"code":"no_ruleset"`) {
+		t.Errorf("RuleSet(tensorflow): %s %s", status, out)
 	}
 }
 
