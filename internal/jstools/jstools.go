@@ -1,4 +1,5 @@
-// Package jstools finds the JavaScript tools the tests use (tsc, axe-core),
+// Package jstools finds the JavaScript tools the tests use (tsc, ESLint,
+// axe-core),
 // which package.json beside this file pins and `.ci/run` installs with
 // `npm ci --prefix internal/jstools`. They are test tools only: nothing
 // dlroute ships needs them.
