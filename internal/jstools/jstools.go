@@ -1,7 +1,7 @@
 // Package jstools finds the JavaScript tools the tests use (tsc, ESLint,
-// axe-core),
-// which package.json beside this file pins and `.ci/run` installs with
-// `npm ci --prefix internal/jstools`. They are test tools only: nothing
+// axe-core), which package.json beside this file pins and `.ci/run`
+// installs with `npm ci --prefix internal/jstools`, and lints the
+// repository's JavaScript (TestLint). They are test tools only: nothing
 // dlroute ships needs them.
 package jstools
 
