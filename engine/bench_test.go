@@ -9,7 +9,7 @@ import (
 	"github.com/dlroute/dlroute/rules"
 )
 
-// benchInputs is one input per row of JAX's table (domain.md section 1), in
+// benchInputs is one input per row of JAX's table (ArrayImpl.__dlpack_device__ in jax/_src/array.py), in
 // the form a Go host passes them.
 var benchInputs = []engine.Input{
 	{"platform": "gpu", "platform_version": "cuda 12030", "local_hardware_id": 0, "shards": 2},                               // 0

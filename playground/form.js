@@ -5,7 +5,7 @@
 // that does not parse is sent as text and the engine's wrong_type message
 // says what is wrong, as `dlroute resolve --json` would.
 
-// Suggestions for string inputs, from domain.md: what JAX passes.
+// Suggestions for string inputs: what PJRT reports and JAX passes.
 const suggestions = {
   platform: ["cpu", "gpu", "tpu", "METAL"],
   memory_kind: ["device", "pinned_host", "unpinned_host"],
