@@ -42,6 +42,20 @@ export const examples = [
     input: { platform: "tpu", platform_version: tpuVersion, memory_kind: "device", local_hardware_id: 0 },
   },
   {
+    id: "jax-export",
+    title: "JAX's own export of the seed's array",
+    note: "JAX's __dlpack__ reads the client's platform, not platform_version: it exports in place; the seed's error comes from __dlpack_device__, which a consumer asks first.",
+    ref: "jax-export@v1",
+    input: { client_platform: "cuda", local_hardware_id: 0 },
+  },
+  {
+    id: "torch-pinned-capsule",
+    title: "torch 1.13 importing a pinned host capsule",
+    note: "torch.from_dlpack refuses kDLCUDAHost (3): what a JAX pinned_host array meets there.",
+    ref: "torch@v1",
+    input: { call: "from_dlpack", capsule_device: [3, 0] },
+  },
+  {
     id: "new-marker",
     title: "Adding a new marker",
     note: "One row in gpu_markers teaches the rules a new GPU platform.",
