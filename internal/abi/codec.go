@@ -61,55 +61,57 @@ var errShort = errors.New("binary input ends inside a field")
 func DecodeFields(b []byte, n int) (values []any, present []bool, err error) {
 	values, present = make([]any, n), make([]bool, n)
 	for i := range n {
-		if len(b) < 1 {
-			return nil, nil, errShort
-		}
-		tag := b[0]
-		b = b[1:]
-		present[i] = tag != TagAbsent
-		switch tag {
-		case TagAbsent, TagNull:
-		case TagString, TagJSON:
-			if len(b) < 4 || uint64(len(b)-4) < uint64(binary.LittleEndian.Uint32(b)) {
-				return nil, nil, errShort
-			}
-			n := binary.LittleEndian.Uint32(b)
-			data := b[4 : 4+n]
-			b = b[4+n:]
-			if tag == TagString {
-				values[i] = string(data)
-				continue
-			}
-			var v any
-			if err := decodeJSON(data, &v); err != nil {
-				return nil, nil, fmt.Errorf("field %d: %w", i, err)
-			}
-			values[i] = v
-		case TagInt, TagDouble:
-			if len(b) < 8 {
-				return nil, nil, errShort
-			}
-			u := binary.LittleEndian.Uint64(b)
-			b = b[8:]
-			if tag == TagInt {
-				values[i] = int64(u)
-			} else {
-				values[i] = math.Float64frombits(u)
-			}
-		case TagBool:
-			if len(b) < 1 || b[0] > 1 {
-				return nil, nil, errShort
-			}
-			values[i] = b[0] == 1
-			b = b[1:]
-		default:
-			return nil, nil, fmt.Errorf("field %d has unknown tag %d", i, tag)
+		if values[i], present[i], b, err = decodeField(b, i); err != nil {
+			return nil, nil, err
 		}
 	}
 	if len(b) != 0 {
 		return nil, nil, fmt.Errorf("%d bytes after the last field", len(b))
 	}
 	return values, present, nil
+}
+
+// decodeField reads field i from the front of b and returns the rest.
+func decodeField(b []byte, i int) (v any, present bool, rest []byte, err error) {
+	if len(b) < 1 {
+		return nil, false, nil, errShort
+	}
+	tag := b[0]
+	b = b[1:]
+	switch tag {
+	case TagAbsent:
+		return nil, false, b, nil
+	case TagNull:
+		return nil, true, b, nil
+	case TagString, TagJSON:
+		if len(b) < 4 || uint64(len(b)-4) < uint64(binary.LittleEndian.Uint32(b)) {
+			return nil, false, nil, errShort
+		}
+		n := binary.LittleEndian.Uint32(b)
+		data := b[4 : 4+n]
+		if tag == TagString {
+			return string(data), true, b[4+n:], nil
+		}
+		if err := decodeJSON(data, &v); err != nil {
+			return nil, false, nil, fmt.Errorf("field %d: %w", i, err)
+		}
+		return v, true, b[4+n:], nil
+	case TagInt, TagDouble:
+		if len(b) < 8 {
+			return nil, false, nil, errShort
+		}
+		u := binary.LittleEndian.Uint64(b)
+		if tag == TagInt {
+			return int64(u), true, b[8:], nil
+		}
+		return math.Float64frombits(u), true, b[8:], nil
+	case TagBool:
+		if len(b) < 1 || b[0] > 1 {
+			return nil, false, nil, errShort
+		}
+		return b[0] == 1, true, b[1:], nil
+	}
+	return nil, false, nil, fmt.Errorf("field %d has unknown tag %d", i, tag)
 }
 
 // Kinds of a binary decision.

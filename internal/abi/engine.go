@@ -3,6 +3,7 @@ package abi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -23,17 +24,38 @@ type Description struct {
 // BinaryInput decodes a binary input (DecodeFields), one field for
 // each of decls, into an engine.Input; an absent field is left out.
 func BinaryInput(in []byte, decls []engine.InputDecl) (engine.Input, error) {
-	values, present, err := DecodeFields(in, len(decls))
-	if err != nil {
-		return nil, &engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}
-	}
 	input := make(engine.Input, len(decls))
-	for i, d := range decls {
-		if present[i] {
-			input[d.Name] = values[i]
-		}
+	if err := BinaryInputInto(input, in, decls); err != nil {
+		return nil, err
 	}
 	return input, nil
+}
+
+// BinaryInputInto is BinaryInput into dst, which it clears first: a
+// caller that decides one input at a time keeps one map, where
+// BinaryInput makes a map and two slices a call. On an error dst holds
+// the fields before the bad one.
+func BinaryInputInto(dst engine.Input, in []byte, decls []engine.InputDecl) error {
+	clear(dst)
+	b := in
+	for i, d := range decls {
+		v, present, rest, err := decodeField(b, i)
+		if err != nil {
+			return binaryInputError(err)
+		}
+		if present {
+			dst[d.Name] = v
+		}
+		b = rest
+	}
+	if len(b) != 0 {
+		return binaryInputError(fmt.Errorf("%d bytes after the last field", len(b)))
+	}
+	return nil
+}
+
+func binaryInputError(err error) error {
+	return &engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}
 }
 
 // AppendDecision appends the binary decision of d (wasm/ABI.md), rule

@@ -49,7 +49,7 @@ var maxCopyErrorLen = func() int {
 // that calling again with a larger out makes no second copy.
 func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (n uint32, status abi.Status) {
 	var need int
-	data, status := g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input) ([]byte, abi.Status) {
+	data, status := g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input, _ bool) ([]byte, abi.Status) {
 		d, errOut, status := g.decide(ctx, hd, in)
 		if status != abi.StatusOK {
 			return errOut, status

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/memo"
 )
 
 // AskPlatformVersion asks the host for the platform_version of a device:
@@ -52,6 +53,11 @@ type Guest struct {
 	cache   *engine.Cache // what loads made of files and expressions, for the next
 	handles []*handle     // handle h is handles[h-1]
 	host    Host
+
+	// What Resolve reuses from call to call: the input it decodes into,
+	// and the decision it encodes. The engine keeps neither.
+	input engine.Input
+	out   []byte
 }
 
 // handle is a rule set handed out, with what each call needs of it.
@@ -60,6 +66,14 @@ type handle struct {
 	decls      []engine.InputDecl
 	rules      map[string]uint32 // rule id -> index
 	asksOfHost bool              // it declares platform_version
+
+	// The answers given, by the bytes asked: a repeated input is answered
+	// without decoding it, checking it or building the engine's memo key,
+	// which were most of a remembered call (RATIONALE.md). binary is
+	// dlroute_resolve's (binary input to binary decision), lines
+	// dlroute_resolve_json's (JSON line to decision JSON). Only decisions
+	// are remembered, and only of inputs that did not ask the host.
+	binary, lines *memo.Memo[[]byte]
 }
 
 // New returns a guest that asks host.
@@ -103,7 +117,8 @@ func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h != nil && h.rs == rs }); i >= 0 {
 		return uint32(i + 1), nil, abi.StatusOK
 	}
-	h := &handle{rs: rs, decls: rs.Inputs(), rules: map[string]uint32{}}
+	h := &handle{rs: rs, decls: rs.Inputs(), rules: map[string]uint32{},
+		binary: memo.New[[]byte](engine.DefaultMemoSize), lines: memo.New[[]byte](engine.DefaultMemoSize)}
 	for i, id := range rs.RuleIDs() {
 		h.rules[id] = uint32(i)
 	}
@@ -132,41 +147,67 @@ func (g *Guest) handle(h uint32) (*handle, bool) {
 
 // Resolve decides a binary input (abi.DecodeFields) and returns a binary
 // decision (abi.AppendDevice, abi.AppendExport where the decision sets
-// copy, capsule or flags, abi.AppendException), or an error object.
+// copy, capsule or flags, abi.AppendException), or an error object. The
+// decision's bytes are the guest's until the next call to Resolve.
 func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	input, err := abi.BinaryInput(in, hd.decls)
-	if err != nil {
+	if out, ok := hd.binary.Get(in); ok {
+		return out, abi.StatusOK
+	}
+	if g.input == nil {
+		g.input = engine.Input{}
+	}
+	if err := abi.BinaryInputInto(g.input, in, hd.decls); err != nil {
 		return abi.ErrorJSON(err), abi.StatusBadArgument
 	}
-	d, out, status := g.decide(ctx, hd, input)
+	asks := hd.asks(g.input)
+	d, out, status := g.decide(ctx, hd, g.input)
 	if status != abi.StatusOK {
 		return out, status
 	}
-	return abi.AppendDecision(nil, hd.rules[d.Rule], d), abi.StatusOK
+	g.out = abi.AppendDecision(g.out[:0], hd.rules[d.Rule], d)
+	if !asks {
+		hd.binary.Put(in, slices.Clone(g.out))
+	}
+	return g.out, abi.StatusOK
 }
 
 // ResolveJSON decides one JSON object, as a line of `dlroute resolve
 // --json`, and returns the decision's JSON, byte for byte what the native
 // engine writes, or an error object.
 func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
-	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input) ([]byte, abi.Status) {
+	if hd, ok := g.handle(h); ok {
+		if out, ok := hd.lines.Get(line); ok {
+			return out, abi.StatusOK
+		}
+	}
+	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input, asked bool) ([]byte, abi.Status) {
 		d, out, status := g.decide(ctx, hd, in)
 		if status != abi.StatusOK {
 			return out, status
 		}
 		data, _ := d.MarshalJSON()
+		if !asked {
+			hd.lines.Put(line, data)
+		}
 		return data, abi.StatusOK
 	})
+}
+
+// asks says whether deciding in asks the host for its platform_version:
+// the answer then depends on the machine, not on the bytes alone.
+func (hd *handle) asks(in engine.Input) bool {
+	_, has := in["platform_version"]
+	return hd.asksOfHost && !has
 }
 
 // ExplainJSON decides one JSON object as ResolveJSON does and returns the
 // JSON of its engine.Explanation: the decision and how it was reached.
 func (g *Guest) ExplainJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
-	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input) ([]byte, abi.Status) {
+	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input, _ bool) ([]byte, abi.Status) {
 		x, err := hd.rs.Explain(ctx, in)
 		if err != nil {
 			return abi.ErrorJSON(err), statusOf(err)
@@ -177,48 +218,49 @@ func (g *Guest) ExplainJSON(ctx context.Context, h uint32, line []byte) ([]byte,
 }
 
 // answerJSON decodes a JSON input, asking the host for a platform version
-// left out, and answers it.
-func (g *Guest) answerJSON(ctx context.Context, h uint32, line []byte, answer func(*handle, engine.Input) ([]byte, abi.Status)) ([]byte, abi.Status) {
+// left out, and answers it; answer learns whether the host was asked.
+func (g *Guest) answerJSON(ctx context.Context, h uint32, line []byte, answer func(hd *handle, in engine.Input, asked bool) ([]byte, abi.Status)) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	in, err := g.decodeAsking(hd, line)
+	in, asked, err := g.decodeAsking(hd, line)
 	if errors.As(err, new(hostError)) {
 		return abi.ErrorJSON(err), abi.StatusHostError
 	}
 	if err != nil {
 		return abi.ErrorJSON(err), abi.StatusInputError
 	}
-	return answer(hd, in)
+	return answer(hd, in, asked)
 }
 
 // decodeAsking decodes a JSON input; a platform_version left out is asked
-// of the host first, so that the input checks see it.
-func (g *Guest) decodeAsking(hd *handle, line []byte) (engine.Input, error) {
+// of the host first, so that the input checks see it, and asked says so.
+func (g *Guest) decodeAsking(hd *handle, line []byte) (in engine.Input, asked bool, err error) {
 	rs := hd.rs
-	in, err := rs.DecodeInput(line)
+	in, err = rs.DecodeInput(line)
 	var e *engine.Error
 	if err == nil || !errors.As(err, &e) || e.Code != engine.CodeMissingField {
-		return in, err
+		return in, false, err
 	}
 	var obj engine.Input
 	if json.Unmarshal(line, &obj) != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if _, has := obj["platform_version"]; has || !hd.asksOfHost {
-		return nil, err
+		return nil, false, err
 	}
 	version, askErr := g.askFor(obj)
 	if errors.Is(askErr, ErrNoAnswer) {
-		return nil, err
+		return nil, true, err
 	}
 	if askErr != nil {
-		return nil, askErr
+		return nil, true, askErr
 	}
 	obj["platform_version"] = version
 	patched, _ := json.Marshal(obj)
-	return rs.DecodeInput(patched)
+	in, err = rs.DecodeInput(patched)
+	return in, true, err
 }
 
 // askFor asks the host for the platform version of the input's device:
