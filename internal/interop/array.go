@@ -65,42 +65,7 @@ func arraysFrom(rs *engine.RuleSet, ax axes, keep func(engine.Input) bool) []Arr
 	var out []Array
 	seen := map[string]bool{}
 	add := func(in engine.Input) {
-		a := Array{Input: engine.Input{}}
-		var plat, mem []string
-		for _, group := range []struct {
-			names []string
-			label *[]string
-		}{{ax.platform, &plat}, {ax.memory, &mem}} {
-			for _, name := range group.names {
-				d, ok := declared[name]
-				if !ok {
-					continue
-				}
-				v, set := in[name]
-				if !set {
-					if d.Required {
-						continue
-					}
-					v = d.Default
-				}
-				a.Input[name] = v
-				if d.Required || !reflect.DeepEqual(v, d.Default) {
-					a.unusual++
-				}
-				if str, ok := v.(string); ok && strings.Contains(str, "\n") {
-					a.unusual += 2
-				}
-				if l := label(name, v, rs); l != "" {
-					*group.label = append(*group.label, l)
-				}
-			}
-		}
-		for name, v := range ax.fixed {
-			if _, ok := declared[name]; ok {
-				a.Input[name] = v
-			}
-		}
-		a.Platform, a.Memory = cmp.Or(strings.Join(plat, " "), "-"), cmp.Or(strings.Join(mem, " "), "-")
+		a := arrayAt(rs, declared, ax, in)
 		key, _ := json.Marshal(a.Input)
 		if !seen[string(key)] {
 			seen[string(key)] = true
@@ -116,6 +81,49 @@ func arraysFrom(rs *engine.RuleSet, ax axes, keep func(engine.Input) bool) []Arr
 		add(engine.Input{})
 	}
 	return out
+}
+
+// arrayAt is the array that in describes: its values at the axes (the
+// defaults where in leaves one out; a required input left out is not
+// there), with the fixed values, named for a person.
+func arrayAt(rs *engine.RuleSet, declared map[string]engine.InputDecl, ax axes, in engine.Input) Array {
+	a := Array{Input: engine.Input{}}
+	var plat, mem []string
+	for _, group := range []struct {
+		names []string
+		label *[]string
+	}{{ax.platform, &plat}, {ax.memory, &mem}} {
+		for _, name := range group.names {
+			d, ok := declared[name]
+			if !ok {
+				continue
+			}
+			v, set := in[name]
+			if !set {
+				if d.Required {
+					continue
+				}
+				v = d.Default
+			}
+			a.Input[name] = v
+			if d.Required || !reflect.DeepEqual(v, d.Default) {
+				a.unusual++
+			}
+			if str, ok := v.(string); ok && strings.Contains(str, "\n") {
+				a.unusual += 2
+			}
+			if l := label(name, v, rs); l != "" {
+				*group.label = append(*group.label, l)
+			}
+		}
+	}
+	for name, v := range ax.fixed {
+		if _, ok := declared[name]; ok {
+			a.Input[name] = v
+		}
+	}
+	a.Platform, a.Memory = cmp.Or(strings.Join(plat, " "), "-"), cmp.Or(strings.Join(mem, " "), "-")
+	return a
 }
 
 // label is one input's value as a row of the table shows it: a string as
@@ -169,6 +177,9 @@ func asInt(v any) (int64, bool) {
 		return x, true
 	case uint64:
 		return int64(x), true
+	case json.Number: // an input decoded as DecodeInput decodes one
+		n, err := x.Int64()
+		return n, err == nil
 	case float64:
 		if x == float64(int64(x)) {
 			return int64(x), true
