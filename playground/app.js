@@ -186,6 +186,16 @@ function applyExample(id) {
   schedule();
 }
 
+// chooseAsked shows the version ?ruleset= names, as --ruleset would:
+// ?ruleset=jax==0.10.2 opens the version for jax 0.10.2. A link's own
+// state (#s=...) wins over it.
+function chooseAsked(asked) {
+  const found = st.ws.resolve(asked);
+  if (found.error) return showMessage(`?ruleset=${asked}: ${found.error}`, "warn");
+  chooseRef(found.ref);
+  if (found.ref !== asked) showMessage(`?ruleset=${asked} is ${found.ref}.`, "info");
+}
+
 // readLink applies the link in the address bar, if any. One that does
 // not read is said so, and stays there until the person changes something.
 async function readLink() {
@@ -267,6 +277,8 @@ async function copyLink() {
 // ---- start ----
 
 async function start() {
+  // ?ruleset=, unless the address is a link to a state (which names its own).
+  const asked = !location.hash && new URLSearchParams(location.search).get("ruleset");
   const print = (fd, line) => (fd === 2 ? console.error : console.log)(`dlroute.wasm: ${line}`);
   // The module compiles off the main thread while the page is built.
   const engine = Engine.instantiate("dlroute.wasm", print);
@@ -306,6 +318,7 @@ async function start() {
   await readLink();
   performance.mark("dlroute:page");
   st.engine = st.ws.engine = await engine;
+  if (asked) chooseAsked(asked);
   performance.mark("dlroute:ready");
   refresh();
   $("status").textContent = statusText(st.source, st.revision);

@@ -95,6 +95,26 @@ export class Workspace {
     return [...this.edits.keys()].filter((p) => dirs.some((d) => p.startsWith(d)));
   }
 
+  // resolve returns {ref} for a ref as every host reads one: "jax" (its
+  // newest version), "jax@v1.1", or "jax==0.10.2", the version whose
+  // manifest covers that release, which the module answers with every
+  // version of the name loaded (rules/README.md); or {error}, the module's
+  // message and hint (for a release, the versions nearest to it).
+  resolve(asked) {
+    const name = asked.split(/==|@/)[0];
+    const refs = this.refs.filter((r) => r.startsWith(name + "@"));
+    if (!refs.length) return { error: `no rule set "${name}"; these rules have ${[...new Set(this.refs.map((r) => r.split("@")[0]))].join(", ")}` };
+    const paths = [...new Set(refs.flatMap((r) => this.closure(r)))].flatMap((x) => this.filesOf(x));
+    const loaded = this.engine.load(paths.map((p) => [p, this.originals.get(p)]));
+    if (!loaded.ok) return { error: `the rules of ${name} did not load` };
+    const rs = this.engine.ruleset(asked);
+    if (rs.error) {
+      const e = rs.error.json();
+      return { error: e.hint ? `${e.message} (${e.hint})` : e.message };
+    }
+    return { ref: this.engine.describe(rs.handle).json().ref };
+  }
+
   // original returns {handle, errors} for a ref as served, loading it
   // (and what it imports) the first time. Handles outlive later loads.
   original(ref) {

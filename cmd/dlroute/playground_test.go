@@ -14,8 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -650,4 +650,32 @@ func nativeErrorPosition(t *testing.T, edited map[string]string, code engine.Cod
 	}
 	t.Fatalf("the edited rules load natively with %v, want a %s error", err, code)
 	return ""
+}
+
+// TestPlaygroundRulesetByRelease: ?ruleset= names a rule set as --ruleset
+// does, and jax==0.10.2 opens the version for that jax release (the
+// module resolves it over every version's manifest); a release no version
+// covers says so, naming the nearest, and the page stays on its default.
+func TestPlaygroundRulesetByRelease(t *testing.T) {
+	testenv.Short(t, "the playground in a browser")
+	url := servePlayground(t)
+	p := page{t, browser(t)}
+
+	p.open(url + "?ruleset=jax==0.10.2")
+	p.wantDecision("the seed's case on jax 0.10.2's rules", "gpu-unknown-platform", "Unknown GPU platform")
+	if ref := eval[string](p, `document.querySelector('[data-testid=ruleset]').value`); ref != "jax@v1.1" {
+		t.Errorf("?ruleset=jax==0.10.2 shows %s, want jax@v1.1", ref)
+	}
+	if msg := p.text("message"); !strings.Contains(msg, "jax==0.10.2 is jax@v1.1") {
+		t.Errorf("the page says %q, want it to name the version chosen", msg)
+	}
+
+	p.open(url + "?ruleset=jax==0.4.14")
+	p.wantDecision("the seed's case on the default rules", "gpu-unknown-platform", "Unknown GPU platform")
+	if ref := eval[string](p, `document.querySelector('[data-testid=ruleset]').value`); ref != "jax@v3" {
+		t.Errorf("?ruleset=jax==0.4.14 shows %s, want the default jax@v3", ref)
+	}
+	if msg := p.text("message"); !strings.Contains(msg, "no version for release 0.4.14") || !strings.Contains(msg, "jax@v0 covers 0.4.15 to 0.4.25") {
+		t.Errorf("the page says %q, want the release refused with the nearest version", msg)
+	}
 }
