@@ -27,7 +27,7 @@ func Decide(ctx context.Context, p *Producer, a Array, c *Consumer, args engine.
 	ch := &chain{ctx: ctx, p: p, a: a, c: c, cell: Cell{Producer: p.Ref, Consumer: c.Ref, Array: a}}
 	for k := range args {
 		if !declares(c.rs, k) {
-			return Cell{}, fmt.Errorf("%s has no input %s: from_dlpack(x, %s=...) is not one of its arguments", c.Ref, k, k)
+			return Cell{}, &engine.Error{Code: engine.CodeUnknownField, Message: fmt.Sprintf("%s has no input %s: from_dlpack(x, %s=...) is not one of its arguments", c.Ref, k, k)}
 		}
 	}
 	ch.args = args
