@@ -158,3 +158,17 @@ int dlroute_exchange_json(uint64_t ruleset, const char *line, size_t line_len, i
     *step = DLROUTE_STEP_RAISE;
     return dlroute_go_exchange_json(ruleset, (char *)line, line_len, step, out, out_cap, out_len);
 }
+
+int dlroute_interop_json(uint64_t rules, const char *request, size_t request_len,
+                         char *out, size_t out_cap, size_t *out_len) {
+    CHECK_OUT(out, out_cap, out_len);
+    CHECK_IN(request, request_len);
+    return dlroute_go_interop_json(rules, (char *)request, request_len, out, out_cap, out_len);
+}
+
+int dlroute_interop_matrix_json(uint64_t rules, const char *request, size_t request_len,
+                                char *out, size_t out_cap, size_t *out_len) {
+    CHECK_OUT(out, out_cap, out_len);
+    CHECK_IN(request, request_len);
+    return dlroute_go_interop_matrix_json(rules, (char *)request, request_len, out, out_cap, out_len);
+}

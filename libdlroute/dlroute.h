@@ -24,7 +24,7 @@
  * DLROUTE_TOO_SMALL: call again with a larger buffer (decisions are
  * deterministic, so the second call gives the same output). A 64 KiB
  * buffer holds every output of the embedded rules but an explanation of
- * a long input.
+ * a long input and the whole interop matrix (about 70 KB).
  *
  * MESSAGES. Every status but DLROUTE_OK says why in `out`, as JSON:
  *  - resolve_json, explain_json and exchange_json: the line that
@@ -33,6 +33,8 @@
  *    evaluation error the "position" in the rule file;
  *  - dlroute_open: a JSON array of error objects, each {"code",
  *    "message", "position":{"file","line","column"}, "source", "hint"};
+ *  - interop_json and interop_matrix_json: one error object, whose
+ *    message begins with the exchange and the call that failed;
  *  - every other status: one error object, or nothing (out_len 0) for
  *    DLROUTE_BAD_HANDLE.
  * Codes are stable (dlroute's README lists them); match on them, not on
@@ -170,6 +172,66 @@ int dlroute_resolve(uint64_t ruleset, const uint8_t *in, size_t in_len,
  * Statuses as dlroute_resolve_json's. */
 int dlroute_exchange_json(uint64_t ruleset, const char *line, size_t line_len, int32_t *step,
                           char *out, size_t out_cap, size_t *out_len);
+
+/* Which libraries exchange: one cell of `dlroute interop`. Decides
+ * consumer's from_dlpack(x, **kwargs) for an array x of producer's, by
+ * chaining both libraries' rule sets through the four calls of an
+ * exchange (rules/README.md, "Libraries on both sides"): the consumer's
+ * request, the producer's __dlpack_device__ (when the consumer calls it)
+ * and __dlpack__ (again when the consumer tries again after a TypeError),
+ * and the consumer's import of the capsule. The first exception is what
+ * the user sees.
+ *  rules: a handle from dlroute_open (not a rule set: both libraries'
+ *    rule sets are taken from the rules).
+ *  request, request_len: one JSON object,
+ *    {"producer":"jax","consumer":"torch@v1",
+ *     "array":{"platform":"gpu","platform_version":"<unknown>"},
+ *     "kwargs":{"copy":true}}
+ *    producer and consumer are refs as dlroute_ruleset takes them (also
+ *    name==release: "jax==0.10.2"); the producer is a rule set that
+ *    answers the four calls, or jax (whose __dlpack__ is jax-export's of
+ *    the same release), the consumer one that answers them. array is the
+ *    producer's inputs that describe the array (absent: the ordinary
+ *    array, the inputs' defaults); the inputs that say where it lives
+ *    and are left out take their defaults, so an array is named as the
+ *    matrix names it. It may not name call or __dlpack__'s arguments
+ *    (stream, max_version, dl_device, copy, keywords): the exchange
+ *    passes those. kwargs are from_dlpack's keyword arguments, as the
+ *    consumer's inputs (copy, device); one left out is not passed.
+ * Writes the cell exactly as `dlroute interop --json` writes it, without
+ * the newline: {"producer","consumer","array":{"platform","memory",
+ * "input"},"outcome","error"?,"device"?,"steps":[{"call","attempt",
+ * "input","keywords"?,"kwargs"?,"decision"}...]}. "outcome" is in_place,
+ * producer_copy, consumer_copy, both_copy, or error (then "error" is the
+ * exception's {"type","message"}); otherwise "device" is the device of
+ * the consumer's array. Statuses: OK (an exception in the cell is an
+ * answer, not a failure); INPUT_ERROR (out: an error object: a request
+ * that is not such an object, code json_syntax, unknown_field,
+ * missing_field, wrong_type or invalid_utf8; an array or kwarg the rule
+ * sets do not declare or of the wrong type; or a rule set that is not a
+ * library on its side, code not_a_library, the libraries in the hint);
+ * NO_RULESET (out: an error object); EVAL_ERROR (the rules could not
+ * decide a step; out: an error object naming it); BAD_HANDLE;
+ * BAD_ARGUMENT; TOO_SMALL; LOAD_ERROR only if an embedded version failed
+ * to compile. The first call compiles the rule sets it names (about
+ * 0.1 s for the embedded rules); a call costs a few milliseconds, and
+ * its answer is not remembered: keep the cell where an array's answer is
+ * needed again. */
+int dlroute_interop_json(uint64_t rules, const char *request, size_t request_len,
+                         char *out, size_t out_cap, size_t *out_len);
+
+/* The interop matrix: every array the producers' rules distinguish (the
+ * platforms and memory kinds of their __dlpack_device__ cases) into
+ * every consumer, written as `dlroute interop --json` writes it: one
+ * cell per line (dlroute_interop_json's form), each line ended by a
+ * newline, a producer's rows in order and each row's consumers in order.
+ *  request, request_len: one JSON object, {"producers":["jax"],
+ *    "consumers":["torch","numpy"],"kwargs":{"copy":true}}; a list left
+ *    out or empty is every library's default version (compiling every
+ *    rule set on the first such call).
+ * Statuses as dlroute_interop_json's. */
+int dlroute_interop_matrix_json(uint64_t rules, const char *request, size_t request_len,
+                                char *out, size_t out_cap, size_t *out_len);
 
 #ifdef __cplusplus
 }

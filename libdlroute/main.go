@@ -122,3 +122,17 @@ func dlroute_go_exchange_json(ruleset C.uint64_t, line *C.char, lineLen C.size_t
 	*step = C.int32_t(s)
 	return deliver(data, st, out, outCap, outLen)
 }
+
+//export dlroute_go_interop_json
+func dlroute_go_interop_json(rules C.uint64_t, request *C.char, requestLen C.size_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
+	defer recovered(&status, out, outCap, outLen)
+	data, st := capi.InteropJSON(context.Background(), uint64(rules), bytesOf(request, requestLen))
+	return deliver(data, st, out, outCap, outLen)
+}
+
+//export dlroute_go_interop_matrix_json
+func dlroute_go_interop_matrix_json(rules C.uint64_t, request *C.char, requestLen C.size_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
+	defer recovered(&status, out, outCap, outLen)
+	data, st := capi.InteropMatrixJSON(context.Background(), uint64(rules), bytesOf(request, requestLen))
+	return deliver(data, st, out, outCap, outLen)
+}

@@ -111,6 +111,34 @@ int main(void) {
     check(st == DLROUTE_LOAD_ERROR && other == 0 && len > 0 && out[0] == '[', "open_missing",
           "a missing rules directory is not load_error with a JSON array");
 
+    // The interop question takes the rules' handle: a rule set's is not one.
+    static const char cell[] =
+        "{\"producer\":\"jax\",\"consumer\":\"torch\",\"array\":{\"platform\":\"gpu\",\"platform_version\":\"<unknown>\"}}";
+    static const char cell_start[] = "{\"producer\":\"jax@v3\",\"consumer\":\"torch@v1\",";
+    static const char cell_error[] =
+        "\"outcome\":\"error\",\"error\":{\"type\":\"BufferError\",\"message\":\"Unknown GPU platform for __dlpack__: <unknown>\"}";
+    static const char matrix[] = "{\"producers\":[\"numpy\"],\"consumers\":[\"torch\"]}";
+    st = dlroute_interop_json(rules, cell, sizeof cell - 1, out, sizeof out, &len);
+    check(st == DLROUTE_OK && len > sizeof cell_start && memcmp(out, cell_start, sizeof cell_start - 1) == 0 &&
+              memmem(out, len, cell_error, sizeof cell_error - 1) != NULL,
+          "interop_seed", "the seed's array into torch is not the cell with JAX's BufferError");
+    size_t cell_len = len;
+    st = dlroute_interop_json(rules, cell, sizeof cell - 1, NULL, 0, &len);
+    check(st == DLROUTE_TOO_SMALL && len == cell_len, "interop_size_query", "NULL, 0 does not say the cell's size");
+    st = dlroute_interop_json(rules, NULL, 5, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_ARGUMENT, "interop_null_request", "a NULL request with a length is not bad_argument");
+    st = dlroute_interop_json(rules, cell, sizeof cell - 1, out, sizeof out, NULL);
+    check(st == DLROUTE_BAD_ARGUMENT, "interop_null_out_len", "a NULL out_len is not bad_argument");
+    st = dlroute_interop_json(rs, cell, sizeof cell - 1, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_HANDLE && len == 0, "interop_ruleset_handle", "a rule set's handle as the rules is not bad_handle");
+    st = dlroute_interop_json(rules, "{}", 2, out, sizeof out, &len);
+    check(st == DLROUTE_INPUT_ERROR && len > 0 && out[0] == '{', "interop_no_producer", "a request without a producer is not input_error with an error object");
+    st = dlroute_interop_matrix_json(rules, matrix, sizeof matrix - 1, out, sizeof out, &len);
+    int lines = 0;
+    for (size_t i = 0; i < len; i++) lines += out[i] == '\n';
+    check(st == DLROUTE_OK && lines == 3 && out[len - 1] == '\n', "interop_matrix",
+          "numpy@v2's three arrays into torch are not three lines");
+
     // Many threads on one handle.
     enum { threads = 8 };
     pthread_t tid[threads];
@@ -132,7 +160,9 @@ int main(void) {
         char buf[4096];
         size_t n = 0;
         int s = dlroute_resolve_json(rs, seed, sizeof seed - 1, buf, sizeof buf, &n);
-        _exit(s == DLROUTE_FORKED && n > 0 && strstr(buf, "spawn") != NULL ? 0 : 1);
+        if (s != DLROUTE_FORKED || n == 0 || strstr(buf, "spawn") == NULL) _exit(1);
+        s = dlroute_interop_json(rules, cell, sizeof cell - 1, buf, sizeof buf, &n);
+        _exit(s == DLROUTE_FORKED && n > 0 ? 0 : 1);
     }
     int wstatus = 0;
     waitpid(pid, &wstatus, 0);
@@ -145,6 +175,8 @@ int main(void) {
     st = dlroute_resolve_json(rs, seed, sizeof seed - 1, out, sizeof out, &len);
     check(st == DLROUTE_BAD_HANDLE, "closed_ruleset", "a closed rule set still answers");
     check(dlroute_close(rules) == DLROUTE_BAD_HANDLE, "close_twice", "closing twice is not bad_handle");
+    st = dlroute_interop_json(rules, cell, sizeof cell - 1, out, sizeof out, &len);
+    check(st == DLROUTE_BAD_HANDLE, "closed_interop", "closed rules still answer the interop question");
 
     // Opening again after close, and twice at once.
     uint64_t a = open_ruleset("jax@v1"), b = open_ruleset("jax@v1");
