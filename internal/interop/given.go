@@ -1,7 +1,9 @@
 package interop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,6 +26,11 @@ var exchangeInputs = []string{"call", "stream", "max_version", "dl_device", "cop
 // matrix is the array of its own Input, named alike. Every other input
 // left out keeps its default.
 //
+// An input that is not a place, given at its default (torch's
+// requires_grad false, JAX's shards 1), is left out: it decides nothing
+// the default does not, and the array of an ordinary array is then the
+// row's, byte for byte.
+//
 // The call and __dlpack__'s arguments (stream, max_version, dl_device,
 // copy, keywords) are the exchange's to set: naming one is an error
 // (engine.CodeUnknownField), as is a name the rule set does not declare
@@ -41,8 +48,13 @@ func (p *Producer) ArrayOf(ctx context.Context, in engine.Input) (Array, error) 
 	for _, d := range p.device.Inputs() {
 		declared[d.Name] = d
 	}
-	a := arrayAt(p.device, declared, libraryAxes[p.device.Name()], in)
+	ax := libraryAxes[p.device.Name()]
+	a := arrayAt(p.device, declared, ax, in)
 	for k, v := range in {
+		_, fixed := ax.fixed[k]
+		if d, ok := declared[k]; ok && !fixed && !d.Required && !slices.Contains(ax.platform, k) && !slices.Contains(ax.memory, k) && sameJSON(v, d.Default) {
+			continue // the default: left out, as a row's array leaves it
+		}
 		a.Input[k] = v
 	}
 	// Asking x.__dlpack_device__() checks every name and type, whichever
@@ -70,4 +82,12 @@ func (p *Producer) placeInputs() []string {
 		}
 	}
 	return out
+}
+
+// sameJSON says whether a and b are one JSON value: an input decoded from
+// JSON (json.Number) and a default read from YAML (int64) alike.
+func sameJSON(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }

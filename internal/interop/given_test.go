@@ -55,6 +55,24 @@ func TestArrayOfSeed(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("ArrayOf(%v) got %s, want %s", in, got, want)
 	}
+	// Facts that are not a place, at their defaults, are left out: what a
+	// reader of a real array gives is the row.
+	a, err = p.ArrayOf(ctx, decode(t, `{"platform":"gpu","platform_version":"<unknown>","memory_kind":"device","local_hardware_id":0,"shards":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(a); string(got) != string(want) {
+		t.Errorf("ArrayOf(with shards 1) got %s, want %s", got, want)
+	}
+	// A fixed input given at its default is the caller's: JAX's null
+	// local_hardware_id (PJRT does not know it) is not the ordinary 0.
+	a, err = p.ArrayOf(ctx, decode(t, `{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := a.Input["local_hardware_id"]; !ok || v != nil {
+		t.Errorf("ArrayOf(local_hardware_id null).Input = %v, want local_hardware_id null", a.Input)
+	}
 	// numpy's origin device, a pair decoded from JSON, is named as the
 	// rows name it.
 	np, err := NewProducer(ctx, shipped(t), "numpy@v2")
@@ -79,6 +97,15 @@ func TestArrayOfSeed(t *testing.T) {
 	}
 	if a.Input["requires_grad"] != true || a.Input["device_type"] != "cpu" {
 		t.Errorf("torch ArrayOf(requires_grad) = %v, want requires_grad true on the default device_type cpu", a.Input)
+	}
+	a, err = tp.ArrayOf(ctx, decode(t, `{"device_type":"cpu","device_index":null,"pinned":false,"hip":false,"requires_grad":false,"conj":false,"layout":"strided"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = json.Marshal(a)
+	want, _ = json.Marshal(arrayOf(t, tp, "cpu", "-"))
+	if string(got) != string(want) {
+		t.Errorf("torch ArrayOf(an ordinary CPU tensor, every input) got %s, want the row %s", got, want)
 	}
 }
 
