@@ -23,11 +23,14 @@ import json
 import threading
 import weakref
 from ctypes import byref, c_int32, c_uint64
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from . import _native
 from .errors import (DlrouteError, EvalError, ForkedError, InputError, LibraryError, NoRuleSetError,
                      RulesError)
+
+if TYPE_CHECKING:
+    from . import interop
 
 __all__ = [
     "load",
@@ -163,6 +166,54 @@ class Engine:
         if status != _native.OK:
             raise _native.fail(status, out, "Engine.rulesets()")
         return json.loads(out)
+
+    def interop(self, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
+                copy: bool | None = None, device: Any = None) -> interop.Cell:
+        """What ``consumer``'s ``from_dlpack(x, copy=copy, device=device)``
+        does with ``producer``'s array ``x``: one cell of ``dlroute
+        interop``, decided by chaining both rule sets (nothing is run).
+
+        Args:
+            producer: a rule set that answers the four calls of an
+                exchange, or ``"jax"`` (its ``__dlpack__`` is jax-export's
+                of the same release): ``"numpy"``, ``"torch@v1"``,
+                ``"jax==0.10.2"``.
+            consumer: such a rule set, ``"torch"``, ``"numpy@v2"``.
+            array: the producer's inputs that describe ``x``, such as
+                ``{"platform": "gpu", "platform_version": "<unknown>"}``
+                for jax; those left out take their defaults (None: the
+                ordinary array). :func:`dlroute.interop.array_of` reads
+                them from a real array.
+            copy, device: ``from_dlpack``'s arguments; None (the default)
+                is not passed.
+
+        Returns:
+            A :class:`dlroute.interop.Cell`: its ``outcome``, the
+            exception's ``error_type`` and ``error_message``, the
+            ``steps``, and ``json``, byte for byte the line ``dlroute
+            interop --json`` writes for the cell.
+
+        Raises:
+            InputError: an array input or argument the rule sets do not
+                take or of the wrong type, or a rule set that is not a
+                library on its side (code ``not_a_library``).
+            NoRuleSetError: no such rule set.
+            EvalError: the rules cannot decide a step.
+        """
+        from . import interop
+
+        return interop.cell(self, producer, consumer, array=array, copy=copy, device=device)
+
+    def interop_matrix(self, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,
+                       *, copy: bool | None = None, device: Any = None) -> list[interop.Cell]:
+        """Every array the producers' rules distinguish (the platforms and
+        memory kinds of their ``__dlpack_device__`` cases) into every
+        consumer, in the order ``dlroute interop --json`` writes them.
+        None or empty: every library's newest version. Raises as
+        :meth:`interop`."""
+        from . import interop
+
+        return interop.matrix(self, producers, consumers, copy=copy, device=device)
 
     def close(self) -> None:
         """Releases the rules; their rule sets raise LibraryError (code

@@ -114,9 +114,15 @@ def _load(path: str) -> ctypes.CDLL:
         "dlroute_explain_json": ([c_uint64, c_char_p, c_size_t] + out, c_int),
         "dlroute_resolve": ([c_uint64, c_char_p, c_size_t] + out, c_int),
         "dlroute_exchange_json": ([c_uint64, c_char_p, c_size_t, POINTER(c_int32)] + out, c_int),
+        "dlroute_interop_json": ([c_uint64, c_char_p, c_size_t] + out, c_int),
+        "dlroute_interop_matrix_json": ([c_uint64, c_char_p, c_size_t] + out, c_int),
     }
     for name, (args, res) in sigs.items():
-        fn = getattr(lib, name)
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise LibraryError("abi_version", f"{path} has no {name}: it was built from an older checkout "
+                               "than the package; rebuild the library from the same checkout, or reinstall both") from None
         fn.argtypes, fn.restype = args, res
     _lib, _lib_path, _loaded_pid = lib, path, os.getpid()
     return lib

@@ -1,0 +1,232 @@
+"""dlroute.interop: ask before you exchange. The cells of Engine.interop
+are, byte for byte, those of `dlroute interop --json`; and for real CPU
+arrays (numpy 2.4, JAX's CPU build, Debian's torch 1.13) the answer is
+what the real consumer's from_dlpack then does: the same exception, type
+and message, or an array that shares the producer's memory exactly when
+the answer is in place."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+np = pytest.importorskip("numpy")
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    torch = pytest.importorskip("torch")
+
+import dlroute  # noqa: E402
+from dlroute import interop  # noqa: E402
+from dlroute.arrays import host_array  # noqa: E402
+from standin import GpuArray  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore:Failed to initialize NumPy:UserWarning")
+
+SEED = {"platform": "gpu", "platform_version": "<unknown>"}
+# Debian's torch says 1.13.0a0, which no release range matches; its rule
+# set is named (rules/torch/v1/manifest.yaml).
+TORCH = "torch@v1"
+
+
+@pytest.fixture(scope="module")
+def engine() -> dlroute.Engine:
+    with dlroute.load() as eng:
+        yield eng
+
+
+def cli_lines(cli: Path, *args: str) -> list[str]:
+    out = subprocess.run([str(cli), "interop", "--json", *args], capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
+# --- the same cells as the command line --------------------------------------
+
+# Derived from the rule files: torch calls __dlpack_device__ first, where
+# jax@v3's gpu-unknown-platform raises; numpy does not, jax-export exports
+# kDLCUDA, and numpy@v2's import refuses that device.
+@pytest.mark.parametrize("consumer, error_type, message, decider", [
+    ("torch", "BufferError", "Unknown GPU platform for __dlpack__: <unknown>", ("__dlpack_device__", "jax@v3")),
+    ("numpy", "BufferError", "Unsupported device in DLTensor.", ("from_dlpack", "numpy@v2")),
+])
+def test_seed_is_the_commands_cell(engine: dlroute.Engine, dlroute_cli: Path, consumer: str, error_type: str,
+                                   message: str, decider: tuple[str, str]) -> None:
+    cell = engine.interop("jax", consumer, array=SEED)
+    assert (cell.outcome, cell.error_type, cell.error_message) == ("error", error_type, message)
+    assert (cell.decider["call"], cell.decider["decision"]["ruleset"]) == decider
+    assert not cell.ok and cell.device is None
+    assert (cell.platform, cell.memory) == ("gpu <unknown>", "device")
+    # The command's line for the same array, found by its input.
+    lines = [line for line in cli_lines(dlroute_cli, "--producer", "jax", "--consumer", consumer)
+             if json.loads(line)["array"]["input"] == cell.array]
+    assert lines == [cell.json]
+
+
+@pytest.mark.parametrize("copy, flag", [(None, "none"), (True, "true"), (False, "false")])
+def test_matrix_is_the_commands(engine: dlroute.Engine, dlroute_cli: Path, copy: bool | None, flag: str) -> None:
+    cells = engine.interop_matrix(["jax", "numpy", "torch"], ["torch", "numpy"], copy=copy)
+    want = cli_lines(dlroute_cli, "--producer", "jax,numpy,torch", "--consumer", "torch,numpy", "--copy", flag)
+    assert [c.json for c in cells] == want
+
+
+def test_numpy_into_torch_in_place(engine: dlroute.Engine) -> None:
+    cell = engine.interop("numpy", "torch")
+    assert (cell.outcome, cell.device, cell.error_type) == ("in_place", (1, 0), None)
+    assert str(cell) == "in place" and cell.ok and not cell.copies
+    # The rows numpy@v2's rules distinguish: its own array, and arrays
+    # made from capsules on the host types it imports.
+    calls = [s["call"] for s in cell.steps]
+    assert calls == ["__dlpack_device__", "request", "__dlpack__", "from_dlpack"]
+
+
+def test_exception_object(engine: dlroute.Engine) -> None:
+    e = engine.interop("jax", "torch", array=SEED).exception()
+    assert type(e) is BufferError and str(e) == "Unknown GPU platform for __dlpack__: <unknown>"
+    assert e.decision["rule"] == "gpu-unknown-platform"
+    # JAX's own exception type is no builtin.
+    cell = engine.interop("jax", "numpy", array={"platform": "METAL", "platform_version": "metal 1.0"})
+    assert cell.error_type == "JaxRuntimeError"
+    exc = cell.exception()
+    assert isinstance(exc, dlroute.routing.DecidedError) and exc.type_name == "JaxRuntimeError"
+    assert engine.interop("numpy", "numpy").exception() is None
+
+
+# --- real arrays: the answer, then what the consumer really does -------------
+
+def pointer(a: Any) -> int:
+    if isinstance(a, np.ndarray):
+        return a.ctypes.data
+    if isinstance(a, torch.Tensor):
+        return a.data_ptr()
+    return a.unsafe_buffer_pointer()  # a jax.Array
+
+
+def readonly() -> Any:
+    a = np.arange(4.0)
+    a.flags.writeable = False
+    return a
+
+
+CONSUMERS: dict[str, Callable[..., Any]] = {"numpy": np.from_dlpack, TORCH: torch.from_dlpack}
+
+# (the array, the consumer, from_dlpack's copy, the producer's rule set
+# where its installed release is not one: Debian's torch).
+REAL = [
+    pytest.param(lambda: np.arange(4.0), TORCH, None, None, id="numpy->torch"),
+    pytest.param(readonly, TORCH, None, None, id="numpy readonly->torch"),
+    pytest.param(lambda: np.arange(4.0), "numpy", None, None, id="numpy->numpy"),
+    pytest.param(lambda: np.arange(4.0), "numpy", True, None, id="numpy->numpy copy=True"),
+    pytest.param(lambda: np.arange(4.0), "numpy", False, None, id="numpy->numpy copy=False"),
+    pytest.param(readonly, "numpy", None, None, id="numpy readonly->numpy"),
+    pytest.param(lambda: torch.arange(4.0), "numpy", None, TORCH, id="torch->numpy"),
+    pytest.param(lambda: torch.arange(4.0), "numpy", False, TORCH, id="torch->numpy copy=False"),
+    pytest.param(lambda: torch.arange(4.0), "numpy", True, TORCH, id="torch->numpy copy=True"),
+    pytest.param(lambda: torch.ones(3, requires_grad=True), "numpy", None, TORCH, id="torch requires_grad->numpy"),
+    pytest.param(lambda: torch.ones(3, dtype=torch.complex64).conj(), "numpy", None, TORCH, id="torch conj->numpy"),
+    pytest.param(lambda: torch.arange(4.0), TORCH, None, TORCH, id="torch->torch"),
+    pytest.param(lambda: torch.ones(3, requires_grad=True), TORCH, None, TORCH, id="torch requires_grad->torch"),
+    pytest.param(lambda: jnp.arange(4.0), "numpy", None, None, id="jax->numpy"),
+    pytest.param(lambda: jnp.arange(4.0), TORCH, None, None, id="jax->torch"),
+    pytest.param(lambda: jnp.arange(4.0), "numpy", True, None, id="jax->numpy copy=True"),
+    # The seed's array, played by the stand-in (its __dlpack_device__ is
+    # JAX's code): torch meets JAX's error before it asks for a capsule.
+    pytest.param(lambda: GpuArray(np.arange(6.0), platform_version="<unknown>"), TORCH, None, None,
+                 id="jax gpu <unknown>->torch"),
+    pytest.param(lambda: np.arange(4.0), TORCH, True, None, id="numpy->torch copy=True", marks=pytest.mark.xfail(
+        strict=True, reason="torch 1.13's from_dlpack takes no copy (TypeError: from_dlpack() got an unexpected "
+                            "keyword argument 'copy'); rules/torch/v1 declares copy for __dlpack__ and its request "
+                            "rules ignore it")),
+]
+
+
+@pytest.mark.parametrize("make, consumer, copy, producer", REAL)
+def test_answer_is_what_happens(make: Callable[[], Any], consumer: str, copy: bool | None,
+                                producer: str | None) -> None:
+    x = make()
+    cell = interop.ask(x, consumer, copy=copy, producer=producer)
+    kwargs = {} if copy is None else {"copy": copy}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = CONSUMERS[consumer](x, **kwargs)
+    except Exception as e:  # noqa: BLE001: the outcome to compare
+        assert (type(e).__name__, str(e)) == (cell.error_type, cell.error_message), cell
+        return
+    assert cell.ok, f"the rules said {cell}, and from_dlpack made an array"
+    assert (pointer(y) == pointer(x)) == (cell.outcome == "in_place"), cell
+    np.testing.assert_array_equal(host_array(y), host_array(x))
+
+
+def test_array_of() -> None:
+    assert interop.array_of(np.arange(3.0)) == ("numpy", {"origin_device": [1, 0], "writeable": True})
+    library, inputs = interop.array_of(torch.ones(2, requires_grad=True))
+    assert library == "torch"
+    assert inputs == {"device_type": "cpu", "device_index": None, "pinned": False, "hip": False,
+                      "requires_grad": True, "conj": False, "layout": "strided"}
+    library, inputs = interop.array_of(jnp.arange(3.0))
+    assert library == "jax" and inputs["platform"] == "cpu" and inputs["shards"] == 1
+    with pytest.raises(TypeError, match="cannot tell the DLPack library of a builtins.list"):
+        interop.array_of([1, 2])
+
+
+def test_real_array_is_the_rows_cell(engine: dlroute.Engine) -> None:
+    # An ordinary array, read from the real thing, is the matrix's row.
+    got = interop.ask(torch.arange(3.0), "numpy@v2", producer=TORCH, rules=engine)
+    row = [c for c in engine.interop_matrix([TORCH], ["numpy@v2"]) if (c.platform, c.memory) == ("cpu", "-")]
+    assert [got.json] == [c.json for c in row]
+
+
+def test_installed_ref() -> None:
+    assert interop.installed_ref("numpy") == f"numpy=={np.__version__}"
+    assert interop.installed_ref("torch@v1") == "torch@v1"
+    assert interop.installed_ref("no-such-library-here") == "no-such-library-here"
+
+
+# --- refusals ----------------------------------------------------------------
+
+@pytest.mark.parametrize("call, error, code, says", [
+    (lambda e: e.interop("jax", "jax"), dlroute.InputError, "not_a_library", "jax@v3 cannot be a consumer"),
+    (lambda e: e.interop("exchange", "numpy"), dlroute.InputError, "not_a_library", "cannot be a producer"),
+    (lambda e: e.interop("nosuch", "numpy"), dlroute.NoRuleSetError, "no_ruleset", "nosuch"),
+    (lambda e: e.interop("numpy", "torch", array={"copy": True}), dlroute.InputError, "unknown_field",
+     "names copy, which the exchange sets"),
+    (lambda e: e.interop("jax", "torch", array={"platfrom": "gpu"}), dlroute.InputError, "unknown_field",
+     'unknown input "platfrom"'),
+    (lambda e: e.interop("jax", "torch", array={"platform": 7}), dlroute.InputError, "wrong_type", "input platform"),
+    (lambda e: e.interop("numpy", "numpy", device=7), dlroute.InputError, "wrong_type", "input device"),
+    (lambda e: e.interop_matrix(consumers=["jax-export"]), dlroute.InputError, "not_a_library", "cannot be a consumer"),
+])
+def test_refusals(engine: dlroute.Engine, call: Callable, error: type, code: str, says: str) -> None:
+    with pytest.raises(error) as info:
+        call(engine)
+    assert info.value.code == code and says in info.value.message
+
+
+def test_not_a_library_hint(engine: dlroute.Engine) -> None:
+    with pytest.raises(ValueError) as info:  # InputError is a ValueError
+        engine.interop("numpy", "exchange")
+    assert info.value.hint.startswith("producers: cupy, jax, numpy, torch; consumers: cupy, numpy, torch")
+
+
+def test_argument_types(engine: dlroute.Engine) -> None:
+    with pytest.raises(TypeError, match="copy is True, False or None"):
+        engine.interop("numpy", "numpy", copy="yes")
+    with pytest.raises(TypeError, match="array is a dict"):
+        engine.interop("numpy", "numpy", array=[1, 0])
+    with pytest.raises(TypeError, match="producers is a list"):
+        engine.interop_matrix("numpy")
+
+
+def test_closed() -> None:
+    eng = dlroute.load()
+    eng.close()
+    with pytest.raises(dlroute.LibraryError) as info:
+        eng.interop("numpy", "torch")
+    assert info.value.code == "closed"
