@@ -26,6 +26,7 @@ with warnings.catch_warnings():
 import dlroute  # noqa: E402
 from dlroute import interop  # noqa: E402
 from dlroute.arrays import host_array  # noqa: E402
+from dlroute.routing import DecidedError  # noqa: E402
 from standin import GpuArray  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to initialize NumPy:UserWarning")
@@ -94,7 +95,7 @@ def test_exception_object(engine: dlroute.Engine) -> None:
     cell = engine.interop("jax", "numpy", array={"platform": "METAL", "platform_version": "metal 1.0"})
     assert cell.error_type == "JaxRuntimeError"
     exc = cell.exception()
-    assert isinstance(exc, dlroute.routing.DecidedError) and exc.type_name == "JaxRuntimeError"
+    assert isinstance(exc, DecidedError) and exc.type_name == "JaxRuntimeError"
     assert engine.interop("numpy", "numpy").exception() is None
 
 
