@@ -213,8 +213,8 @@ int dlroute_exchange_json(uint64_t ruleset, const char *line, size_t line_len, i
  * NO_RULESET (out: an error object); EVAL_ERROR (the rules could not
  * decide a step; out: an error object naming it); BAD_HANDLE;
  * BAD_ARGUMENT; TOO_SMALL; LOAD_ERROR only if an embedded version failed
- * to compile. The first call compiles the rule sets it names (about
- * 0.1 s for the embedded rules); a call costs a few milliseconds, and
+ * to compile. The first call compiles the rule sets it names (0.1 to
+ * 0.4 s for the embedded rules); a call costs a few milliseconds, and
  * its answer is not remembered: keep the cell where an array's answer is
  * needed again. */
 int dlroute_interop_json(uint64_t rules, const char *request, size_t request_len,
