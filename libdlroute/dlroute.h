@@ -207,10 +207,11 @@ int dlroute_exchange_json(uint64_t ruleset, const char *line, size_t line_len, i
  * the consumer's array. Statuses: OK (an exception in the cell is an
  * answer, not a failure); INPUT_ERROR (out: an error object: a request
  * that is not such an object, code json_syntax, unknown_field,
- * missing_field, wrong_type or invalid_utf8; an array or kwarg the rule
- * sets do not declare or of the wrong type; or a rule set that is not a
- * library on its side, code not_a_library, the libraries in the hint);
- * NO_RULESET (out: an error object); EVAL_ERROR (the rules could not
+ * missing_field, wrong_type or invalid_utf8; or an array or kwarg the
+ * rule sets do not declare or of the wrong type); NO_RULESET (out: an
+ * error object, code no_ruleset: a ref the rules lack, or a rule set
+ * that is no library on its side, such as exchange, jax-export, or jax
+ * as a consumer, the libraries in the hint); EVAL_ERROR (the rules could not
  * decide a step; out: an error object naming it); BAD_HANDLE;
  * BAD_ARGUMENT; TOO_SMALL; LOAD_ERROR only if an embedded version failed
  * to compile. The first call compiles the rule sets it names (0.1 to

@@ -15,11 +15,6 @@ import (
 	"github.com/dlroute/dlroute/internal/interop"
 )
 
-// CodeNotALibrary is a producer or consumer named by a rule set that does
-// not answer that side of an exchange (exchange, jax-export; jax as a
-// consumer): dlroute interop's refusal, as an error code.
-const CodeNotALibrary engine.Code = "not_a_library"
-
 // InteropRequest is dlroute_interop_json's input: one exchange, producer's
 // array into consumer's from_dlpack(x, **kwargs).
 type InteropRequest struct {
@@ -46,9 +41,10 @@ type MatrixRequest struct {
 // exactly as `dlroute interop --json` writes that cell, without the
 // newline (StatusOK; an exception in the cell is an answer). Otherwise an
 // error object: StatusInputError for a request that is not an
-// InteropRequest, an array or argument the rule sets do not declare or
-// of the wrong type, or a rule set that is not a library on its side
-// (CodeNotALibrary); StatusNoRuleSet for a ref the rules lack;
+// InteropRequest, or an array or argument the rule sets do not declare
+// or of the wrong type; StatusNoRuleSet (engine.CodeNoRuleSet) for a ref
+// the rules lack, or one that is no library on its side (exchange,
+// jax-export; jax as a consumer), with the libraries as the hint;
 // StatusEvalError for an exchange the rules cannot decide (a step names
 // the call); StatusLoadError when the embedded rules fail to compile.
 func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status) {
@@ -233,17 +229,17 @@ func argsOf(kwargs engine.Input) engine.Input {
 }
 
 // libraryError is the answer to a ref that names no rule set, or one that
-// is no library on its side, with the libraries the rules hold as the
-// hint, as `dlroute interop` gives it.
+// is no library on its side: no rule set of that side by that name, with
+// the libraries the rules hold as the hint, as `dlroute interop` gives it.
 func libraryError(h uint64, err error) ([]byte, Status) {
 	if refused := (*interop.RefusedError)(nil); errors.As(err, &refused) {
 		var p, c []string
 		if cat, _, st := catalogOf(h); st == StatusOK {
 			p, c = interop.Libraries(cat)
 		}
-		data, _ := json.Marshal(&engine.Error{Code: CodeNotALibrary, Message: refused.Error(),
+		data, _ := json.Marshal(&engine.Error{Code: engine.CodeNoRuleSet, Message: refused.Error(),
 			Hint: fmt.Sprintf("producers: %s; consumers: %s (each NAME, NAME@VERSION or NAME==RELEASE)", strings.Join(p, ", "), strings.Join(c, ", "))})
-		return data, StatusInputError
+		return data, StatusNoRuleSet
 	}
 	if noRuleSet(err) {
 		return errorJSON(err), StatusNoRuleSet

@@ -125,8 +125,8 @@ func TestInteropJSONRefuses(t *testing.T) {
 		{`{"producer":"jax","consumer":"torch","array":[1]}`, StatusInputError, engine.CodeWrongType, "array is [1]"},
 		{"{\"producer\":\"jax\xff\",\"consumer\":\"torch\"}", StatusInputError, engine.CodeInvalidUTF8, "UTF-8"},
 		{`{"producer":"nosuch","consumer":"torch"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "nosuch"},
-		{`{"producer":"jax","consumer":"jax"}`, StatusInputError, CodeNotALibrary, "jax@v3 cannot be a consumer"},
-		{`{"producer":"exchange","consumer":"numpy"}`, StatusInputError, CodeNotALibrary, "cannot be a producer"},
+		{`{"producer":"jax","consumer":"jax"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "jax@v3 cannot be a consumer"},
+		{`{"producer":"exchange","consumer":"numpy"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "cannot be a producer"},
 		{`{"producer":"jax","consumer":"torch","array":{"copy":true}}`, StatusInputError, engine.CodeUnknownField, "names copy, which the exchange sets"},
 		{`{"producer":"jax","consumer":"torch","array":{"platfrom":"gpu"}}`, StatusInputError, engine.CodeUnknownField, `unknown input "platfrom"`},
 		{`{"producer":"jax","consumer":"torch","array":{"platform":7}}`, StatusInputError, engine.CodeWrongType, "input platform"},
@@ -145,8 +145,8 @@ func TestInteropJSONRefuses(t *testing.T) {
 			t.Errorf("InteropJSON(%s) got %s %s, want %s %s saying %q", tc.req, st, out, tc.status, tc.code, tc.says)
 		}
 	}
-	if out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"consumers":["exchange"]}`)); st != StatusInputError || !bytes.Contains(out, []byte(`"code":"not_a_library"`)) || !bytes.Contains(out, []byte(`"hint":"producers: cupy, jax, numpy, torch;`)) {
-		t.Errorf("InteropMatrixJSON(consumer exchange) = %s %s, want not_a_library with the libraries as the hint", st, out)
+	if out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"consumers":["exchange"]}`)); st != StatusNoRuleSet || !bytes.Contains(out, []byte(`"code":"no_ruleset"`)) || !bytes.Contains(out, []byte(`"hint":"producers: cupy, jax, numpy, torch;`)) {
+		t.Errorf("InteropMatrixJSON(consumer exchange) = %s %s, want no_ruleset with the libraries as the hint", st, out)
 	}
 	if out, st := InteropJSON(context.Background(), 0xdead, []byte(`{"producer":"jax","consumer":"torch"}`)); st != StatusBadHandle || len(out) != 0 {
 		t.Errorf("InteropJSON(made-up handle) = %s %s, want bad_handle and nothing", st, out)

@@ -195,9 +195,10 @@ class Engine:
 
         Raises:
             InputError: an array input or argument the rule sets do not
-                take or of the wrong type, or a rule set that is not a
-                library on its side (code ``not_a_library``).
-            NoRuleSetError: no such rule set.
+                take or of the wrong type.
+            NoRuleSetError: no such rule set, or one that is no library
+                on its side (``exchange``; ``jax`` as a consumer): the
+                hint lists the libraries.
             EvalError: the rules cannot decide a step.
         """
         from . import interop
