@@ -118,10 +118,24 @@ func TestREADMEOperatorPathStaysOutOfTheClone(t *testing.T) {
 		t.Error(`the operator's path never does cd "$demo"`)
 	}
 
-	// cp -r rules/jax rules/exchange copies every rule set, and no Go file.
-	copied := regexp.MustCompile(`cp -r ((?:rules/\w+ )+)`).FindStringSubmatch(blocks[i])
+	// cp -r rules/*/ (or rules/jax rules/exchange ...) copies every rule
+	// set, and no Go file: the glob, with its slash, matches folders only.
+	copied := regexp.MustCompile(`cp -r ((?:rules/[\w*]+/? )+)`).FindStringSubmatch(blocks[i])
 	if copied == nil {
 		t.Fatal("the operator's path copies no rule set")
+	}
+	var got []string
+	for _, arg := range strings.Fields(copied[1]) {
+		matches, _ := filepath.Glob(filepath.Join("../..", arg)) // Glob drops the slash: the shell's folders-only is checked here
+		for _, m := range matches {
+			st, err := os.Stat(m)
+			switch {
+			case err == nil && st.IsDir():
+				got = append(got, "rules/"+filepath.Base(m))
+			case !strings.HasSuffix(arg, "/"):
+				t.Errorf("the operator's path copies %s, which is not a rule set's folder", m)
+			}
+		}
 	}
 	var sets []string
 	entries, _ := os.ReadDir("../../rules")
@@ -130,7 +144,7 @@ func TestREADMEOperatorPathStaysOutOfTheClone(t *testing.T) {
 			sets = append(sets, "rules/"+e.Name())
 		}
 	}
-	if got := strings.Fields(copied[1]); !slices.Equal(slices.Sorted(slices.Values(got)), sets) {
+	if !slices.Equal(slices.Sorted(slices.Values(got)), sets) {
 		t.Errorf("the operator's path copies %v, want every rule set: %v", got, sets)
 	}
 	for _, set := range sets {
