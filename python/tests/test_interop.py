@@ -140,10 +140,8 @@ REAL = [
     # JAX's code): torch meets JAX's error before it asks for a capsule.
     pytest.param(lambda: GpuArray(np.arange(6.0), platform_version="<unknown>"), TORCH, None, None,
                  id="jax gpu <unknown>->torch"),
-    pytest.param(lambda: np.arange(4.0), TORCH, True, None, id="numpy->torch copy=True", marks=pytest.mark.xfail(
-        strict=True, reason="torch 1.13's from_dlpack takes no copy (TypeError: from_dlpack() got an unexpected "
-                            "keyword argument 'copy'); rules/torch/v1 declares copy for __dlpack__ and its request "
-                            "rules ignore it")),
+    # torch 1.13's from_dlpack takes no copy: a TypeError before it asks.
+    pytest.param(lambda: np.arange(4.0), TORCH, True, None, id="numpy->torch copy=True"),
 ]
 
 

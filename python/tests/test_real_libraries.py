@@ -17,6 +17,7 @@ is called.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -161,7 +162,10 @@ def check_request(consumer: Callable[..., Any], inp: dict[str, Any], explanation
 
 
 def _params(consumer: Callable[..., Any]) -> tuple[str, ...]:
-    return ("device", "copy") if consumer is np.from_dlpack else ()
+    """The keywords of from_dlpack a case's inputs may pass to consumer."""
+    if consumer is np.from_dlpack:
+        return ("device", "copy")
+    return tuple(inspect.signature(consumer).parameters)[1:]
 
 
 def numpy_import(inp: dict[str, Any]) -> tuple:
@@ -249,7 +253,10 @@ def run_torch(inp: dict[str, Any], explanation: dict[str, Any]) -> None:
         assert export(t, dlpack_kwargs(inp), pointer) == expected(decision)
     elif call == "request":
         device = tuple(inp.get("producer_device", [1, 0]))
-        check_request(lambda producer: torch.from_dlpack(_AtDevice(producer, device)), inp, explanation)
+        def from_dlpack(producer: Any, copy: bool | None = None) -> Any:
+            # copy reaches torch only when the case gives it, as a caller's keyword would.
+            return torch.from_dlpack(_AtDevice(producer, device), **({} if copy is None else {"copy": copy}))
+        check_request(from_dlpack, inp, explanation)
     elif call == "from_dlpack":
         want = expected(decision)
         assert torch_import(inp) == (want if want[0] == "raise" else want[:4] + (None, None))
