@@ -8,7 +8,7 @@ import (
 	"github.com/dlroute/dlroute/internal/testenv"
 )
 
-// TestLint runs ESLint (eslint.config.mjs beside this file: the
+// TestLint runs ESLint (_npm/eslint.config.mjs: the
 // recommended rules, each file with the globals of where it runs) over
 // every JavaScript file of the repository: the page's modules and their
 // tests, the Node package, and the corpus's Node host.
@@ -17,7 +17,7 @@ func TestLint(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		testenv.Missing(t, "node is not installed, so ESLint does not run (apt-get install -y nodejs)")
 	}
-	root := filepath.Join(Dir(), "..", "..")
+	root := filepath.Join(Dir(), "..", "..", "..")
 	cmd := exec.Command(eslint, "--max-warnings", "0", "--config", filepath.Join(Dir(), "eslint.config.mjs"),
 		"playground", "wasm/node", "cmd/dlroute/testdata")
 	cmd.Dir = root
