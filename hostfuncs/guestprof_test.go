@@ -53,7 +53,7 @@ func newGuestProfiler(period time.Duration) *guestProfiler {
 }
 
 func (p *guestProfiler) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
-	p.names[def.Index()] = def.DebugName()
+	p.names[def.Index()] = def.Name()
 	return p
 }
 
@@ -130,40 +130,83 @@ func TestGuestProfile(t *testing.T) {
 			return err
 		}},
 	}
+	cacheDir := t.TempDir() // one compilation with listeners, for every path
 	for _, path := range paths {
-		p := newGuestProfiler(20 * time.Microsecond)
-		pctx := experimental.WithFunctionListenerFactory(ctx, p)
-		r, err := NewRunner(pctx, RunnerConfig{Module: module, MemoSize: -1, Instances: 1, CacheDir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Load(pctx, rules.FS); err != nil {
-			t.Fatal(err)
-		}
-		rs, err := r.RuleSet(pctx, "jax")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range 200 { // warm: the guest's memo, its heap
-			path.call(rs, 1<<30+i)
-		}
-		var failed error
-		took := p.run(path.n, func(i int) {
-			if err := path.call(rs, i); err != nil && failed == nil {
-				failed = err
-			}
-		})
-		r.Close(ctx)
-		if failed != nil {
-			t.Fatal(failed)
-		}
-		file := filepath.Join(*guestProfDir, path.name+".pprof")
-		if err := os.WriteFile(file, p.pprof(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s: %d calls in %v under the profiler (%v a call); %s", path.name, path.n, took, took/time.Duration(path.n), file)
-		t.Logf("%s: calls a decision: %s", path.name, p.callsPer(path.n, "runtime.mallocgc", "runtime.gcStart", "runtime.memmove", "runtime.mapassign_faststr", "encoding/json.(*decodeState).object", "cel.dev/cel-go/cel.(*prog).Eval"))
+		t.Run(path.name, func(t *testing.T) { profilePath(t, ctx, cacheDir, path.name, path.n, path.call) })
 	}
+	t.Run("load", func(t *testing.T) { profileLoad(t, ctx, cacheDir) })
+}
+
+// profilePath profiles n calls of call on a runner without the host's
+// memo, after a warm-up.
+func profilePath(t *testing.T, ctx context.Context, cacheDir, name string, n int, call func(rs *RuleSet, i int) error) {
+	p := newGuestProfiler(20 * time.Microsecond)
+	pctx := experimental.WithFunctionListenerFactory(ctx, p)
+	r, err := NewRunner(pctx, RunnerConfig{Module: module, MemoSize: -1, Instances: 1, CacheDir: cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Load(pctx, rules.FS); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := r.RuleSet(pctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 { // warm: the guest's memo, its heap
+		call(rs, 1<<30+i)
+	}
+	var failed error
+	took := p.run(n, func(i int) {
+		if err := call(rs, i); err != nil && failed == nil {
+			failed = err
+		}
+	})
+	r.Close(ctx)
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	file := filepath.Join(*guestProfDir, name+".pprof")
+	if err := os.WriteFile(file, p.pprof(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d calls in %v under the profiler (%v a call); %s", name, n, took, took/time.Duration(n), file)
+	t.Logf("%s: calls a decision: %s", name, p.callsPer(n, "runtime.mallocgc", "runtime.gcStart", "runtime.memmove"))
+}
+
+// profileLoad profiles a process's way to its first decision, as
+// BenchmarkGoHost/load: the runtime's start (_initialize), the embedded
+// rules loaded, one line.
+func profileLoad(t *testing.T, ctx context.Context, cacheDir string) {
+	p := newGuestProfiler(20 * time.Microsecond)
+	pctx := experimental.WithFunctionListenerFactory(ctx, p)
+	const loads = 3
+	var failed error
+	took := p.run(loads, func(int) {
+		r, err := NewRunner(pctx, RunnerConfig{Module: module, Instances: 1, CacheDir: cacheDir})
+		if err == nil {
+			defer r.Close(ctx)
+			err = r.Load(pctx, rules.FS)
+		}
+		var rs *RuleSet
+		if err == nil {
+			rs, err = r.RuleSet(pctx, "jax")
+		}
+		if err == nil {
+			_, err = rs.ResolveJSON(pctx, []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`))
+		}
+		if err != nil && failed == nil {
+			failed = err
+		}
+	})
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	file := filepath.Join(*guestProfDir, "load.pprof")
+	if err := os.WriteFile(file, p.pprof(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("load: %d loads in %v under the profiler; %s", loads, took, file)
 }
 
 // callsPer reports the entries of the named functions per decision.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -15,7 +16,9 @@ import (
 // wazero's cache warm; start an instance; load the embedded rules; decide
 // one line); then a JSON line decided again and again (the host's memo
 // answers), a new line each call (the module decides), and an
-// engine.Input by the binary entry (the memo again).
+// engine.Input by the binary entry (the memo again). "native-unique" is
+// engine.RuleSet.ResolveJSON on the same new lines: the baseline of
+// "resolve-json/unique" in the same run.
 func BenchmarkGoHost(b *testing.B) {
 	ctx := context.Background()
 	line := []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`)
@@ -50,6 +53,19 @@ func BenchmarkGoHost(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			unique := []byte(`{"platform":"gpu","platform_version":"fork ` + strconv.Itoa(i) + `","local_hardware_id":0}`)
 			if _, err := rs.ResolveJSON(ctx, unique); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("resolve-json/native-unique", func(b *testing.B) {
+		cat, err := engine.Load(rules.FS, engine.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		native, _ := cat.RuleSet("jax")
+		for i := 0; b.Loop(); i++ {
+			unique := []byte(`{"platform":"gpu","platform_version":"fork ` + strconv.Itoa(i) + `","local_hardware_id":0}`)
+			if _, err := native.ResolveJSON(ctx, unique); err != nil {
 				b.Fatal(err)
 			}
 		}
