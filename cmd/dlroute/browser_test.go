@@ -46,6 +46,7 @@ const testOut = "../../testout/playground"
 // chromium finds the browser, or skips: only where it is absent.
 func chromium(t *testing.T) string {
 	t.Helper()
+	testenv.Short(t, "the playground in a browser")
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -59,6 +60,7 @@ func chromium(t *testing.T) string {
 // until the test ends, and returns its URL.
 func servePlayground(t *testing.T, args ...string) string {
 	t.Helper()
+	testenv.Short(t, "the playground in a browser")
 	url, _ := servePlaygroundLog(t, args...)
 	return url
 }
