@@ -24,6 +24,7 @@ import { Files } from "./files.js";
 import { ShareLink, linkState, fromLink } from "./link.js";
 import { showMessage, hideMessage } from "./message.js";
 import { markDecision, statusText } from "./timings.js";
+import { InteropGrid } from "./interop.js";
 
 performance.mark("dlroute:script");
 
@@ -36,6 +37,7 @@ const files = new Files(st, { tabs: $("file-tabs"), host: $("editors"), revert: 
 });
 const link = new ShareLink(st, $("share-link"));
 let form = null; // the InputForm, built in start()
+const grid = new InteropGrid($("interop"), { open: openStep });
 
 // The scheduling: one refresh per task however fast the typing, and the
 // tests and "what changed" a moment after it.
@@ -236,6 +238,33 @@ function rulesReloaded() {
   else files.reloadTexts();
   schedule();
   $("status").textContent = statusText(st.source, st.revision);
+  loadInterop();
+}
+
+// ---- the interop grid ----
+
+// loadInterop fetches interop.json, the matrix of the rules served (not
+// the edits), and draws it; again whenever the served rules change.
+async function loadInterop() {
+  try {
+    const resp = await fetch("interop.json", { cache: "no-cache" });
+    if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
+    grid.show(await resp.json());
+  } catch (e) {
+    console.error(e);
+    grid.loading(`The interop matrix could not be loaded (${e.message}).`);
+  }
+}
+
+// openStep shows one step of an exchange the grid opened: its rule set
+// and its input, so that the decision, the trace and the rule file show
+// how the page's rules decide it.
+function openStep(step) {
+  if (!st.ws.refs.includes(step.ref)) return showMessage(`This step is ${step.ref}'s, which the page does not have.`, "warn");
+  if (step.ref !== st.ref) chooseRef(step.ref);
+  showInput(JSON.stringify(step.input));
+  schedule();
+  $("decision").scrollIntoView({ block: "nearest" });
 }
 
 function revertFile() {
@@ -322,6 +351,7 @@ async function start() {
   performance.mark("dlroute:ready");
   refresh();
   $("status").textContent = statusText(st.source, st.revision);
+  loadInterop(); // after the first decision, which it must not delay
   if (served.live) followRules(st, rulesReloaded);
 }
 

@@ -49,7 +49,8 @@ const eventsRetryAfter = "10"
 const keepAlive = 25 * time.Second
 
 // Publish makes fsys, a rules directory, the rules the page loads
-// (rules.json), named by revision, and tells every open page. Rules with
+// (rules.json, and the interop.json decided from them when next asked
+// for), named by revision, and tells every open page. Rules with
 // no <name>/<version>/ files are an error, and the rules served stay.
 func (h *Handler) Publish(fsys fs.FS, revision string) error {
 	st := h.live.now()
@@ -62,6 +63,8 @@ func (h *Handler) Publish(fsys fs.FS, revision string) error {
 	if err != nil {
 		return err
 	}
+	// interop.json first: a page told of the new rules fetches both.
+	h.interop.publish(fsys, st)
 	h.live.update(func(s *rulesState) *resource {
 		s.revision, s.refusal = revision, nil
 		return r

@@ -13,6 +13,9 @@
 //   - rules.json: {"source": ..., "revision": ..., "live": ..., "files":
 //     {"jax/v3/rules.yaml": "...", ...}}, the rules directory the page
 //     starts from;
+//   - interop.json: the interop matrix of those rules, every producer's
+//     arrays into every consumer with the steps that decided each cell
+//     (interop.go), which the page draws as a grid;
 //   - events: with Options.Live, a stream of server-sent events that
 //     tells the page when Publish replaced rules.json, or when rules were
 //     refused (live.go);
@@ -84,10 +87,11 @@ type Options struct {
 }
 
 // Handler serves the playground. It is safe for concurrent use: only
-// rules.json changes after New, by Publish.
+// rules.json and interop.json change after New, by Publish.
 type Handler struct {
-	files map[string]*resource // by URL path without the leading '/'; not rules.json
-	live  *hub                 // rules.json, and the pages to tell when it changes
+	files   map[string]*resource // by URL path without the leading '/'; not rules.json nor interop.json
+	live    *hub                 // rules.json, and the pages to tell when it changes
+	interop *interopSite         // interop.json of the rules rules.json holds
 }
 
 // resource is one file, as it is sent: its bytes, compressed once.
@@ -113,11 +117,11 @@ func New(opts Options) (*Handler, error) {
 	if len(opts.Module) == 0 {
 		return nil, errors.New("playground: no WebAssembly module")
 	}
-	files, err := Files(opts)
+	files, err := pageFiles(opts)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{files: map[string]*resource{}}
+	h := &Handler{files: map[string]*resource{}, interop: &interopSite{}}
 	for name, data := range files {
 		gz := opts.ModuleGzip
 		if name != "dlroute.wasm" || gz == nil {
@@ -127,8 +131,10 @@ func New(opts Options) (*Handler, error) {
 			return nil, err
 		}
 	}
-	h.live = newHub(rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}, h.files["rules.json"])
+	st := rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}
+	h.live = newHub(st, h.files["rules.json"])
 	delete(h.files, "rules.json")
+	h.interop.publish(opts.Rules, st)
 	return h, nil
 }
 
@@ -148,8 +154,19 @@ func newResource(name string, data, gz []byte) (*resource, error) {
 }
 
 // Files returns the site's files by name: the assets, the modules shared
-// with wasm/node, rules.json and dlroute.wasm.
+// with wasm/node, rules.json, interop.json and dlroute.wasm.
 func Files(opts Options) (map[string][]byte, error) {
+	files, err := pageFiles(opts)
+	if err != nil {
+		return nil, err
+	}
+	files["interop.json"], err = interopJSON(opts.Rules, rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live})
+	return files, err
+}
+
+// pageFiles is Files without interop.json, which New decides when first
+// asked for.
+func pageFiles(opts Options) (map[string][]byte, error) {
 	files := map[string][]byte{"dlroute.wasm": opts.Module}
 	for _, dir := range []fs.FS{assets, node.Shared} {
 		if err := addFiles(files, dir); err != nil {
@@ -257,8 +274,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r, ok := h.files[name]
-	if name == "rules.json" {
+	switch name {
+	case "rules.json":
 		r, ok = h.live.rules(), true
+	case "interop.json":
+		var err error
+		if r, err = h.interop.get(); err != nil {
+			http.Error(w, "deciding the interop matrix: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		ok = true
 	}
 	if !ok {
 		http.NotFound(w, req)

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/interop"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -678,4 +679,135 @@ func TestPlaygroundRulesetByRelease(t *testing.T) {
 	if msg := p.text("message"); !strings.Contains(msg, "no version for release 0.4.14") || !strings.Contains(msg, "jax@v0 covers 0.4.15 to 0.4.25") {
 		t.Errorf("the page says %q, want the release refused with the nearest version", msg)
 	}
+}
+
+// TestPlaygroundInterop is the interop grid: interop.json, the matrix
+// `dlroute interop` decides of the rules served, drawn as a table whose
+// cells each open their deciding step in the page's own decision, trace
+// and rule file; from the mouse and from the keyboard, at a phone's width
+// and under axe-core.
+func TestPlaygroundInterop(t *testing.T) {
+	testenv.Short(t, "the playground in a browser")
+	ctx := browser(t)
+	url := servePlayground(t)
+	p := page{t, ctx}
+	p.open(url)
+	p.waitFor("the grid", `document.querySelectorAll('[data-testid=interop-cell]').length > 0`)
+
+	// What the native matrix says of the two cells, to compare the page with.
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := interop.Options{}.Decide(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	native := func(producer, platform, consumer string) interop.Cell {
+		col := slices.Index(m.Consumers, consumer)
+		for _, r := range m.Rows {
+			if r.Producer == producer && r.Array.Platform == platform && col >= 0 {
+				return r.Cells[col]
+			}
+		}
+		t.Fatalf("the native matrix has no %s %s into %s", producer, platform, consumer)
+		return interop.Cell{}
+	}
+	cellSel := func(producer, platform, consumer string) string {
+		return fmt.Sprintf(`[data-testid=interop-cell][data-producer=%q][data-platform=%q][data-consumer=%q]`, producer, platform, consumer)
+	}
+	type cellShown struct{ Text, Outcome, Kind string }
+	shown := func(sel string) cellShown {
+		return eval[cellShown](p, fmt.Sprintf(`(() => { const td = document.querySelector(%q); return td ? {Text: td.innerText, Outcome: td.dataset.outcome, Kind: td.className} : {}; })()`, sel))
+	}
+	seed, inPlace := cellSel("jax@v3", "gpu <unknown>", "torch@v1"), cellSel("numpy@v2", "(kDLCPU, 0)", "torch@v1")
+
+	if n, want := eval[int](p, `document.querySelectorAll('[data-testid=interop-cell]').length`), len(m.Rows)*len(m.Consumers); n != want {
+		t.Errorf("the grid has %d cells, want the native matrix's %d", n, want)
+	}
+	if c := shown(seed); c.Outcome != "error" || c.Kind != "o-error" || !strings.Contains(c.Text, "BufferError") || !strings.Contains(c.Text, "Unknown GPU plat") {
+		t.Errorf("the seed's cell, JAX gpu <unknown> into torch@v1, shows %+v; want BufferError: Unknown GPU platform, drawn as an error", c)
+	}
+	if c := shown(inPlace); c.Outcome != "in_place" || c.Kind != "o-in-place" || !strings.Contains(c.Text, "in place") {
+		t.Errorf("numpy's CPU array into torch@v1 shows %+v; want in place", c)
+	}
+	if note := p.text("interop"); !strings.Contains(note, "not your edits") || !strings.Contains(note, "the rules the server serves") {
+		t.Errorf("the panel says %q; want it to say the grid is of the served rules, not the page's edits", note)
+	}
+	// The row headers and the column headers a screen reader reads out.
+	if heads := eval[[]string](p, `[...document.querySelectorAll('[data-testid=interop-grid] thead th')].map((th) => th.scope + ':' + th.innerText)`); !slices.Equal(heads[:3], []string{"col:producer", "col:platform", "col:memory"}) || len(heads) != 3+len(m.Consumers) || heads[3] != "col:into "+m.Consumers[0] {
+		t.Errorf("the grid's column headers are %v", heads)
+	}
+
+	// A click on the in-place cell shows torch's import of numpy's capsule.
+	want := native("numpy@v2", "(kDLCPU, 0)", "torch@v1").Decider()
+	p.run("clicking numpy into torch", chromedp.Click(chromedp.CSS(inPlace+" button")))
+	p.wantDecision("numpy's CPU array into torch", want.Decision.Rule, "(kDLCPU, 0)")
+	if ref := eval[string](p, `document.querySelector('[data-testid=ruleset]').value`); ref != want.Decision.RuleSet || want.Decision.RuleSet != "torch@v1" {
+		t.Errorf("the cell opened %s, want its last step's rule set, torch@v1 (natively %s)", ref, want.Decision.RuleSet)
+	}
+
+	// From the keyboard: the arrow keys move between cells, Enter opens one.
+	p.run("focusing the seed's cell", chromedp.Focus(chromedp.CSS(seed+" button")))
+	p.run("ArrowLeft", chromedp.KeyEvent(kb.ArrowLeft))
+	moved := eval[string](p, `document.activeElement.closest('td')?.dataset.consumer ?? ''`)
+	p.run("ArrowRight", chromedp.KeyEvent(kb.ArrowRight))
+	back := eval[string](p, `document.activeElement.closest('td')?.dataset.consumer ?? ''`)
+	if left := m.Consumers[slices.Index(m.Consumers, "torch@v1")-1]; moved != left || back != "torch@v1" {
+		t.Errorf("ArrowLeft from the seed's cell focused %q, ArrowRight then %q; want %s's cell, then torch@v1's again", moved, back, left)
+	}
+	if n := eval[int](p, `document.querySelectorAll('[data-testid=interop-grid] button.cell[tabindex="0"]').length`); n != 1 {
+		t.Errorf("%d cells are in the tab order, want one: Tab passes the grid in one stop", n)
+	}
+	p.run("Enter on the seed's cell", chromedp.KeyEvent(kb.Enter))
+	p.wantDecision("the seed's cell", "gpu-unknown-platform", "Unknown GPU platform for __dlpack__: <unknown>")
+	step := native("jax@v3", "gpu <unknown>", "torch@v1").Decider()
+	if text, rule, _ := p.decision(); rule != step.Decision.Rule || !strings.Contains(p.text("decision"), "of jax@v3") {
+		t.Errorf("the decision shows %q by %s (%q); want the native step's, %s of jax@v3", text, rule, p.text("decision"), step.Decision.Rule)
+	}
+	if ref := eval[string](p, `document.querySelector('[data-testid=ruleset]').value`); ref != "jax@v3" {
+		t.Errorf("the seed's cell opened %s, want jax@v3", ref)
+	}
+	var input map[string]any
+	if err := json.Unmarshal([]byte(eval[string](p, `document.querySelector('[data-testid=input-json]').value`)), &input); err != nil || input["platform_version"] != "<unknown>" || input["platform"] != "gpu" {
+		t.Errorf("the input box holds %v (%v), want the step's input, platform gpu at <unknown>", input, err)
+	}
+	if hit := eval[int](p, `document.querySelectorAll('[data-testid=editors] .editor-box:not([hidden]) .bl.is-hit').length`); hit == 0 {
+		t.Errorf("the rule file highlights no rule, want gpu-unknown-platform's")
+	}
+	if s := p.text("interop-steps"); !strings.Contains(s, "jax@v3 __dlpack_device__") || !strings.Contains(s, "decided the outcome") {
+		t.Errorf("the opened cell's steps read %q, want jax@v3's __dlpack_device__ as the one that decided", s)
+	}
+	p.screenshot("20-interop.png")
+	p.axe("the interop grid, a cell opened")
+
+	t.Run("a phone's width", func(t *testing.T) {
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.run("a 390x844 viewport", chromedp.EmulateViewport(390, 844))
+		q.open(url)
+		q.waitFor("the grid", `document.querySelectorAll('[data-testid=interop-cell]').length > 0`)
+		eval[bool](q, `(document.querySelector('[data-testid=interop]').scrollIntoView(), true)`)
+		wide := eval[struct {
+			Scroll, View, Inner, InnerView int
+		}](q, `(() => {
+			const s = document.querySelector('[data-testid=interop-scroll]');
+			return {Scroll: document.scrollingElement.scrollWidth, View: innerWidth, Inner: s.scrollWidth, InnerView: s.clientWidth};
+		})()`)
+		if wide.Scroll > wide.View {
+			t.Errorf("at 390 px wide the page scrolls %d px wide in a %d px viewport, want no sideways scroll", wide.Scroll, wide.View)
+		}
+		if wide.InnerView > wide.View || wide.Inner <= wide.InnerView {
+			t.Errorf("the grid is %d px wide in a %d px box (the viewport %d); want it to scroll inside its panel", wide.Inner, wide.InnerView, wide.View)
+		}
+		q.run("tapping the seed's cell", chromedp.Click(chromedp.CSS(seed+" button")))
+		q.wantDecision("the seed's cell", "gpu-unknown-platform", "<unknown>")
+		if r := q.rect("[data-testid=decision]"); !r.inView() {
+			t.Errorf("after the tap the decision is at %.0f-%.0f px down, want it in view", r.Top, r.Bottom)
+		}
+		eval[bool](q, `(document.querySelector('[data-testid=interop]').scrollIntoView(), true)`)
+		q.screenshot("21-interop-phone.png")
+		q.axe("the interop grid at a phone's width")
+	})
 }

@@ -1,0 +1,140 @@
+package playground
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"sync"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/interop"
+)
+
+// interop.json is `dlroute interop --json` of the rules served, as one
+// document the page draws as a grid (interop.js):
+//
+//	{"source": ..., "revision": ..., "call": "from_dlpack(x)",
+//	 "consumers": ["cupy@v1", ...],
+//	 "rows": [{"producer": "jax@v3", "platform": "gpu <unknown>", "memory": "device",
+//	           "cells": [{"outcome": "error", "short": "BufferError: ...", "error": {...},
+//	                      "steps": [{"ref": "jax@v3", "call": "__dlpack_device__",
+//	                                 "attempt": 1, "input": {...}, "decision": {...}}]}]}]}
+//
+// or, where the rules served do not load or cannot decide the matrix,
+// {"source": ..., "revision": ..., "error": "..."} and no rows. It is
+// decided natively, by package internal/interop, so that the grid is the
+// command line's matrix; the page decides a cell's step again, with its
+// own rules, when the person opens it. It is computed when first asked
+// for after each Publish: loading every rule set takes a fifth of a
+// second, which a handler that nobody asks for the grid need not spend.
+
+// interopShortWidth is the cut of a cell's short text: the command line's
+// default --width, so that the grid and README's table read alike.
+const interopShortWidth = 44
+
+type interopDoc struct {
+	Source    string       `json:"source"`
+	Revision  string       `json:"revision,omitempty"`
+	Call      string       `json:"call"`
+	Consumers []string     `json:"consumers"`
+	Rows      []interopRow `json:"rows"`
+	Error     string       `json:"error,omitempty"`
+}
+
+type interopRow struct {
+	Producer string        `json:"producer"`
+	Platform string        `json:"platform"`
+	Memory   string        `json:"memory"`
+	Cells    []interopCell `json:"cells"` // in the order of the document's consumers
+}
+
+type interopCell struct {
+	Outcome interop.Outcome   `json:"outcome"`
+	Short   string            `json:"short"` // Cell.Short(interopShortWidth)
+	Error   *engine.Exception `json:"error,omitempty"`
+	Device  *interop.Device   `json:"device,omitempty"`
+	Steps   []interopStep     `json:"steps"`
+}
+
+// interopStep is an interop.Step with the ref of the rule set asked, the
+// version the page selects to decide the step again.
+type interopStep struct {
+	Ref string `json:"ref"`
+	interop.Step
+}
+
+// interopJSON decides the matrix of rules and writes interop.json. Rules
+// that do not load, or cannot decide it, are a document with an error:
+// the page says why there is no grid, as it marks the errors in its editors.
+func interopJSON(rules fs.FS, st rulesState) ([]byte, error) {
+	doc := interopDoc{Source: st.source, Revision: st.revision, Call: "from_dlpack(x)", Consumers: []string{}, Rows: []interopRow{}}
+	if err := decideInterop(rules, &doc); err != nil {
+		doc.Consumers, doc.Rows, doc.Error = []string{}, []interopRow{}, err.Error()
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "<unknown>" reads as itself, as the engine writes it
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+func decideInterop(rules fs.FS, doc *interopDoc) error {
+	cat, err := engine.Load(rules, engine.Options{})
+	if err != nil {
+		return err
+	}
+	m, err := interop.Options{}.Decide(context.Background(), cat)
+	if err != nil {
+		return err
+	}
+	doc.Consumers = append(doc.Consumers, m.Consumers...)
+	for _, r := range m.Rows {
+		row := interopRow{Producer: r.Producer, Platform: r.Array.Platform, Memory: r.Array.Memory, Cells: []interopCell{}}
+		for _, c := range r.Cells {
+			cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device}
+			for _, s := range c.Steps {
+				cell.Steps = append(cell.Steps, interopStep{Ref: s.Decision.RuleSet, Step: s})
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		doc.Rows = append(doc.Rows, row)
+	}
+	return nil
+}
+
+// interopSite is interop.json of the rules published last, decided when
+// first asked for.
+type interopSite struct {
+	mu       sync.Mutex
+	rules    fs.FS
+	state    rulesState
+	resource *resource // nil until asked for
+}
+
+// publish makes rules, named by st, the ones interop.json decides.
+func (s *interopSite) publish(rules fs.FS, st rulesState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules, s.state, s.resource = rules, st, nil
+}
+
+// get returns interop.json, deciding it once per publish; concurrent
+// requests wait for the one that decides.
+func (s *interopSite) get() (*resource, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.resource != nil {
+		return s.resource, nil
+	}
+	data, err := interopJSON(s.rules, s.state)
+	if err != nil {
+		return nil, err
+	}
+	if s.resource, err = newResource("interop.json", data, nil); err != nil {
+		return nil, err
+	}
+	return s.resource, nil
+}

@@ -1,0 +1,212 @@
+// The interop grid: interop.json, the matrix `dlroute interop` decides,
+// of the rules the server serves (playground/interop.go): every
+// producer's array (a row: producer, platform, memory kind) handed to
+// every consumer's from_dlpack (a column). Each cell says, in words as
+// well as in colour, what the exchange comes to: in place, a copy and who
+// makes it, or the exception the user sees. Opening a cell hands its
+// deciding step to the page (a rule set and an input), so the page's own
+// decision, trace and rule highlighting show it, decided again with the
+// page's rules. The functions above the class touch no page, so
+// test/interop.test.mjs runs them in Node.
+
+import { h } from "./views.js";
+
+// The kinds of outcome a cell is drawn as: its class (the colour), its
+// mark, and the legend's words.
+const kinds = {
+  "in-place": { mark: "✓", legend: "in place: the consumer's array shares the producer's memory" },
+  copy: { mark: "⇄", legend: "a copy, and who makes it (the producer, the consumer, both)" },
+  error: { mark: "✗", legend: "the exception the user sees" },
+};
+
+// kindOf is the kind of an outcome (interop.Outcome).
+const kindOf = (outcome) => (outcome === "in_place" ? "in-place" : outcome?.endsWith("_copy") ? "copy" : "error");
+
+// cellView is how a cell is drawn: its kind ("in-place", "copy",
+// "error"), its mark, the exception type (error cells only) and the rest
+// of its short text, and the whole of it for a tooltip.
+export function cellView(cell) {
+  const kind = kindOf(cell.outcome);
+  // short is "Type: message" for an exception (interop.Cell.Short).
+  const type = cell.error && cell.short.startsWith(cell.error.type) ? cell.error.type : "";
+  const full = cell.error ? (cell.error.message ? `${cell.error.type}: ${cell.error.message}` : cell.error.type) : cell.short;
+  return { kind, mark: kinds[kind].mark, type, rest: cell.short.slice(type.length), full };
+}
+
+// decidingStep is the index of the step that decided the cell's outcome:
+// the one that raised, for a copy the producer made the __dlpack__ that
+// made it, and otherwise the last (the consumer's import).
+export function decidingStep(cell) {
+  const steps = cell.steps ?? [];
+  if (cell.outcome === "producer_copy") {
+    for (let i = steps.length - 1; i >= 0; i--) if (steps[i].call === "__dlpack__" && steps[i].decision.copy) return i;
+  }
+  if (cell.outcome === "error") {
+    for (let i = steps.length - 1; i >= 0; i--) if (steps[i].decision.error) return i;
+  }
+  return steps.length - 1;
+}
+
+// producerGroups splits the rows into runs of one producer, in order:
+// [{producer, rows: [{row, index}]}], one table body each.
+export function producerGroups(rows) {
+  const groups = [];
+  rows.forEach((row, index) => {
+    const last = groups.at(-1);
+    if (last?.producer === row.producer) last.rows.push({ row, index });
+    else groups.push({ producer: row.producer, rows: [{ row, index }] });
+  });
+  return groups;
+}
+
+// moveTo is where a key moves the focus in a grid of n rows and m
+// columns from [row, col]: the arrow keys one cell, Home and End to the
+// row's ends (with Ctrl, the grid's); null for any other key.
+export function moveTo([row, col], key, n, m, ctrl = false) {
+  const clamp = (v, hi) => Math.max(0, Math.min(hi - 1, v));
+  switch (key) {
+    case "ArrowUp": return [clamp(row - 1, n), col];
+    case "ArrowDown": return [clamp(row + 1, n), col];
+    case "ArrowLeft": return [row, clamp(col - 1, m)];
+    case "ArrowRight": return [row, clamp(col + 1, m)];
+    case "Home": return ctrl ? [0, 0] : [row, 0];
+    case "End": return ctrl ? [n - 1, m - 1] : [row, m - 1];
+  }
+  return null;
+}
+
+// stepText is one step in a line: "jax@v3 __dlpack_device__ → BufferError: ..."
+// with the attempt where it is a second one.
+export function stepText(step) {
+  const d = step.decision;
+  const answer = d.error ? `${d.error.type}: ${d.error.message}` : d.device_type ? `(${d.device_type}, ${d.device_id})${d.copy ? ", copy" : ""}` : "";
+  return `${step.ref} ${step.call}${step.attempt > 1 ? ` (attempt ${step.attempt})` : ""}${answer ? ` → ${answer}` : ""}`;
+}
+
+// summaryText is the panel's line under its heading.
+export function summaryText(doc) {
+  if (doc.error) return "no grid: the rules served do not load";
+  const producers = new Set(doc.rows.map((r) => r.producer)).size;
+  return `${doc.rows.length} arrays of ${producers} producers into ${doc.consumers.length} consumers`;
+}
+
+// InteropGrid draws interop.json into its panel. open(step, cell) is
+// called with the step a person opens.
+export class InteropGrid {
+  constructor(root, { open }) {
+    this.root = root;
+    this.openStep = open;
+    this.doc = null;
+    this.focus = [0, 0]; // the cell that Tab reaches: one stop for the whole grid
+    this.opened = null; // {row, col, step}: the cell and step opened last
+    this.status = null; // the live region that says what an opening shows
+    this.steps = null; // the opened cell's steps
+  }
+
+  // loading says the grid is on its way, or failed (text).
+  loading(text) {
+    this.root.replaceChildren(h("h2", {}, "Interop"), h("p", { class: "muted" }, text));
+  }
+
+  // show draws doc, interop.json as served.
+  show(doc) {
+    this.doc = doc;
+    this.opened = null; // a row of the rules before may be another array now
+    const n = doc.rows?.length ?? 0, m = doc.consumers?.length ?? 0;
+    this.focus = [Math.min(this.focus[0], Math.max(n - 1, 0)), Math.min(this.focus[1], Math.max(m - 1, 0))];
+    const revision = doc.revision ? `, revision ${doc.revision}` : "";
+    const parts = [
+      h("h2", {}, "Interop", h("span", { class: "summary", "data-testid": "interop-summary" }, summaryText(doc))),
+      h("p", { class: "interop-note" },
+        `${doc.call ?? "from_dlpack(x)"} of each producer's array into each consumer, as dlroute interop decides it: the rules the server serves (${doc.source}${revision}), not your edits in this page. `,
+        "Rows are the producer's arrays, columns the consumers. Open a cell to see its deciding step here, decided again with the page's rules; the arrow keys move between cells."),
+    ];
+    if (doc.error) {
+      parts.push(h("p", { class: "err-text" }, "The rules served do not load or cannot decide the matrix, so there is no grid:"), h("pre", { class: "json" }, doc.error));
+    } else if (!n || !m) {
+      parts.push(h("p", { class: "muted" }, "These rules have no library on both sides of an exchange (a rule set that declares the input call, or jax with jax-export), so there is nothing to exchange."));
+    } else {
+      this.status = h("p", { role: "status", class: "interop-status", "data-testid": "interop-status" });
+      this.steps = h("div", { class: "interop-steps", "data-testid": "interop-steps" }, this.stepsView());
+      parts.push(this.legend(), h("div", { class: "interop-scroll", "data-testid": "interop-scroll" }, this.table()), this.status, this.steps);
+    }
+    this.root.replaceChildren(...parts);
+  }
+
+  legend() {
+    return h("ul", { class: "interop-legend", "aria-label": "what the colours and marks mean" }, Object.entries(kinds).map(([kind, k]) =>
+      h("li", { class: `o-${kind}` }, h("span", { class: "mark", "aria-hidden": "true" }, k.mark), " ", k.legend)));
+  }
+
+  table() {
+    const { doc } = this;
+    const head = h("thead", {}, h("tr", {},
+      h("th", { scope: "col" }, "producer"), h("th", { scope: "col" }, "platform"), h("th", { scope: "col" }, "memory"),
+      doc.consumers.map((c) => h("th", { scope: "col", class: "consumer" }, h("span", { class: "muted" }, "into "), c))));
+    const bodies = producerGroups(doc.rows).map((g) => h("tbody", {}, g.rows.map(({ row, index }, k) => h("tr", {},
+      k === 0 ? h("th", { scope: "rowgroup", rowspan: String(g.rows.length), class: "producer" }, g.producer) : null,
+      h("th", { scope: "row", class: "platform" }, row.platform),
+      h("th", { scope: "row", class: "memory" }, row.memory),
+      row.cells.map((cell, col) => this.cellElement(row, index, cell, col))))));
+    const table = h("table", { class: "interop-grid", "data-testid": "interop-grid", onkeydown: (e) => this.key(e) },
+      h("caption", {}, "Rows: the producer's array; columns: the consumer whose from_dlpack takes it."), head, bodies);
+    return table;
+  }
+
+  cellElement(row, index, cell, col) {
+    const v = cellView(cell);
+    const [fr, fc] = this.focus;
+    const opened = this.opened?.row === index && this.opened?.col === col;
+    return h("td", { class: `o-${v.kind}`, "data-testid": "interop-cell", "data-producer": row.producer, "data-platform": row.platform, "data-memory": row.memory, "data-consumer": this.doc.consumers[col], "data-outcome": cell.outcome },
+      h("button", {
+        class: "cell", tabindex: fr === index && fc === col ? "0" : "-1", title: v.full, "aria-current": opened ? "true" : null,
+        "data-row": String(index), "data-col": String(col),
+        onclick: () => this.open(index, col, decidingStep(cell)),
+        onfocus: () => this.setFocus(index, col),
+      }, h("span", { class: "mark", "aria-hidden": "true" }, v.mark), " ", v.type ? h("b", {}, v.type) : null, v.rest));
+  }
+
+  // setFocus makes [row, col] the grid's one tab stop.
+  setFocus(row, col) {
+    this.focus = [row, col];
+    for (const b of this.root.querySelectorAll("button.cell")) b.tabIndex = Number(b.dataset.row) === row && Number(b.dataset.col) === col ? 0 : -1;
+  }
+
+  key(e) {
+    const b = e.target.closest?.("button.cell");
+    if (!b) return;
+    const to = moveTo([Number(b.dataset.row), Number(b.dataset.col)], e.key, this.doc.rows.length, this.doc.consumers.length, e.ctrlKey);
+    if (!to) return;
+    e.preventDefault();
+    this.setFocus(...to);
+    this.root.querySelector(`button.cell[data-row="${to[0]}"][data-col="${to[1]}"]`)?.focus();
+  }
+
+  // open shows step i of the cell at [row, col] in the page.
+  open(row, col, i) {
+    const cell = this.doc.rows[row].cells[col];
+    const step = cell.steps[i];
+    this.opened = { row, col, step: i };
+    for (const b of this.root.querySelectorAll("button.cell")) {
+      if (Number(b.dataset.row) === row && Number(b.dataset.col) === col) b.setAttribute("aria-current", "true");
+      else b.removeAttribute("aria-current");
+    }
+    this.steps.replaceChildren(...this.stepsView());
+    this.status.textContent = `Showing step ${i + 1} of ${cell.steps.length}, ${step.ref} ${step.call}, in the input, the decision and the trace.`;
+    this.openStep(step, cell);
+  }
+
+  // stepsView is the opened cell's steps, each a button that opens it,
+  // the one shown marked; none before a cell is opened.
+  stepsView() {
+    const o = this.opened;
+    if (!o) return [];
+    const row = this.doc.rows[o.row], cell = row.cells[o.col];
+    return [
+      h("h3", {}, `${row.producer} ${row.platform} ${row.memory} into ${this.doc.consumers[o.col]}: ${cellView(cell).full}`),
+      h("ol", { class: "interop-step-list" }, cell.steps.map((s, i) => h("li", { class: i === o.step ? "shown" : null },
+        h("button", { class: "link", "aria-current": i === o.step ? "step" : null, onclick: () => this.open(o.row, o.col, i) }, stepText(s)),
+        i === decidingStep(cell) ? h("span", { class: "muted" }, " (decided the outcome)") : null))),
+    ];
+  }
+}

@@ -1,0 +1,147 @@
+package playground_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute/playground"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// interopDoc is what the page reads of interop.json.
+type interopDoc struct {
+	Source, Revision, Call, Error string
+	Consumers                     []string
+	Rows                          []struct {
+		Producer, Platform, Memory string
+		Cells                      []interopCell
+	}
+}
+
+type interopCell struct {
+	Outcome, Short string
+	Error          *struct{ Type, Message string }
+	Steps          []struct {
+		Ref, Call string
+		Input     map[string]any
+		Decision  struct{ Rule, RuleSet string }
+	}
+}
+
+func getInterop(t *testing.T, h http.Handler, header ...string) (interopDoc, *http.Response) {
+	t.Helper()
+	resp := get(h, "GET", "/interop.json", header...)
+	var doc interopDoc
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+			t.Fatalf("interop.json: %v", err)
+		}
+	}
+	return doc, resp
+}
+
+// cellOf is the cell of producer's array on platform into consumer, and
+// whether the document has it.
+func cellOf(doc interopDoc, producer, platform, consumer string) (interopCell, bool) {
+	col := -1
+	for i, ref := range doc.Consumers {
+		if ref == consumer {
+			col = i
+		}
+	}
+	for _, r := range doc.Rows {
+		if r.Producer == producer && r.Platform == platform && col >= 0 && col < len(r.Cells) {
+			return r.Cells[col], true
+		}
+	}
+	return interopCell{}, false
+}
+
+func TestInteropJSON(t *testing.T) {
+	h := newHandler(t)
+	doc, resp := getInterop(t, h)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Content-Security-Policy") != playground.ContentSecurityPolicy {
+		t.Fatalf("GET /interop.json: %d %q, policy %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Security-Policy"))
+	}
+	if doc.Error != "" || doc.Source != "embedded" || doc.Call != "from_dlpack(x)" || len(doc.Rows) < 10 {
+		t.Fatalf("interop.json: source %q, call %q, %d rows, error %q; want the embedded rules' matrix", doc.Source, doc.Call, len(doc.Rows), doc.Error)
+	}
+	// The seed's case: JAX's GPU array of unknown platform fails in torch
+	// at jax's __dlpack_device__.
+	seed, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v1")
+	if !ok || seed.Outcome != "error" || seed.Error == nil || seed.Error.Type != "BufferError" || !strings.HasPrefix(seed.Short, "BufferError: Unknown GPU plat") {
+		t.Errorf("jax@v3 gpu <unknown> into torch@v1: %+v (found %v), want BufferError: Unknown GPU platform", seed, ok)
+	} else if last := seed.Steps[len(seed.Steps)-1]; last.Ref != "jax@v3" || last.Call != "__dlpack_device__" || last.Decision.Rule != "gpu-unknown-platform" || last.Input["platform_version"] != "<unknown>" {
+		t.Errorf("its last step: %+v, want jax@v3's __dlpack_device__ decided by gpu-unknown-platform on platform_version <unknown>", last)
+	}
+	if c, ok := cellOf(doc, "numpy@v2", "(kDLCPU, 0)", "torch@v1"); !ok || c.Outcome != "in_place" || c.Short != "in place" || c.Steps[len(c.Steps)-1].Ref != "torch@v1" {
+		t.Errorf("numpy@v2 (kDLCPU, 0) into torch@v1: %+v (found %v), want in place, decided last by torch@v1", c, ok)
+	}
+	for _, r := range doc.Rows {
+		for i, c := range r.Cells {
+			for _, s := range c.Steps {
+				if s.Ref == "" || s.Ref != s.Decision.RuleSet {
+					t.Errorf("%s %s into %s: step %s has ref %q, decided by %q", r.Producer, r.Platform, doc.Consumers[i], s.Call, s.Ref, s.Decision.RuleSet)
+				}
+			}
+		}
+	}
+
+	// Revalidated by ETag, as rules.json is, and compressed.
+	etag := resp.Header.Get("ETag")
+	if _, resp := getInterop(t, h, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
+		t.Errorf("If-None-Match with its ETag: %d, want 304", resp.StatusCode)
+	}
+	if resp := get(h, "GET", "/interop.json", "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Errorf("with gzip accepted: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
+	}
+
+	// Publish decides it again: rules with no library are an empty grid,
+	// rules that do not load a document that says why.
+	jaxOnly := fstest.MapFS{}
+	fs.WalkDir(rules.FS, "jax", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			data, _ := fs.ReadFile(rules.FS, p)
+			jaxOnly[p] = &fstest.MapFile{Data: data}
+		}
+		return err
+	})
+	if err := h.Publish(jaxOnly, "r2"); err != nil {
+		t.Fatal(err)
+	}
+	doc, resp = getInterop(t, h, "If-None-Match", etag)
+	if resp.StatusCode != http.StatusOK || doc.Revision != "r2" || doc.Error != "" || len(doc.Rows) != 0 || len(doc.Consumers) != 0 {
+		t.Errorf("after Publish of jax alone: %d, revision %q, %d rows, consumers %v, error %q; want r2's empty grid", resp.StatusCode, doc.Revision, len(doc.Rows), doc.Consumers, doc.Error)
+	}
+	if err := h.Publish(fstest.MapFS{"jax/v9/rules.yaml": {Data: []byte("rules: []\n")}}, "r3"); err != nil {
+		t.Fatal(err)
+	}
+	if doc, _ = getInterop(t, h); doc.Revision != "r3" || doc.Error == "" || len(doc.Rows) != 0 {
+		t.Errorf("after Publish of rules that do not load: revision %q, %d rows, error %q; want r3 with the load error", doc.Revision, len(doc.Rows), doc.Error)
+	}
+}
+
+func TestWriteSiteWritesInterop(t *testing.T) {
+	dir := t.TempDir()
+	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Source: "static", Module: fakeModule}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "interop.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc interopDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	served, _ := getInterop(t, newHandler(t))
+	if _, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v1"); !ok || len(doc.Rows) != len(served.Rows) || doc.Source != "static" {
+		t.Errorf("the site's interop.json: %d rows from %q, want the %d the handler serves, from static", len(doc.Rows), doc.Source, len(served.Rows))
+	}
+}

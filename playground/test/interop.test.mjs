@@ -1,0 +1,78 @@
+// The interop grid's pure parts (interop.js): how a cell reads, which
+// step opening it shows, the producers' row groups, the arrow keys.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { cellView, decidingStep, producerGroups, moveTo, stepText, summaryText } from "../interop.js";
+
+const step = (ref, call, decision, attempt = 1) => ({ ref, call, attempt, input: {}, decision: { rule: "r", ruleset: ref, ...decision } });
+const cuda = { device_type: "kDLCUDA", device_type_code: 2, device_id: 0 };
+
+// The seed's case into torch: jax's __dlpack_device__ raises.
+const seed = {
+  outcome: "error", short: "BufferError: Unknown GPU plat…k__: <unknown>",
+  error: { type: "BufferError", message: "Unknown GPU platform for __dlpack__: <unknown>" },
+  steps: [step("torch@v1", "request", {}), step("jax@v3", "__dlpack_device__", { error: { type: "BufferError", message: "Unknown GPU platform for __dlpack__: <unknown>" } })],
+};
+
+test("cellView: the outcome in words and a mark, not colour alone", () => {
+  assert.deepEqual(cellView({ outcome: "in_place", short: "in place", steps: [] }), { kind: "in-place", mark: "✓", type: "", rest: "in place", full: "in place" });
+  assert.deepEqual(cellView({ outcome: "consumer_copy", short: "copy (consumer)", steps: [] }), { kind: "copy", mark: "⇄", type: "", rest: "copy (consumer)", full: "copy (consumer)" });
+  assert.equal(cellView({ outcome: "both_copy", short: "copy (both)" }).kind, "copy");
+  const v = cellView(seed);
+  assert.equal(v.kind, "error");
+  assert.equal(v.mark, "✗");
+  assert.equal(v.type, "BufferError");
+  assert.equal(v.rest, ": Unknown GPU plat…k__: <unknown>");
+  assert.equal(v.full, "BufferError: Unknown GPU platform for __dlpack__: <unknown>", "the tooltip has the whole message");
+  assert.deepEqual(cellView({ outcome: "error", short: "AssertionError", error: { type: "AssertionError", message: "" } }),
+    { kind: "error", mark: "✗", type: "AssertionError", rest: "", full: "AssertionError" });
+});
+
+test("decidingStep: the step that raised, the __dlpack__ that copied, or the last", () => {
+  assert.equal(decidingStep(seed), 1);
+  // A TypeError the consumer answers by trying again did not decide: the
+  // second attempt's exception did.
+  const retried = {
+    outcome: "error", error: { type: "BufferError", message: "b" },
+    steps: [step("torch@v1", "request", {}), step("cupy@v1", "__dlpack__", { error: { type: "TypeError", message: "a" } }),
+      step("torch@v1", "request", {}, 2), step("cupy@v1", "__dlpack__", { error: { type: "BufferError", message: "b" } }, 2)],
+  };
+  assert.equal(decidingStep(retried), 3);
+  const copied = { outcome: "producer_copy", steps: [step("numpy@v2", "request", {}), step("cupy@v1", "__dlpack__", { ...cuda, copy: true }), step("numpy@v2", "from_dlpack", cuda)] };
+  assert.equal(decidingStep(copied), 1);
+  assert.equal(decidingStep({ ...copied, outcome: "in_place" }), 2);
+  assert.equal(decidingStep({ ...copied, outcome: "consumer_copy" }), 2);
+});
+
+test("producerGroups: one table body per run of a producer's rows", () => {
+  const rows = [{ producer: "cupy@v1" }, { producer: "jax@v3" }, { producer: "jax@v3" }, { producer: "numpy@v2" }];
+  assert.deepEqual(producerGroups(rows).map((g) => [g.producer, g.rows.map((r) => r.index)]), [["cupy@v1", [0]], ["jax@v3", [1, 2]], ["numpy@v2", [3]]]);
+  assert.equal(producerGroups(rows)[1].rows[0].row, rows[1]);
+  assert.deepEqual(producerGroups([]), []);
+});
+
+test("moveTo: the arrow keys, Home and End, kept inside the grid", () => {
+  assert.deepEqual(moveTo([1, 1], "ArrowUp", 3, 4), [0, 1]);
+  assert.deepEqual(moveTo([0, 1], "ArrowUp", 3, 4), [0, 1], "the top row stays");
+  assert.deepEqual(moveTo([2, 1], "ArrowDown", 3, 4), [2, 1], "the bottom row stays");
+  assert.deepEqual(moveTo([1, 0], "ArrowLeft", 3, 4), [1, 0]);
+  assert.deepEqual(moveTo([1, 3], "ArrowRight", 3, 4), [1, 3]);
+  assert.deepEqual(moveTo([1, 2], "ArrowRight", 3, 4), [1, 3]);
+  assert.deepEqual(moveTo([1, 2], "Home", 3, 4), [1, 0]);
+  assert.deepEqual(moveTo([1, 2], "End", 3, 4), [1, 3]);
+  assert.deepEqual(moveTo([1, 2], "Home", 3, 4, true), [0, 0]);
+  assert.deepEqual(moveTo([1, 2], "End", 3, 4, true), [2, 3]);
+  assert.equal(moveTo([1, 2], "Enter", 3, 4), null, "Enter is the button's own");
+  assert.equal(moveTo([1, 2], "a", 3, 4), null);
+});
+
+test("stepText and summaryText", () => {
+  assert.equal(stepText(seed.steps[1]), "jax@v3 __dlpack_device__ → BufferError: Unknown GPU platform for __dlpack__: <unknown>");
+  assert.equal(stepText(step("cupy@v1", "__dlpack__", { ...cuda, copy: true }, 2)), "cupy@v1 __dlpack__ (attempt 2) → (kDLCUDA, 0), copy");
+  assert.equal(stepText(step("torch@v1", "request", {})), "torch@v1 request");
+  const doc = { consumers: ["numpy@v2", "torch@v1"], rows: [{ producer: "jax@v3" }, { producer: "jax@v3" }, { producer: "numpy@v2" }] };
+  assert.equal(summaryText(doc), "3 arrays of 2 producers into 2 consumers");
+  assert.equal(summaryText({ error: "rules/jax/v9: ...", rows: [], consumers: [] }), "no grid: the rules served do not load");
+});
