@@ -20,6 +20,7 @@ import (
 )
 
 func TestNodePackage(t *testing.T) {
+	testenv.Short(t, "the Node.js package through the module")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Missing(t, "node is not installed, so the Node.js package's tests do not run (apt-get install -y nodejs; .ci/run installs it)")
