@@ -118,7 +118,7 @@ export class InteropGrid {
     const parts = [
       h("h2", {}, "Interop", h("span", { class: "summary", "data-testid": "interop-summary" }, summaryText(doc))),
       h("p", { class: "interop-note" },
-        `${doc.call ?? "from_dlpack(x)"} of each producer's array into each consumer, as dlroute interop decides it: the rules the server serves (${doc.source}${revision}), not your edits in this page. `,
+        `${doc.call ?? "from_dlpack(x)"} of each producer's array into each consumer, as dlroute interop decides it: the rules the server serves (from ${doc.source}${revision}), not your edits in this page. `,
         "Rows are the producer's arrays, columns the consumers. Open a cell to see its deciding step here, decided again with the page's rules; the arrow keys move between cells."),
     ];
     if (doc.error) {

@@ -810,4 +810,24 @@ func TestPlaygroundInterop(t *testing.T) {
 		q.screenshot("21-interop-phone.png")
 		q.axe("the interop grid at a phone's width")
 	})
+
+	t.Run("live rules", func(t *testing.T) {
+		// --rules DIR followed: rules that pass change the grid in the open
+		// page, as they change rules.json. Without cupy, it is a consumer
+		// and a producer fewer.
+		dir, _, _ := copyRules(t)
+		other, cancel := chromedp.NewContext(ctx)
+		defer cancel()
+		q := page{t, other}
+		q.open(servePlayground(t, "--rules", dir))
+		cupy := `document.querySelectorAll('[data-testid=interop-cell][data-consumer^="cupy@"], [data-testid=interop-cell][data-producer^="cupy@"]').length`
+		q.waitFor("the grid with cupy", cupy+` > 0`)
+		if err := os.RemoveAll(filepath.Join(dir, "cupy")); err != nil {
+			t.Fatal(err)
+		}
+		q.waitFor("the grid without cupy", cupy+` === 0 && document.querySelectorAll('[data-testid=interop-cell]').length > 0`)
+		if s := q.text("interop"); !strings.Contains(s, "revision "+eval[string](q, `window.dlroute.revision()`)) {
+			t.Errorf("the panel says %q, want it to name the revision the page has", s)
+		}
+	})
 }
