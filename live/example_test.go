@@ -74,6 +74,6 @@ func ExampleGate_Admit() {
 	ref := err.(*live.Refusal)
 	fmt.Println(ref.Stage, ref.Code)
 	// Output:
-	// [cupy@v1 exchange@v1 exchange@v2 jax-export@v0.10 jax-export@v1 jax@v0 jax@v1 jax@v1.1 jax@v1.2 jax@v2 jax@v3 numpy@v1 numpy@v2 torch@v1] true
+	// [exchange@v1 exchange@v2 jax@v0 jax@v1 jax@v1.1 jax@v1.2 jax@v2 jax@v3] true
 	// compile cel_type
 }
