@@ -739,6 +739,34 @@ func TestPlaygroundInterop(t *testing.T) {
 		t.Errorf("the grid's column headers are %v", heads)
 	}
 
+	// Every step of every cell, decided again by the page's engine (the
+	// WebAssembly module, on the rules as served), is what the server's
+	// native engine decided.
+	type differs struct{ Ref, Input, Page, Server string }
+	diffs := eval[struct {
+		Steps int
+		Diffs []differs
+	}](p, `fetch('interop.json').then((r) => r.json()).then((doc) => {
+		const canon = (v) => JSON.stringify(v, (k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
+		let steps = 0;
+		const diffs = [];
+		for (const row of doc.rows) for (const cell of row.cells) for (const s of cell.steps) {
+			steps++;
+			const line = JSON.stringify(s.input);
+			const r = window.dlroute.resolveJSON(s.ref, line);
+			const got = r.status === 'ok' ? canon(JSON.parse(r.output)) : r.status + ': ' + r.output;
+			if (got !== canon(s.decision)) diffs.push({Ref: s.ref, Input: line, Page: got, Server: canon(s.decision)});
+		}
+		return {Steps: steps, Diffs: diffs};
+	})`)
+	if diffs.Steps < len(m.Rows)*len(m.Consumers) {
+		t.Errorf("the page checked %d steps, want at least one per cell", diffs.Steps)
+	}
+	for _, d := range diffs.Diffs[:min(len(diffs.Diffs), 5)] {
+		t.Errorf("%s %s: the page decides %s, the server %s", d.Ref, d.Input, d.Page, d.Server)
+	}
+	t.Logf("%d steps of %d cells decided again in the page, %d differ", diffs.Steps, len(m.Rows)*len(m.Consumers), len(diffs.Diffs))
+
 	// A click on the in-place cell shows torch's import of numpy's capsule.
 	want := native("numpy@v2", "(kDLCPU, 0)", "torch@v1").Decider()
 	p.run("clicking numpy into torch", chromedp.Click(chromedp.CSS(inPlace+" button")))
