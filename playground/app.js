@@ -252,7 +252,7 @@ async function loadInterop() {
     grid.show(await resp.json());
   } catch (e) {
     console.error(e);
-    grid.loading(`The interop matrix could not be loaded (${e.message}).`);
+    grid.failed(`The interop matrix could not be loaded (${e.message}).`);
   }
 }
 

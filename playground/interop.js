@@ -103,8 +103,8 @@ export class InteropGrid {
     this.steps = null; // the opened cell's steps
   }
 
-  // loading says the grid is on its way, or failed (text).
-  loading(text) {
+  // failed says why there is no grid: interop.json did not load.
+  failed(text) {
     this.root.replaceChildren(h("h2", {}, "Interop"), h("p", { class: "muted" }, text));
   }
 
