@@ -27,7 +27,7 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	fs := newFlags("playground")
 	addr := fs.String("addr", "127.0.0.1:8080", "serve on `HOST:PORT`; loopback unless you mean others to reach it")
 	rulesDir := fs.String("rules", "", "serve the rule sets at `PATH` (a directory holding <name>/<version>/, or a bundle) instead of the embedded ones, and follow it: each change that compiles and passes its tests reloads in the open pages")
-	static := fs.String("static", "", "write the page, rules.json and dlroute.wasm into `DIR` for any static server, and exit")
+	static := fs.String("static", "", "write the page, rules.json, interop.json and dlroute.wasm into `DIR` for any static server, and exit")
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
