@@ -216,19 +216,7 @@ func unpack(data []byte) (*members, error) {
 			}
 			continue
 		}
-		if err := checkPath(name); err != nil {
-			return nil, err
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			return nil, errorf(CodeNotRegular, name, "the member is a %s; a bundle holds only files and folders", typeName(hdr.Typeflag))
-		}
-		if hdr.Size > MaxFileSize {
-			return nil, errorf(CodeTooLarge, name, "the file is %d bytes; the limit is %d", hdr.Size, MaxFileSize)
-		}
-		if total += hdr.Size; total > MaxUnpackedSize || len(out.order) == MaxFiles {
-			return nil, errorf(CodeTooLarge, name, "the files exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
-		}
-		body, err := readMember(tr, hdr)
+		body, err := readRulesFile(tr, hdr, name, len(out.order), &total)
 		if err != nil {
 			return nil, err
 		}
@@ -246,6 +234,26 @@ func unpack(data []byte) (*members, error) {
 		return nil, errorf(CodeManifest, ManifestPath, "the archive has no manifest")
 	}
 	return out, nil
+}
+
+// readRulesFile reads the member hdr as the rules file name, after the files
+// before it (how many, and their total size so far, which it adds to):
+// a path of a rules directory, a regular file, within a bundle's limits.
+// Bundles and plain tars of rules (ReadTar) hold the same files.
+func readRulesFile(tr *tar.Reader, hdr *tar.Header, name string, before int, total *int64) ([]byte, error) {
+	if err := checkPath(name); err != nil {
+		return nil, err
+	}
+	if hdr.Typeflag != tar.TypeReg {
+		return nil, errorf(CodeNotRegular, name, "the member is a %s; rules are only files and folders", typeName(hdr.Typeflag))
+	}
+	if hdr.Size > MaxFileSize {
+		return nil, errorf(CodeTooLarge, name, "the file is %d bytes; the limit is %d", hdr.Size, MaxFileSize)
+	}
+	if *total += hdr.Size; *total > MaxUnpackedSize || before == MaxFiles {
+		return nil, errorf(CodeTooLarge, name, "the files exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
+	}
+	return readMember(tr, hdr)
 }
 
 func readMember(tr *tar.Reader, hdr *tar.Header) ([]byte, error) {

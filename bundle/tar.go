@@ -54,22 +54,10 @@ func ReadTar(data []byte) (fs.FS, error) {
 			}
 			continue
 		}
-		if err := checkPath(name); err != nil {
-			return nil, err
-		}
 		if files[name] != nil {
 			return nil, errorf(CodeDuplicate, hdr.Name, "the archive holds the path twice")
 		}
-		if hdr.Typeflag != tar.TypeReg {
-			return nil, errorf(CodeNotRegular, hdr.Name, "the member is a %s; rules are only files and folders", typeName(hdr.Typeflag))
-		}
-		if hdr.Size > MaxFileSize {
-			return nil, errorf(CodeTooLarge, hdr.Name, "the file is %d bytes; the limit is %d", hdr.Size, MaxFileSize)
-		}
-		if total += hdr.Size; total > MaxUnpackedSize || len(files) == MaxFiles {
-			return nil, errorf(CodeTooLarge, hdr.Name, "the files exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
-		}
-		body, err := readMember(tr, hdr)
+		body, err := readRulesFile(tr, hdr, name, len(files), &total)
 		if err != nil {
 			return nil, err
 		}
