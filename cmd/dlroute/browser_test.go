@@ -121,6 +121,14 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// newTab opens another tab of the browser that ctx runs in, closed when t
+// ends.
+func newTab(t *testing.T, ctx context.Context) page {
+	tab, cancel := chromedp.NewContext(ctx)
+	t.Cleanup(cancel)
+	return page{t, tab}
+}
+
 // page is a tab on the playground, with helpers that fail the test.
 type page struct {
 	t   *testing.T

@@ -310,9 +310,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		}
 		before := eval[map[string]any](p, `window.dlroute.state()`)
 		report["share_link_bytes"] = len(link)
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.open(link)
 		q.wantDecision("the linked state", "gpu", "(kDLCUDA, 0)")
 		after := eval[map[string]any](q, `window.dlroute.state()`)
@@ -432,9 +430,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	})
 
 	t.Run("a malformed link", func(t *testing.T) {
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.open(url + "#s=not-a-state!")
 		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
 		if m := q.text("message"); !strings.Contains(m, "This link could not be read") {
@@ -457,9 +453,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.open(servePlayground(t, "--rules", dir))
 		if refs := eval[[]string](q, `window.dlroute.refs()`); !slices.Equal(refs, []string{"jax@v3"}) {
 			t.Errorf("the page offers %v, want the directory's jax@v3 only", refs)
@@ -472,9 +466,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	})
 
 	t.Run("a phone's width", func(t *testing.T) {
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.run("a 390x844 viewport", chromedp.EmulateViewport(390, 844))
 		q.open(url)
 		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
@@ -503,9 +495,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	})
 
 	t.Run("a laptop's screen", func(t *testing.T) {
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.run("a 1280x720 viewport", chromedp.EmulateViewport(1280, 720))
 		q.open(url)
 		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
@@ -534,9 +524,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	})
 
 	t.Run("served by a static server", func(t *testing.T) {
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.open(staticSite(t))
 		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
 	})
@@ -810,9 +798,7 @@ func TestPlaygroundInterop(t *testing.T) {
 	p.axe("the interop grid, a cell opened")
 
 	t.Run("a phone's width", func(t *testing.T) {
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.run("a 390x844 viewport", chromedp.EmulateViewport(390, 844))
 		q.open(url)
 		q.waitFor("the grid", `document.querySelectorAll('[data-testid=interop-cell]').length > 0`)
@@ -844,9 +830,7 @@ func TestPlaygroundInterop(t *testing.T) {
 		// page, as they change rules.json. Without cupy, it is a consumer
 		// and a producer fewer.
 		dir, _, _ := copyRules(t)
-		other, cancel := chromedp.NewContext(ctx)
-		defer cancel()
-		q := page{t, other}
+		q := newTab(t, ctx)
 		q.open(servePlayground(t, "--rules", dir))
 		cupy := `document.querySelectorAll('[data-testid=interop-cell][data-consumer^="cupy@"], [data-testid=interop-cell][data-producer^="cupy@"]').length`
 		q.waitFor("the grid with cupy", cupy+` > 0`)
