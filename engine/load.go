@@ -49,7 +49,8 @@ type Options struct {
 	// edit after edit pass the same Cache each time.
 	Cache *Cache
 	// Select, when set, names the versions to compile, as Catalog.RuleSet
-	// takes them ("jax" for the newest jax, "exchange@v1"): only those
+	// takes them ("jax" for the newest jax, "exchange@v1", "jax==0.10.2"),
+	// or "jax@*" for every version of jax, none if there is no jax: only those
 	// and the versions they import are compiled, and only their errors
 	// reported (select.go). A host that decides with one rule set starts
 	// without compiling the rest.

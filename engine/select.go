@@ -53,10 +53,15 @@ func (l *loader) noRuleSet(ref string) *Error {
 }
 
 // dirsOf is the version directories to compile for ref: dirOf's one, or
-// for a release ref ("jax==0.10.2") every version of the name, since which
-// one covers the release is in their manifests.
+// every version of the name for "jax@*" and for a release ref
+// ("jax==0.10.2"), since which one covers the release is in their
+// manifests.
 func (l *loader) dirsOf(ref string) ([]string, bool) {
 	name, _, byRelease := strings.Cut(ref, ReleaseRef)
+	n, every := strings.CutSuffix(ref, "@*")
+	if every {
+		name, byRelease = n, true
+	}
 	if !byRelease {
 		if dir, ok := l.dirOf(ref); ok {
 			return []string{dir}, true
@@ -70,7 +75,7 @@ func (l *loader) dirsOf(ref string) ([]string, bool) {
 			dirs = append(dirs, dir)
 		}
 	}
-	return dirs, len(dirs) > 0
+	return dirs, len(dirs) > 0 || every // "@*" of a name that is not there is none of it
 }
 
 // dirOf is the version directory of ref: name/version, or for a bare name

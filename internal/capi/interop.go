@@ -161,7 +161,7 @@ func catalogOf(h uint64, refs ...string) (*engine.Catalog, []byte, Status) {
 	if o.cache == nil {
 		o.cache = engine.NewCache()
 	}
-	sel := append(slices.Clone(refs), "jax-export"+engine.ReleaseRef+"0")
+	sel := append(slices.Clone(refs), "jax-export@*")
 	cat, err := engine.Load(o.fsys, engine.Options{Select: sel, Reuse: o.last, Cache: o.cache})
 	if err != nil {
 		if noRuleSet(err) {
