@@ -13,8 +13,19 @@ import (
 	"github.com/dlroute/dlroute/rules"
 )
 
+// embeddedCache is shared by the tests that need the embedded rules
+// loaded rather than a test of loading them: each takes the YAML and
+// programs the first made (engine.Cache gives back what a fresh Load
+// makes; TestCacheAgreesWithLoadFromNothing holds it to that).
+var embeddedCache = engine.NewCache()
+
+// loadEmbedded loads the embedded rules, through embeddedCache unless opts
+// names a Cache.
 func loadEmbedded(t testing.TB, opts engine.Options) *engine.Catalog {
 	t.Helper()
+	if opts.Cache == nil {
+		opts.Cache = embeddedCache
+	}
 	cat, err := engine.Load(rules.FS, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/bundle"
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/atomicfile"
 )
 
@@ -17,7 +18,9 @@ import (
 type Config struct {
 	// Source offers candidates: Dir, File, HTTP or Static.
 	Source Source
-	// Gate is what a candidate must pass.
+	// Gate is what a candidate must pass. Without a Gate.Load.Cache,
+	// the rules keep an engine.Cache of their own, so a candidate that
+	// changes one file of the last compiles only that file's expressions.
 	Gate Gate
 	// Keep is the file the last activated bundle is written to, and read
 	// from at Open when the source has nothing that passes the gate; ""
@@ -113,6 +116,9 @@ func New(cfg Config) (*Rules, error) {
 	}
 	if cfg.Gate.Now == nil {
 		cfg.Gate.Now = cfg.Now
+	}
+	if cfg.Gate.Load.Cache == nil {
+		cfg.Gate.Load.Cache = engine.NewCache()
 	}
 	r := &Rules{cfg: cfg}
 	r.status = Status{Source: cfg.Source.String(), Kept: cfg.Keep, Started: cfg.Now()}

@@ -18,6 +18,7 @@ import (
 // (cmd/dlroute TestPlaygroundInBrowser) covers the rest. It skips only
 // where node is not installed; .ci/run installs it.
 func TestPageModules(t *testing.T) {
+	testenv.Short(t, "the page's modules under node")
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testenv.Missing(t, "node is not installed, so the page's module tests do not run (apt-get install -y nodejs; .ci/run installs it)")

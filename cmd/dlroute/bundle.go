@@ -113,7 +113,7 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		return 1
 	}
 	// The rules pass the gate serve would put them through.
-	if _, err := (live.Gate{Load: engine.Options{Root: root}}).Admit(context.Background(), &live.Candidate{Origin: root, Dir: fsys}); err != nil {
+	if _, err := (live.Gate{Load: engine.Options{Root: root, Cache: loads}}).Admit(context.Background(), &live.Candidate{Origin: root, Dir: fsys}); err != nil {
 		printRefusal(stderr, err)
 		return 1
 	}
@@ -248,7 +248,7 @@ func runBundleVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	c, err := src.Fetch(context.Background())
 	if err == nil {
 		var s *live.Snapshot
-		s, err = live.Gate{Keys: keys}.Admit(context.Background(), c)
+		s, err = live.Gate{Keys: keys, Load: engine.Options{Cache: loads}}.Admit(context.Background(), c)
 		if err == nil {
 			m := s.Manifest()
 			cases := 0

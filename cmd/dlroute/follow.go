@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/playground"
 )
@@ -31,7 +32,7 @@ type follower struct {
 // that passes.
 func startFollowing(ctx context.Context, path string, stderr io.Writer) *follower {
 	f := &follower{log: stderr}
-	f.rules, _ = live.New(live.Config{Source: rulesSource(path), Observe: f.observe})
+	f.rules, _ = live.New(live.Config{Source: rulesSource(path), Gate: live.Gate{Load: engine.Options{Cache: loads}}, Observe: f.observe})
 	if err := f.rules.Check(ctx); err != nil {
 		errors.As(err, &f.refusal) // Check's error is a *live.Refusal
 		fmt.Fprintf(stderr, "warning: %s does not pass its %s step; the page shows the rules as they are, and loads them once a change passes\n", path, f.refusal.Stage)

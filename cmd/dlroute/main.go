@@ -153,8 +153,16 @@ func loadCatalog(path string) (*engine.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Load(fsys, engine.Options{Root: cmp.Or(strings.TrimSuffix(path, "/"), "rules")})
+	return engine.Load(fsys, engine.Options{Root: cmp.Or(strings.TrimSuffix(path, "/"), "rules"), Cache: loads})
 }
+
+// loads keeps what loadCatalog made in this process, so a second load
+// (diff's two sides, most of whose files are the same; a test that runs
+// command after command in one process) parses and compiles only what
+// it has not seen. What a Cache gives back is what a fresh Load makes,
+// errors included (see engine.Cache); it drops what recent loads did
+// not use.
+var loads = engine.NewCache()
 
 // rulesFS is the embedded rules, or those at path: a rules directory, or
 // a bundle, read as `dlroute bundle verify` reads it without a key (every

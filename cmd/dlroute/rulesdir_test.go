@@ -31,7 +31,7 @@ func copyRules(t *testing.T) (dir, rulesFile, ref string) {
 	if err := os.CopyFS(dir, rules.FS); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := loadCatalog("")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 // every JavaScript file of the repository: the page's modules and their
 // tests, the Node package, and the corpus's Node host.
 func TestLint(t *testing.T) {
+	testenv.Short(t, "ESLint")
 	eslint := Path(t, ".bin/eslint")
 	if _, err := exec.LookPath("node"); err != nil {
 		testenv.Missing(t, "node is not installed, so ESLint does not run (apt-get install -y nodejs)")
