@@ -2,6 +2,7 @@ package hostfuncs
 
 import (
 	"context"
+	"io/fs"
 	"strconv"
 	"testing"
 
@@ -13,8 +14,9 @@ import (
 // it beside the Node.js package's own figures in one script run
 // (BENCHMARKS.md, "Node.js beside Go"), measured as the Node side is: one
 // instance; "load" is a process's way to its first decision (compile, with
-// wazero's cache warm; start an instance; load the embedded rules; decide
-// one line); then a JSON line decided again and again (the host's memo
+// wazero's cache warm; start an instance; load the embedded rules with
+// LoadLazy; decide one line), "load-whole" the same with Load, which
+// compiles every version first; then a JSON line decided again and again (the host's memo
 // answers), a new line each call (the module decides), and an
 // engine.Input by the binary entry (the memo again). "native-unique" is
 // engine.RuleSet.ResolveJSON on the same new lines: the baseline of
@@ -22,25 +24,30 @@ import (
 func BenchmarkGoHost(b *testing.B) {
 	ctx := context.Background()
 	line := []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`)
-	b.Run("load", func(b *testing.B) {
-		for b.Loop() {
-			r, err := NewRunner(ctx, RunnerConfig{Module: module, Instances: 1})
-			if err != nil {
-				b.Fatal(err)
+	for _, l := range []struct {
+		name string
+		load func(*Runner, context.Context, fs.FS) error
+	}{{"load", (*Runner).LoadLazy}, {"load-whole", (*Runner).Load}} {
+		b.Run(l.name, func(b *testing.B) {
+			for b.Loop() {
+				r, err := NewRunner(ctx, RunnerConfig{Module: module, Instances: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.load(r, ctx, rules.FS); err != nil {
+					b.Fatal(err)
+				}
+				rs, err := r.RuleSet(ctx, "jax")
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := rs.ResolveJSON(ctx, line); err != nil {
+					b.Fatal(err)
+				}
+				r.Close(ctx)
 			}
-			if err := r.Load(ctx, rules.FS); err != nil {
-				b.Fatal(err)
-			}
-			rs, err := r.RuleSet(ctx, "jax")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := rs.ResolveJSON(ctx, line); err != nil {
-				b.Fatal(err)
-			}
-			r.Close(ctx)
-		}
-	})
+		})
+	}
 	rs := benchRuleSet(b, RunnerConfig{Instances: 1})
 	b.Run("resolve-json/repeated", func(b *testing.B) {
 		for b.Loop() {

@@ -197,8 +197,12 @@ func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode f
 }
 
 // moduleError turns an error status and its error object into an
-// *engine.Error.
+// *engine.Error, or load_error's list into an engine.ErrorList.
 func moduleError(status abi.Status, out []byte) error {
+	var list engine.ErrorList
+	if status == abi.StatusLoadError && json.Unmarshal(out, &list) == nil && len(list) > 0 {
+		return list // a version dlroute_load_lazy left to dlroute_ruleset does not compile
+	}
 	var e engine.Error
 	if len(out) > 0 && json.Unmarshal(out, &e) == nil && e.Code != "" {
 		return &e

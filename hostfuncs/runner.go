@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,10 +134,13 @@ func (r *Runner) Close(ctx context.Context) error {
 	}
 }
 
-// Prewarm starts every instance the pool may hold and loads the rules into
-// each, so that the first concurrent calls do not wait for it (about half
-// a second an instance).
+// Prewarm starts every instance the pool may hold, loads the rules into
+// each and compiles there every rule set RuleSet has handed out since
+// the last load, so that the first concurrent calls do not wait for it.
 func (r *Runner) Prewarm(ctx context.Context) error {
+	r.mu.Lock()
+	refs := slices.Collect(maps.Keys(r.sets))
+	r.mu.Unlock()
 	var held []*instance
 	defer func() {
 		for _, inst := range held {
@@ -151,28 +156,48 @@ func (r *Runner) Prewarm(ctx context.Context) error {
 		if err := r.refresh(ctx, inst); err != nil {
 			return err
 		}
+		for _, ref := range refs {
+			if _, err := inst.handle(ctx, ref); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
 // Load hands a rules directory to the module. It is checked in one
-// instance first: on any error the rules in service stay, and the error is
-// the module's engine.ErrorList. Instances load the new rules before their
-// next call.
+// instance first, which compiles every version: on any error the rules in
+// service stay, and the error is the module's engine.ErrorList. Instances
+// load the new rules before their next call, each compiling a version
+// when it is first asked for (dlroute_load_lazy): the bytes compiled in
+// the first.
 func (r *Runner) Load(ctx context.Context, fsys fs.FS) error {
+	return r.load(ctx, fsys, "dlroute_load")
+}
+
+// LoadLazy hands the module rules the caller has checked: the embedded
+// rules, or rules it loaded with engine.Load. No instance compiles a
+// version before RuleSet asks for it, so a host that decides with one
+// rule set compiles that one (and what it imports) and no other. A
+// version that does not compile is RuleSet's error.
+func (r *Runner) LoadLazy(ctx context.Context, fsys fs.FS) error {
+	return r.load(ctx, fsys, "dlroute_load_lazy")
+}
+
+func (r *Runner) load(ctx context.Context, fsys fs.FS, export string) error {
 	archive, err := abi.PackFS(fsys)
 	if err != nil {
 		return err
 	}
 	return r.with(ctx, func(inst *instance) error {
-		out, status, err := inst.call(ctx, "dlroute_load", archive)
+		out, status, err := inst.call(ctx, export, archive)
 		if err != nil {
 			return err
 		}
 		if status != abi.StatusOK {
 			var list engine.ErrorList
 			if json.Unmarshal(out, &list) != nil || len(list) == 0 {
-				return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_load returned %s: %s", status, out)}
+				return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("%s returned %s: %s", export, status, out)}
 			}
 			return list
 		}
@@ -239,7 +264,7 @@ func (r *Runner) refresh(ctx context.Context, inst *instance) error {
 	if inst.gen == gen || archive == nil {
 		return nil
 	}
-	_, status, err := inst.call(ctx, "dlroute_load", archive)
+	_, status, err := inst.call(ctx, "dlroute_load_lazy", archive)
 	if err != nil {
 		return err
 	}
@@ -269,7 +294,7 @@ type instance struct {
 	stack   []uint64
 }
 
-var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange", "dlroute_copy_to_host"}
+var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_load_lazy", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange", "dlroute_copy_to_host"}
 
 func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().
@@ -344,7 +369,7 @@ func (inst *instance) close() { inst.mod.Close(context.Background()) }
 
 // takesInput lists the exports with an input buffer before their output
 // buffer.
-var takesInput = map[string]bool{"dlroute_load": true, "dlroute_resolve": true, "dlroute_resolve_json": true, "dlroute_explain_json": true, "dlroute_exchange": true}
+var takesInput = map[string]bool{"dlroute_load": true, "dlroute_load_lazy": true, "dlroute_resolve": true, "dlroute_resolve_json": true, "dlroute_explain_json": true, "dlroute_exchange": true}
 
 // call runs an export that takes (args..., input, output buffer), or
 // (args..., output buffer) when it has no input, and returns a packed status

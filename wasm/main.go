@@ -53,6 +53,12 @@ func load(in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) ui
 	return write(out, outCap, data, status)
 }
 
+//go:wasmexport dlroute_load_lazy
+func loadLazy(in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
+	data, status := g.LoadLazy(bytesAt(in, inLen))
+	return write(out, outCap, data, status)
+}
+
 //go:wasmexport dlroute_ruleset
 func ruleset(ref unsafe.Pointer, refLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
 	h, data, status := g.RuleSet(string(bytesAt(ref, refLen)))

@@ -82,9 +82,11 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, std
 			return nil, nil, nil, err
 		}
 		closeRunner := func() { runner.Close(ctx) }
+		// The rules compiled natively above, so the module compiles only
+		// the versions asked for.
 		fsys, err := rulesFS(rulesDir)
 		if err == nil {
-			err = runner.Load(ctx, fsys)
+			err = runner.LoadLazy(ctx, fsys)
 		}
 		for _, ref := range refs {
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 
 	"github.com/dlroute/dlroute/engine"
@@ -54,6 +55,15 @@ type Guest struct {
 	handles []*handle     // handle h is handles[h-1]
 	host    Host
 
+	// lazy is the rules of LoadLazy, compiled a version at a time as
+	// RuleSet asks: catalog then holds the versions compiled, which are
+	// those compiled names, and each compile reuses them (so a rule set
+	// keeps its handle). byRef is the handle each ref got since that load.
+	// All three are nil after Load.
+	lazy     fs.FS
+	compiled []string
+	byRef    map[string]uint32
+
 	// What Resolve reuses from call to call: the input it decodes into,
 	// and the decision it encodes. The engine keeps neither.
 	input engine.Input
@@ -94,28 +104,99 @@ func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
 	}
 	cat, err := engine.Load(fsys, engine.Options{Reuse: g.catalog, Cache: g.cache})
 	if err != nil {
-		list := engine.Errors(err)
-		if len(list) == 0 {
-			list = []*engine.Error{{Code: engine.CodeRead, Message: err.Error()}}
-		}
-		return errorsJSON(list), abi.StatusLoadError
+		return errorsJSON(loadErrors(err)), abi.StatusLoadError
 	}
-	g.catalog = cat
+	g.catalog, g.lazy, g.compiled, g.byRef = cat, nil, nil, nil
 	return []byte("[]"), abi.StatusOK
 }
 
-// RuleSet returns a handle for a rule set ("jax", "jax@v2"); the same rule
-// set always gets the same handle. Handles outlive a later Load.
-func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
-	if g.catalog == nil {
-		return 0, abi.ErrorJSON(&engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules loaded"}), abi.StatusNotLoaded
-	}
-	rs, err := g.catalog.RuleSet(ref)
+// LoadLazy replaces the rules with those in archive, compiling none of
+// them yet: RuleSet compiles the version it is asked for, and what that
+// imports, when it is first asked for. It is for rules the host has
+// checked (the embedded rules, rules it loaded natively, an archive
+// another instance loaded), where compiling every version at start is
+// time spent for nothing: a host that decides with exchange never
+// compiles jax@v1. Only an archive that does not unpack is an error here,
+// and the rules in service then stay; a version that does not compile
+// is RuleSet's load_error.
+func (g *Guest) LoadLazy(archive []byte) ([]byte, abi.Status) {
+	fsys, err := abi.UnpackFS(archive)
 	if err != nil {
-		return 0, abi.ErrorJSON(err), abi.StatusNoRuleSet
+		return errorsJSON(engine.ErrorList{{Code: engine.CodeRead, Message: err.Error()}}), abi.StatusLoadError
 	}
+	g.lazy, g.compiled, g.byRef = fsys, nil, map[string]uint32{}
+	return []byte("[]"), abi.StatusOK
+}
+
+// loadErrors is err as a list of engine errors.
+func loadErrors(err error) []*engine.Error {
+	if list := engine.Errors(err); len(list) > 0 {
+		return list
+	}
+	return []*engine.Error{{Code: engine.CodeRead, Message: err.Error()}}
+}
+
+// compile returns ref's rule set from the rules of LoadLazy, compiling it
+// and what it imports; a ref that names no version is no_ruleset with an
+// error object, a version that does not compile load_error with the list.
+func (g *Guest) compile(ref string) (*engine.RuleSet, []byte, abi.Status) {
+	if g.cache == nil {
+		g.cache = engine.NewCache()
+	}
+	// What was compiled before is selected again, and taken as it is from
+	// the catalog that holds it: the new catalog holds all of it and ref.
+	sel := append(slices.Clip(g.compiled), ref)
+	cat, err := engine.Load(g.lazy, engine.Options{Select: sel, Reuse: g.catalog, Cache: g.cache})
+	if err != nil {
+		list := loadErrors(err)
+		if len(list) == 1 && list[0].Code == engine.CodeNoRuleSet {
+			return nil, abi.ErrorJSON(list[0]), abi.StatusNoRuleSet
+		}
+		return nil, errorsJSON(list), abi.StatusLoadError
+	}
+	rs, err := cat.RuleSet(ref)
+	if err != nil {
+		return nil, abi.ErrorJSON(err), abi.StatusNoRuleSet
+	}
+	g.catalog, g.compiled = cat, append(g.compiled, rs.Ref())
+	return rs, nil, abi.StatusOK
+}
+
+// RuleSet returns a handle for a rule set ("jax", "jax@v2"); the same rule
+// set always gets the same handle. Handles outlive a later Load. After
+// LoadLazy, the version is compiled here the first time it is asked for,
+// and one that does not compile is load_error with the list of errors.
+func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
+	var rs *engine.RuleSet
+	switch {
+	case g.lazy != nil:
+		if h, ok := g.byRef[ref]; ok {
+			return h, nil, abi.StatusOK
+		}
+		var out []byte
+		var status abi.Status
+		if rs, out, status = g.compile(ref); status != abi.StatusOK {
+			return 0, out, status
+		}
+	case g.catalog == nil:
+		return 0, abi.ErrorJSON(&engine.Error{Code: engine.CodeNoRuleSet, Message: "no rules loaded"}), abi.StatusNotLoaded
+	default:
+		var err error
+		if rs, err = g.catalog.RuleSet(ref); err != nil {
+			return 0, abi.ErrorJSON(err), abi.StatusNoRuleSet
+		}
+	}
+	h := g.handleOf(rs)
+	if g.byRef != nil {
+		g.byRef[ref] = h
+	}
+	return h, nil, abi.StatusOK
+}
+
+// handleOf returns the handle of rs, handing out a new one the first time.
+func (g *Guest) handleOf(rs *engine.RuleSet) uint32 {
 	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h != nil && h.rs == rs }); i >= 0 {
-		return uint32(i + 1), nil, abi.StatusOK
+		return uint32(i + 1)
 	}
 	h := &handle{rs: rs, decls: rs.Inputs(), rules: map[string]uint32{},
 		binary: memo.New[[]byte](engine.DefaultMemoSize), lines: memo.New[[]byte](engine.DefaultMemoSize)}
@@ -124,7 +205,7 @@ func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	}
 	h.asksOfHost = slices.ContainsFunc(h.decls, func(d engine.InputDecl) bool { return d.Name == "platform_version" })
 	g.handles = append(g.handles, h)
-	return uint32(len(g.handles)), nil, abi.StatusOK
+	return uint32(len(g.handles))
 }
 
 // Describe returns the Description of a handle as JSON.

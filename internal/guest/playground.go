@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
@@ -98,6 +99,7 @@ func (g *Guest) Diff(ctx context.Context, a, b uint32) ([]byte, abi.Status) {
 func (g *Guest) Release(h uint32) {
 	if _, ok := g.handle(h); ok {
 		g.handles[h-1] = nil
+		maps.DeleteFunc(g.byRef, func(_ string, v uint32) bool { return v == h })
 	}
 }
 

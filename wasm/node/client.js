@@ -51,7 +51,7 @@ export const BUILD = "GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-sh
 const BOOT_EXPORTS = ["memory", "_initialize", "dlroute_abi_version"];
 
 /** The exports that take an input buffer before their output buffer. */
-const TAKES_INPUT = new Set(["dlroute_load", "dlroute_ruleset", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange"]);
+const TAKES_INPUT = new Set(["dlroute_load", "dlroute_load_lazy", "dlroute_ruleset", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange"]);
 
 /** The exports whose ok answer is a handle in the low bits, with no output. */
 const ANSWERS_HANDLE = new Set(["dlroute_ruleset"]);

@@ -42,7 +42,10 @@ export async function load(options = {}) {
     wasiWarning: options.wasiWarning === true,
   };
   const runner = new Runner(module, host, options.memoSize ?? DEFAULT_MEMO_SIZE);
-  runner.load(archive, rootOf(rules));
+  // The embedded rules pass their tests: the module compiles a version
+  // when it is first asked for. Rules a caller gives are compiled whole,
+  // so that every error in them is reported here.
+  runner.load(archive, rootOf(rules), options.rules === undefined);
   return new Engine(runner);
 }
 
@@ -119,21 +122,24 @@ class Runner {
     const inst = startInstance(this.module, this.host);
     this.handles = new Map();
     if (this.archive) {
-      const r = inst.call("dlroute_load", this.archive);
+      // These rules loaded before, so each version compiles when asked for.
+      const r = inst.call("dlroute_load_lazy", this.archive);
       if (r.status !== "ok") throw new ModuleError(`the rules in service do not load into a fresh instance: ${r.status}`);
     }
     this.instance = inst;
     return inst;
   }
 
-  /** load hands the module an archive; on any error the rules in service stay. */
-  load(archive, root) {
-    const r = this.live().call("dlroute_load", archive);
-    if (r.status === "load_error") {
-      const list = JSON.parse(decoder.decode(r.out)).map((o) => fromErrorObject(relabel(o, root), r.status));
-      throw new LoadError(list);
-    }
-    if (r.status !== "ok") throw new ModuleError(`dlroute_load answered ${r.status}`);
+  /**
+   * load hands the module an archive; on any error the rules in service
+   * stay. lazy rules (ones known to compile) are compiled a version at a
+   * time, as handle asks for them (dlroute_load_lazy).
+   */
+  load(archive, root, lazy = false) {
+    const name = lazy ? "dlroute_load_lazy" : "dlroute_load";
+    const r = this.live().call(name, archive);
+    if (r.status === "load_error") throw loadError(r, root);
+    if (r.status !== "ok") throw new ModuleError(`${name} answered ${r.status}`);
     this.archive = archive;
     this.root = root;
     this.gen++;
@@ -154,6 +160,8 @@ class Runner {
     let h = this.handles.get(ref);
     if (h === undefined) {
       const r = inst.call("dlroute_ruleset", encoder.encode(ref));
+      // load_error: a version dlroute_load_lazy left to this call does not compile.
+      if (r.status === "load_error") throw loadError(r, this.root);
       if (r.status !== "ok") throw moduleError(r, this.root);
       this.handles.set(ref, (h = r.value));
     }
@@ -173,6 +181,11 @@ function relabel(obj, root) {
 }
 
 /** moduleError is the error of a call that did not answer ok, its position relabelled to root. */
+/** loadError is a load_error answer's list of error objects as a LoadError. */
+function loadError(r, root) {
+  return new LoadError(JSON.parse(decoder.decode(r.out)).map((o) => fromErrorObject(relabel(o, root), r.status)));
+}
+
 function moduleError(r, root = "rules") {
   let obj;
   try {

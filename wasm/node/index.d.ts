@@ -67,7 +67,11 @@ export interface LoadOptions {
  * load compiles the module, starts an instance of it, checks its ABI
  * version and loads the rules. It rejects with a ModuleError for a module
  * that is missing, not WebAssembly, not dlroute's or of another ABI
- * version, and with a LoadError for rules that do not load.
+ * version, and with a LoadError for rules that do not load. Rules given
+ * in LoadOptions.rules are compiled whole, so that every error in them is
+ * the LoadError; the default rules, which pass their tests, are compiled
+ * a version at a time as ruleset() asks (an error in one is that call's
+ * LoadError), so that a host deciding with one rule set compiles that one.
  */
 export function load(options?: LoadOptions): Promise<Engine>;
 
@@ -85,7 +89,7 @@ export class Engine {
    * no_ruleset afterwards: get them again.
    */
   load(rules: string | URL | Uint8Array): Promise<void>;
-  /** ruleset returns "jax" (its newest version), "jax@v2", ...; default "jax". Throws a DlrouteError with code no_ruleset. */
+  /** ruleset returns "jax" (its newest version), "jax@v2", "jax==0.10.2", ...; default "jax". Throws a DlrouteError with code no_ruleset, or, for the default rules, a LoadError when the version does not compile. */
   ruleset(ref?: string): RuleSet;
 }
 

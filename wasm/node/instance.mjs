@@ -13,7 +13,7 @@ import { hostImports } from "./host.mjs";
 const require = createRequire(import.meta.url);
 
 /** The exports of ABI version 1 that this host calls. */
-export const CALLED_EXPORTS = Object.freeze(["dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange"]);
+export const CALLED_EXPORTS = Object.freeze(["dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_load_lazy", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange"]);
 
 /**
  * newWASI makes the WASI preview1 implementation for one instance. The

@@ -23,8 +23,8 @@ describe("a module that cannot serve: ModuleError, code module_error", () => {
     ["a module of ABI version 0", fakeModule(0, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module has ABI version 0; this host speaks version 1$/, /rebuild the module/],
     ["a version-1 module without the exports this host calls", fakeModule(1, ["dlroute_abi_version"]), /^the module does not export dlroute_alloc, .*dlroute_exchange: it is not a dlroute module of ABI version 1$/, undefined],
     ["a WebAssembly module that is not dlroute's", fakeModule(1, []), /^the module does not export dlroute_abi_version: it is not a dlroute module$/, BUILD],
-    ["a module whose exports answer an i32 where ABI.md says i64", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module trapped in dlroute_load: /, /fresh instance/],
-    ["a module that traps", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS], ["dlroute_load"]), /^the module trapped in dlroute_load: unreachable$/, /fresh instance/],
+    ["a module whose exports answer an i32 where ABI.md says i64", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module trapped in dlroute_load_lazy: /, /fresh instance/],
+    ["a module that traps", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS], ["dlroute_load_lazy"]), /^the module trapped in dlroute_load_lazy: unreachable$/, /fresh instance/],
   ];
   for (const [name, module, message, hint] of cases) {
     test(name, async () => {
