@@ -67,7 +67,7 @@ func TestDecide(t *testing.T) {
 		// torch/v1 rules.yaml calls_dlpack_device is true, so JAX's
 		// gpu-unknown-platform (jax/v3) is what the user sees.
 		name:     "the seed's case into torch",
-		producer: "jax", platform: "gpu <unknown>", memory: "device", consumer: "torch",
+		producer: "jax", platform: "gpu <unknown>", memory: "device", consumer: "torch@v1",
 		outcome: Raises, err: "BufferError: Unknown GPU platform for __dlpack__: <unknown>",
 		steps: []string{"__dlpack_device__@1 jax@v3 gpu-unknown-platform"},
 	}, {
@@ -85,19 +85,19 @@ func TestDecide(t *testing.T) {
 		steps: []string{"request@1 numpy@v1 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 numpy@v1 unsupported-device"},
 	}, {
 		name:     "a numpy CPU array into torch, in place",
-		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "torch",
+		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "torch@v1",
 		outcome: InPlace, device: "kDLCPU",
 		steps: []string{"__dlpack_device__@1 numpy@v2 device", "request@1 torch@v1 ask", "__dlpack__@1 numpy@v2 export", "from_dlpack@1 torch@v1 import"},
 	}, {
 		// torch 1.13's __dlpack__ takes stream alone: numpy's first call
 		// is a TypeError, and with device and copy None it asks again.
 		name:     "a torch CPU tensor into numpy, on the second try",
-		producer: "torch", platform: "cpu", memory: "-", consumer: "numpy",
+		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "numpy",
 		outcome: InPlace, device: "kDLCPU",
 		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 numpy@v2 ask-again-without-arguments", "__dlpack__@2 torch@v1 export-cpu", "from_dlpack@1 numpy@v2 import"},
 	}, {
 		name:     "a torch CPU tensor into numpy with copy=True, no second try",
-		producer: "torch", platform: "cpu", memory: "-", consumer: "numpy", args: engine.Input{"copy": true},
+		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "numpy", args: engine.Input{"copy": true},
 		outcome: Raises, err: "TypeError: Tensor.__dlpack__() got an unexpected keyword argument 'dl_device'",
 		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 numpy@v2 no-retry"},
 	}, {
@@ -109,7 +109,7 @@ func TestDecide(t *testing.T) {
 		// torch passes the CUDA stream 1 (the legacy default stream 0),
 		// which JAX's export takes on a GPU.
 		name:     "a JAX CUDA array into torch, in place",
-		producer: "jax", platform: `gpu "cuda 12030"`, memory: "device", consumer: "torch",
+		producer: "jax", platform: `gpu "cuda 12030"`, memory: "device", consumer: "torch@v1",
 		outcome: InPlace, device: "kDLCUDA",
 		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask-stream", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 torch@v1 import"},
 	}, {
@@ -121,7 +121,7 @@ func TestDecide(t *testing.T) {
 		// torch.from_dlpack's request (its own __dlpack_device__) says
 		// kDLCUDAHost, and torch@v1 imports no kDLCUDAHost capsule.
 		name:     "JAX CUDA pinned host memory into torch",
-		producer: "jax", platform: `gpu "cuda 12030"`, memory: "pinned_host", consumer: "torch",
+		producer: "jax", platform: `gpu "cuda 12030"`, memory: "pinned_host", consumer: "torch@v1",
 		outcome: Raises, err: "RuntimeError: Unsupported device_type: 3",
 		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 torch@v1 unsupported-device"},
 	}, {
@@ -176,7 +176,7 @@ func TestDecidePassesEachAnswerOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewConsumer(cat, "torch")
+	c, err := NewConsumer(cat, "torch@v1")
 	if err != nil {
 		t.Fatal(err)
 	}

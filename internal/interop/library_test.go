@@ -102,7 +102,7 @@ func TestRefused(t *testing.T) {
 		t.Errorf("NewConsumer(jax) = %v, want refused", err)
 	}
 	p, _ := NewProducer(ctx, cat, "numpy")
-	c, _ := NewConsumer(cat, "torch")
+	c, _ := NewConsumer(cat, "torch@v1")
 	if _, err := Decide(ctx, p, p.Arrays[0], c, engine.Input{"dtype": "float32"}); err == nil || !strings.Contains(err.Error(), "torch@v1 has no input dtype") {
 		t.Errorf("Decide(torch, dtype=float32) = %v, want an error naming the input torch@v1 lacks", err)
 	}
