@@ -68,7 +68,7 @@ func TestLoadAcceptsBoundedStrings(t *testing.T) {
 // TestEmbeddedRulesPassUnderStringLimits: every embedded rule set loads
 // with the string bounds and passes its own tests.
 func TestEmbeddedRulesPassUnderStringLimits(t *testing.T) {
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
 	if err != nil {
 		t.Fatal(err)
 	}

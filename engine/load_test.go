@@ -190,7 +190,7 @@ func hasCode(err error, code engine.Code) bool {
 }
 
 func TestCatalogRuleSet(t *testing.T) {
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // version whose manifest says it covers that release, whether the catalog
 // compiled everything or only what the ref selects.
 func TestRuleSetByRelease(t *testing.T) {
-	all, err := engine.Load(rules.FS, engine.Options{})
+	all, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRuleSetByRelease(t *testing.T) {
 // nearest versions with their ranges; a development build says why it
 // has no range; each is CodeNoRuleSet.
 func TestRuleSetByReleaseRefuses(t *testing.T) {
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func edited(t testing.TB, name, old, new string) fstest.MapFS {
 }
 
 func TestLoadReuse(t *testing.T) {
-	before, err := engine.Load(rules.FS, engine.Options{})
+	before, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,6 @@ func BenchmarkLoadEdit(b *testing.B) {
 // the cache (and Reuse) decides every case, and explains it, as a load
 // from nothing does, and reports the same errors.
 func TestCacheAgreesWithLoadFromNothing(t *testing.T) {
-	t.Parallel() // the longest test here: nine fresh loads of every version
 	steps := []struct {
 		name    string
 		fsys    fs.FS

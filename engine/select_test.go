@@ -33,7 +33,7 @@ func TestSelect(t *testing.T) {
 		{[]string{"jax-export@*"}, []string{"jax-export@v0.10", "jax-export@v1"}},
 		{[]string{"jax", "tensorflow@*"}, []string{"jax@v3"}}, // every version of none is none
 	} {
-		cat, err := engine.Load(rules.FS, engine.Options{Select: c.sel})
+		cat, err := engine.Load(rules.FS, engine.Options{Select: c.sel, Cache: embeddedCache})
 		if err != nil {
 			t.Fatalf("Load(Select %v): %v", c.sel, err)
 		}
@@ -46,7 +46,7 @@ func TestSelect(t *testing.T) {
 // TestSelectMissing: a ref that names nothing gets the error
 // Catalog.RuleSet gives on the whole catalog.
 func TestSelectMissing(t *testing.T) {
-	whole, err := engine.Load(rules.FS, engine.Options{})
+	whole, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
 	if err != nil {
 		t.Fatal(err)
 	}

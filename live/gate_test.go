@@ -15,6 +15,7 @@ import (
 )
 
 func TestGateAdmit(t *testing.T) {
+	t.Parallel() // CPU-bound, beside TestHTTPSource's wait
 	private, public, _ := bundle.GenerateKey("dlroute-rules")
 	base := ruletest.Rules()
 	good := archive(t, base)

@@ -65,6 +65,7 @@ func (s *bundleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestHTTPSource(t *testing.T) {
+	t.Parallel() // it waits out an HTTP timeout; the package's other parallel tests run meanwhile
 	a := archive(t, ruletest.Rules())
 	b := archive(t, ruletest.WithMarker(ruletest.Rules(), "nvfork"))
 	srv := &bundleServer{}

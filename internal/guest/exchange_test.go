@@ -23,8 +23,8 @@ func (f *fakeCopier) copy(buffer uint32) (uint32, uint32) {
 	return 100 + uint32(len(f.calls)), f.status
 }
 
-// exchangeGuest is a guest with the embedded rules, the handle of
-// exchange, and the fake host's copier.
+// exchangeGuest is a guest with the embedded rules (LoadLazy, as in
+// loaded), the handle of exchange, and the fake host's copier.
 func exchangeGuest(t *testing.T, c *fakeCopier) (*Guest, uint32) {
 	t.Helper()
 	archive, err := abi.PackFS(rules.FS)
@@ -36,8 +36,8 @@ func exchangeGuest(t *testing.T, c *fakeCopier) (*Guest, uint32) {
 		host.CopyToHost = c.copy
 	}
 	g := New(host)
-	if out, status := g.Load(archive); status != abi.StatusOK {
-		t.Fatalf("Load: %s %s", status, out)
+	if out, status := g.LoadLazy(archive); status != abi.StatusOK {
+		t.Fatalf("LoadLazy: %s %s", status, out)
 	}
 	h, out, status := g.RuleSet("exchange")
 	if status != abi.StatusOK {

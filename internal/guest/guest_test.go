@@ -12,7 +12,8 @@ import (
 	"github.com/dlroute/dlroute/rules"
 )
 
-// loaded returns a guest with the embedded rules and the handle of jax.
+// loaded returns a guest with the embedded rules, loaded as hosts load
+// them (LoadLazy: Load itself is TestGuestLoad*'s), and the handle of jax.
 func loaded(t *testing.T, ask AskPlatformVersion) (*Guest, uint32) {
 	t.Helper()
 	archive, err := abi.PackFS(rules.FS)
@@ -20,8 +21,8 @@ func loaded(t *testing.T, ask AskPlatformVersion) (*Guest, uint32) {
 		t.Fatal(err)
 	}
 	g := New(Host{PlatformVersion: ask})
-	if out, status := g.Load(archive); status != abi.StatusOK {
-		t.Fatalf("Load: %s %s", status, out)
+	if out, status := g.LoadLazy(archive); status != abi.StatusOK {
+		t.Fatalf("LoadLazy: %s %s", status, out)
 	}
 	h, out, status := g.RuleSet("jax")
 	if status != abi.StatusOK {

@@ -55,6 +55,7 @@ func (s *faultyStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // with its reason in /v1/status, the log and /metrics, and every request
 // is answered by the last good version.
 func TestFaultsKeepServing(t *testing.T) {
+	t.Parallel() // it waits out an upstream timeout; the package's other parallel tests run meanwhile
 	good := archive(t, ruletest.WithMarker(ruletest.Rules(), "nvfork"))
 	store := &faultyStore{}
 	store.set(good, "")

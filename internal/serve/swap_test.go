@@ -29,6 +29,7 @@ type answer struct {
 // and every request is answered whole by the one revision its header
 // names. Run it with -race.
 func TestSwapUnderLoad(t *testing.T) {
+	t.Parallel() // CPU-bound, beside TestFaultsKeepServing's wait
 	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{})
 	const versions = 5
 	marker := func(i int) string { return fmt.Sprintf("fork%c", 'a'+i) }

@@ -1,0 +1,9 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/dlroute/dlroute/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
