@@ -14,8 +14,8 @@ import (
 // The calls are made as rules/README.md orders them: __dlpack_device__
 // when the consumer's calls_dlpack_device says so (and its exception is
 // what the user sees), the request, __dlpack__ with the request's
-// keywords, the request again (attempt 2) after a TypeError and
-// __dlpack__ with its keywords, then from_dlpack on the capsule
+// keywords, the request again (attempt 2, 3, ...) after each TypeError
+// and __dlpack__ with its keywords, then from_dlpack on the capsule
 // __dlpack__ decided: its device, and its kind where the decision names
 // one. The capsule's DLPack version is left at the consumer's default.
 //
@@ -72,12 +72,15 @@ func (ch *chain) run() error {
 	if err != nil || export == nil {
 		return err
 	}
-	if export.Error != nil && export.Error.Type == "TypeError" && declares(ch.c.rs, "attempt") {
+	for attempt := 2; export.Error != nil && export.Error.Type == "TypeError" && declares(ch.c.rs, "attempt"); attempt++ {
+		if attempt > MaxAttempts {
+			return fmt.Errorf("%s %s: still trying after %d attempts; a request that does not try again raises", ch.c.Ref, CallRequest, MaxAttempts)
+		}
 		var prod []any
 		if v, ok := req.Input["producer_device"]; ok {
 			prod = v.([]any)
 		}
-		if req, x, err = ch.request(2, export.Error.Message, prod); err != nil {
+		if req, x, err = ch.request(attempt, export.Error.Message, prod); err != nil {
 			return err
 		}
 		if export, err = ch.ask(req, x); err != nil || export == nil {
@@ -87,8 +90,14 @@ func (ch *chain) run() error {
 	if export.Error != nil {
 		return nil
 	}
-	return ch.receive(*export)
+	return ch.receive(*export, req.Attempt)
 }
+
+// MaxAttempts bounds the requests of one exchange: a consumer tries again
+// after each TypeError of __dlpack__ until its request rules raise (torch
+// 2.10 makes four attempts, numpy and cupy two), and a rule set that never
+// stops is an error, not a hang.
+const MaxAttempts = 8
 
 // request asks the consumer what its from_dlpack passes to __dlpack__ on
 // attempt, with the producer's device where it asked for it; the step is
@@ -152,10 +161,14 @@ func (ch *chain) produce(call string, attempt int, keywords []string, kwargs map
 }
 
 // receive asks the consumer's from_dlpack what it makes of the capsule
-// export describes, and finishes the cell.
-func (ch *chain) receive(export engine.Decision) error {
+// export describes, got on attempt (torch 2.10 clones what a later
+// attempt got without copy=True), and finishes the cell.
+func (ch *chain) receive(export engine.Decision, attempt int) error {
 	in := ch.consumerInput(CallImport)
 	in["capsule_device"] = []any{export.DeviceTypeCode, export.DeviceID}
+	if declares(ch.c.rs, "attempt") {
+		in["attempt"] = attempt
+	}
 	if export.Capsule != "" && declares(ch.c.rs, "capsule") {
 		in["capsule"] = export.Capsule
 	}
@@ -166,7 +179,7 @@ func (ch *chain) receive(export engine.Decision) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", ch.c.Ref, CallImport, err)
 	}
-	ch.cell.Steps = append(ch.cell.Steps, Step{Call: CallImport, Attempt: 1, Input: in, Decision: d})
+	ch.cell.Steps = append(ch.cell.Steps, Step{Call: CallImport, Attempt: attempt, Input: in, Decision: d})
 	ch.finish(d)
 	if d.Error == nil {
 		ch.cell.Outcome = copies(export.Copy, d.Copy)

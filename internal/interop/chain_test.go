@@ -94,7 +94,16 @@ func TestDecide(t *testing.T) {
 		name:     "a torch CPU tensor into numpy, on the second try",
 		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "numpy",
 		outcome: InPlace, device: "kDLCPU",
-		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 numpy@v2 ask-again-without-arguments", "__dlpack__@2 torch@v1 export-cpu", "from_dlpack@1 numpy@v2 import"},
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 numpy@v2 ask-again-without-arguments", "__dlpack__@2 torch@v1 export-cpu", "from_dlpack@2 numpy@v2 import"},
+	}, {
+		// torch/v2 rules.yaml: from_dlpack tries four times (dlpack.py
+		// 184-210), dropping max_version, then copy; torch 1.13's
+		// __dlpack__ takes only stream, so the third attempt exports,
+		// and copy=True that the producer did not take is torch's clone.
+		name:     "a torch 1.13 tensor into torch 2.11 with copy=True, on the third try",
+		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "torch@v2", args: engine.Input{"copy": true},
+		outcome: ConsumerCopy, device: "kDLCPU",
+		steps: []string{"__dlpack_device__@1 torch@v1 device-cpu", "request@1 torch@v2 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 torch@v2 ask", "__dlpack__@2 torch@v1 unexpected-keyword", "request@3 torch@v2 ask", "__dlpack__@3 torch@v1 export-cpu", "from_dlpack@3 torch@v2 import-clone"},
 	}, {
 		name:     "a torch CPU tensor into numpy with copy=True, no second try",
 		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "numpy", args: engine.Input{"copy": true},
