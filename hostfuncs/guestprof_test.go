@@ -117,6 +117,9 @@ func TestGuestProfile(t *testing.T) {
 		t.Skip("set -guestprof DIR to profile the guest")
 	}
 	needModule(t)
+	if err := os.MkdirAll(*guestProfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	paths := []struct {
 		name string
@@ -146,7 +149,7 @@ func profilePath(t *testing.T, ctx context.Context, cacheDir, name string, n int
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Load(pctx, rules.FS); err != nil {
+	if err := r.LoadLazy(pctx, rules.FS); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := r.RuleSet(pctx, "jax")
@@ -176,7 +179,7 @@ func profilePath(t *testing.T, ctx context.Context, cacheDir, name string, n int
 
 // profileLoad profiles a process's way to its first decision, as
 // BenchmarkGoHost/load: the runtime's start (_initialize), the embedded
-// rules loaded, one line.
+// rules loaded (LoadLazy: jax@v3 compiles at RuleSet), one line.
 func profileLoad(t *testing.T, ctx context.Context, cacheDir string) {
 	p := newGuestProfiler(20 * time.Microsecond)
 	pctx := experimental.WithFunctionListenerFactory(ctx, p)
@@ -186,7 +189,7 @@ func profileLoad(t *testing.T, ctx context.Context, cacheDir string) {
 		r, err := NewRunner(pctx, RunnerConfig{Module: module, Instances: 1, CacheDir: cacheDir})
 		if err == nil {
 			defer r.Close(ctx)
-			err = r.Load(pctx, rules.FS)
+			err = r.LoadLazy(pctx, rules.FS)
 		}
 		var rs *RuleSet
 		if err == nil {
