@@ -288,6 +288,7 @@ REAL: dict[str, tuple[Callable[[], bool], Callable[[dict[str, Any], dict[str, An
 # Versions read from the source only: no release they mirror is installed
 # here, so none of their cases runs against a real library.
 FROM_SOURCE: dict[str, str] = {
+    "torch@v1.1": "torch 2.9 is not installed here (Debian's torch is 1.13); torch@v1.1 is from source only",
     "torch@v2": "torch 2.x is not installed here (Debian's torch is 1.13); torch@v2 is from source only",
 }
 
