@@ -82,12 +82,29 @@ func benchUnique(b *testing.B) {
 // BenchmarkLoad is the start-up cost: parse, type-check and plan every
 // embedded rule-set version.
 func BenchmarkLoad(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := engine.Load(rules.FS, engine.Options{}); err != nil {
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := engine.Load(rules.FS, engine.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// cached: every file and expression met before, as a process that
+	// loads the same rules again finds them (the command line's second
+	// load, a live source that did not change).
+	b.Run("cached", func(b *testing.B) {
+		cache := engine.NewCache()
+		if _, err := engine.Load(rules.FS, engine.Options{Cache: cache}); err != nil {
 			b.Fatal(err)
 		}
-	}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := engine.Load(rules.FS, engine.Options{Cache: cache}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // TestSwitchAgreesWithRules keeps the benchmark's floor honest: it must

@@ -16,7 +16,9 @@ import (
 // loads edit after edit (the browser playground loads on every
 // keystroke): a Load with a Cache takes from it the YAML of every file
 // whose text it parsed before, and the program of every expression it
-// compiled before in the same declarations, and makes only the rest.
+// compiled before in the same declarations, and the environment of every
+// value declared before on top of the same declarations, and makes only
+// the rest.
 // Options.Reuse skips a version whose files did not change; a Cache
 // speeds up the version that did, where one rule of sixteen changed.
 //
@@ -33,6 +35,7 @@ type Cache struct {
 	loads uint64
 	trees map[[sha256.Size]byte]*cachedTree
 	progs map[progKey]*cachedProgram
+	envs  map[[sha256.Size]byte]*cachedEnv // by envDigest or extendDigest
 }
 
 // cacheKeep is how many loads an unused entry survives: the playground
@@ -57,9 +60,16 @@ type cachedProgram struct {
 	used uint64
 }
 
+// cachedEnv is an environment a value extended, which is immutable and
+// safe for concurrent use, as every cel.Env is.
+type cachedEnv struct {
+	env  *cel.Env
+	used uint64
+}
+
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{trees: map[[sha256.Size]byte]*cachedTree{}, progs: map[progKey]*cachedProgram{}}
+	return &Cache{trees: map[[sha256.Size]byte]*cachedTree{}, progs: map[progKey]*cachedProgram{}, envs: map[[sha256.Size]byte]*cachedEnv{}}
 }
 
 // begin counts a load and drops what the last cacheKeep loads did not use.
@@ -78,6 +88,11 @@ func (c *Cache) begin() {
 	for k, p := range c.progs {
 		if p.used+cacheKeep < c.loads {
 			delete(c.progs, k)
+		}
+	}
+	for k, e := range c.envs {
+		if e.used+cacheKeep < c.loads {
+			delete(c.envs, k)
 		}
 	}
 }
@@ -129,6 +144,30 @@ func (c *Cache) keep(key progKey, ast *cel.Ast, prg cel.Program) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.progs[key] = &cachedProgram{ast: ast, prg: prg, used: c.loads}
+}
+
+// env returns the environment of digest d that a load made before, if any.
+func (c *Cache) env(d [sha256.Size]byte) (*cel.Env, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.envs[d]
+	if !ok {
+		return nil, false
+	}
+	e.used = c.loads
+	return e.env, true
+}
+
+func (c *Cache) keepEnv(d [sha256.Size]byte, env *cel.Env) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.envs[d] = &cachedEnv{env: env, used: c.loads}
 }
 
 // envDigest is a digest of everything env declares and of the sizes the

@@ -9,7 +9,8 @@ import (
 )
 
 func ExampleDiff() {
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	// Select compiles only the versions compared.
+	cat, err := engine.Load(rules.FS, engine.Options{Select: []string{"jax@v2", "jax@v3"}})
 	if err != nil {
 		panic(err)
 	}
@@ -37,7 +38,7 @@ func ExampleDiff() {
 }
 
 func ExampleDeriveDomain() {
-	cat, _ := engine.Load(rules.FS, engine.Options{})
+	cat, _ := engine.Load(rules.FS, engine.Options{Select: []string{"jax@v3"}})
 	v3, _ := cat.RuleSet("jax@v3")
 	d := engine.DeriveDomain(v3)
 	for _, in := range d.Inputs {

@@ -58,7 +58,7 @@ rules:
 }
 
 func ExampleRuleSet_DecodeInput() {
-	cat, _ := engine.Load(rules.FS, engine.Options{})
+	cat, _ := engine.Load(rules.FS, engine.Options{Select: []string{"jax@v3"}})
 	rs, _ := cat.RuleSet("jax@v3")
 	_, err := rs.DecodeInput([]byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":"0"}`))
 	fmt.Println(err)

@@ -95,7 +95,7 @@ func TestExplainAFailure(t *testing.T) {
 }
 
 func ExampleRuleSet_Explain() {
-	cat, _ := engine.Load(rules.FS, engine.Options{})
+	cat, _ := engine.Load(rules.FS, engine.Options{Select: []string{"jax@v3"}})
 	rs, _ := cat.RuleSet("jax@v3")
 	x, err := rs.Explain(context.Background(), engine.Input{"platform": "gpu", "platform_version": "mycudafork 1.0", "local_hardware_id": 0})
 	if err != nil {

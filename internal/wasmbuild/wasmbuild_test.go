@@ -24,6 +24,9 @@ import (
 // cache), then checks that an unchanged source finds the same file, and
 // that the hash moves when a file the module is built from changes.
 func TestModuleIsCachedByContent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the module (a minute after any change to the rules or the engine)")
+	}
 	ctx := context.Background()
 	var progress strings.Builder
 	data, path, err := Module(ctx, Options{Progress: &progress})
@@ -109,6 +112,9 @@ func TestModuleFromEnv(t *testing.T) {
 // TestGzippedIsCachedBesideTheModule compresses the module once and then
 // reads the compressed form from the cache.
 func TestGzippedIsCachedBesideTheModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the module")
+	}
 	if os.Getenv(EnvModule) != "" {
 		t.Skipf("$%s names the module: Gzipped does not cache", EnvModule)
 	}
