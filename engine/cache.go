@@ -33,20 +33,17 @@ import (
 type Cache struct {
 	mu    sync.Mutex
 	loads uint64
-	trees map[[sha256.Size]byte]*cachedTree
-	progs map[progKey]*cachedProgram
-	envs  map[[sha256.Size]byte]*cachedEnv // by envDigest or extendDigest
+	trees kept[[sha256.Size]byte, *yaml.Node] // never modified: Load only reads nodes
+	progs kept[progKey, cachedProgram]
+	// The environments values extend, by envDigest or extendDigest:
+	// immutable and safe for concurrent use, as every cel.Env is.
+	envs kept[[sha256.Size]byte, *cel.Env]
 }
 
 // cacheKeep is how many loads an unused entry survives: the playground
 // alternates between the rules as served and as edited, and between the
 // versions a person looks at.
 const cacheKeep = 8
-
-type cachedTree struct {
-	root *yaml.Node // never modified: Load only reads nodes
-	used uint64
-}
 
 type progKey struct {
 	env  [sha256.Size]byte
@@ -55,21 +52,45 @@ type progKey struct {
 }
 
 type cachedProgram struct {
-	ast  *cel.Ast
-	prg  cel.Program // safe for concurrent use, as every cel.Program is
+	ast *cel.Ast
+	prg cel.Program // safe for concurrent use, as every cel.Program is
+}
+
+// kept is one kind of what a Cache keeps, each entry with the count of
+// the load that last used it. The Cache's mutex guards it.
+type kept[K comparable, V any] map[K]*keptEntry[V]
+
+type keptEntry[V any] struct {
+	v    V
 	used uint64
 }
 
-// cachedEnv is an environment a value extended, which is immutable and
-// safe for concurrent use, as every cel.Env is.
-type cachedEnv struct {
-	env  *cel.Env
-	used uint64
+// get returns k's entry, marking it used by load.
+func (m kept[K, V]) get(k K, load uint64) (V, bool) {
+	e, ok := m[k]
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	e.used = load
+	return e.v, true
+}
+
+// put keeps v as k's entry, used by load.
+func (m kept[K, V]) put(k K, v V, load uint64) { m[k] = &keptEntry[V]{v: v, used: load} }
+
+// drop deletes what the last cacheKeep loads before load did not use.
+func (m kept[K, V]) drop(load uint64) {
+	for k, e := range m {
+		if e.used+cacheKeep < load {
+			delete(m, k)
+		}
+	}
 }
 
 // NewCache returns an empty Cache.
 func NewCache() *Cache {
-	return &Cache{trees: map[[sha256.Size]byte]*cachedTree{}, progs: map[progKey]*cachedProgram{}, envs: map[[sha256.Size]byte]*cachedEnv{}}
+	return &Cache{trees: kept[[sha256.Size]byte, *yaml.Node]{}, progs: kept[progKey, cachedProgram]{}, envs: kept[[sha256.Size]byte, *cel.Env]{}}
 }
 
 // begin counts a load and drops what the last cacheKeep loads did not use.
@@ -80,21 +101,9 @@ func (c *Cache) begin() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.loads++
-	for k, t := range c.trees {
-		if t.used+cacheKeep < c.loads {
-			delete(c.trees, k)
-		}
-	}
-	for k, p := range c.progs {
-		if p.used+cacheKeep < c.loads {
-			delete(c.progs, k)
-		}
-	}
-	for k, e := range c.envs {
-		if e.used+cacheKeep < c.loads {
-			delete(c.envs, k)
-		}
-	}
+	c.trees.drop(c.loads)
+	c.progs.drop(c.loads)
+	c.envs.drop(c.loads)
 }
 
 // tree returns f's YAML root, parsing it only when no load parsed the
@@ -105,18 +114,15 @@ func (c *Cache) tree(f *sourceFile) (*yaml.Node, *Error) {
 	}
 	key := sha256.Sum256([]byte(f.text))
 	c.mu.Lock()
-	t, ok := c.trees[key]
-	if ok {
-		t.used = c.loads
-	}
+	root, ok := c.trees.get(key, c.loads)
 	c.mu.Unlock()
 	if ok {
-		return t.root, nil
+		return root, nil
 	}
 	root, err := f.parseYAML()
 	if err == nil {
 		c.mu.Lock()
-		c.trees[key] = &cachedTree{root: root, used: c.loads}
+		c.trees.put(key, root, c.loads)
 		c.mu.Unlock()
 	}
 	return root, err
@@ -129,12 +135,8 @@ func (c *Cache) program(key progKey) (*cel.Ast, cel.Program, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.progs[key]
-	if !ok {
-		return nil, nil, false
-	}
-	p.used = c.loads
-	return p.ast, p.prg, true
+	p, ok := c.progs.get(key, c.loads)
+	return p.ast, p.prg, ok
 }
 
 func (c *Cache) keep(key progKey, ast *cel.Ast, prg cel.Program) {
@@ -143,7 +145,7 @@ func (c *Cache) keep(key progKey, ast *cel.Ast, prg cel.Program) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.progs[key] = &cachedProgram{ast: ast, prg: prg, used: c.loads}
+	c.progs.put(key, cachedProgram{ast: ast, prg: prg}, c.loads)
 }
 
 // env returns the environment of digest d that a load made before, if any.
@@ -153,12 +155,7 @@ func (c *Cache) env(d [sha256.Size]byte) (*cel.Env, bool) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.envs[d]
-	if !ok {
-		return nil, false
-	}
-	e.used = c.loads
-	return e.env, true
+	return c.envs.get(d, c.loads)
 }
 
 func (c *Cache) keepEnv(d [sha256.Size]byte, env *cel.Env) {
@@ -167,7 +164,7 @@ func (c *Cache) keepEnv(d [sha256.Size]byte, env *cel.Env) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.envs[d] = &cachedEnv{env: env, used: c.loads}
+	c.envs.put(d, env, c.loads)
 }
 
 // envDigest is a digest of everything env declares and of the sizes the

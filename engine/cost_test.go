@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/rules"
 )
 
 // TestLoadRefusesStringBombs puts into jax@v3 a rule that builds a string
@@ -68,10 +67,7 @@ func TestLoadAcceptsBoundedStrings(t *testing.T) {
 // TestEmbeddedRulesPassUnderStringLimits: every embedded rule set loads
 // with the string bounds and passes its own tests.
 func TestEmbeddedRulesPassUnderStringLimits(t *testing.T) {
-	cat, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := loadEmbedded(t, engine.Options{})
 	for _, rs := range cat.RuleSets() {
 		for _, r := range rs.Test(context.Background()) {
 			if !r.Pass {

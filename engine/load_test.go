@@ -190,10 +190,7 @@ func hasCode(err error, code engine.Code) bool {
 }
 
 func TestCatalogRuleSet(t *testing.T) {
-	cat, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := loadEmbedded(t, engine.Options{})
 	tests := []struct {
 		ref, want string
 		code      engine.Code

@@ -16,10 +16,7 @@ import (
 // version whose manifest says it covers that release, whether the catalog
 // compiled everything or only what the ref selects.
 func TestRuleSetByRelease(t *testing.T) {
-	all, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := loadEmbedded(t, engine.Options{})
 	for _, c := range []struct{ ref, want string }{
 		{"jax==0.4.15", "jax@v0"},
 		{"jax==0.4.25", "jax@v0"},
@@ -56,10 +53,7 @@ func TestRuleSetByRelease(t *testing.T) {
 // nearest versions with their ranges; a development build says why it
 // has no range; each is CodeNoRuleSet.
 func TestRuleSetByReleaseRefuses(t *testing.T) {
-	cat, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := loadEmbedded(t, engine.Options{})
 	for _, c := range []struct{ ref, message, hint string }{
 		{"jax==0.4.14", "rule set jax has no version for release 0.4.14",
 			"it is older than every version: the oldest, jax@v0 covers 0.4.15 to 0.4.25"},

@@ -38,10 +38,7 @@ func edited(t testing.TB, name, old, new string) fstest.MapFS {
 }
 
 func TestLoadReuse(t *testing.T) {
-	before, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := loadEmbedded(t, engine.Options{})
 	same := func(cat *engine.Catalog, ref string) bool {
 		a, _ := before.RuleSet(ref)
 		b, err := cat.RuleSet(ref)

@@ -46,10 +46,7 @@ func TestSelect(t *testing.T) {
 // TestSelectMissing: a ref that names nothing gets the error
 // Catalog.RuleSet gives on the whole catalog.
 func TestSelectMissing(t *testing.T) {
-	whole, err := engine.Load(rules.FS, engine.Options{Cache: embeddedCache})
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := loadEmbedded(t, engine.Options{})
 	for _, ref := range []string{"jax@v99", "nosuch", "nosuch@v1"} {
 		_, want := whole.RuleSet(ref)
 		_, got := engine.Load(rules.FS, engine.Options{Select: []string{ref}})

@@ -158,7 +158,10 @@ func (g *Guest) compile(ref string) (*engine.RuleSet, []byte, abi.Status) {
 	if err != nil {
 		return nil, abi.ErrorJSON(err), abi.StatusNoRuleSet
 	}
-	g.catalog, g.compiled = cat, append(g.compiled, rs.Ref())
+	g.catalog = cat
+	if !slices.Contains(g.compiled, rs.Ref()) {
+		g.compiled = append(g.compiled, rs.Ref()) // "jax" and "jax@v3" are one
+	}
 	return rs, nil, abi.StatusOK
 }
 

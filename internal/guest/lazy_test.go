@@ -10,7 +10,6 @@ import (
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/ruletest"
-	"github.com/dlroute/dlroute/rules"
 )
 
 // lazyGuest returns a guest that loaded fsys with LoadLazy.
@@ -30,15 +29,12 @@ func lazyGuest(t *testing.T, fsys fstest.MapFS) *Guest {
 // A version compiled on demand decides every case of its tests.yaml as
 // the native engine does, byte for byte, through the JSON entry.
 func TestGuestLoadLazyDecidesAsNative(t *testing.T) {
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := engine.Load(ruletest.Rules(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := lazyGuest(t, ruletest.Rules())
 	for _, rs := range cat.RuleSets() {
-		if !strings.HasPrefix(rs.Ref(), "jax@") && !strings.HasPrefix(rs.Ref(), "exchange@") {
-			continue // ruletest.Rules is jax and exchange
-		}
 		h, out, status := g.RuleSet(rs.Ref())
 		if status != abi.StatusOK {
 			t.Fatalf("RuleSet(%s): %s %s", rs.Ref(), status, out)
