@@ -67,7 +67,8 @@ func (w Want) String() string {
 	return s + "}"
 }
 
-// Cases returns the version's test cases, in file order.
+// Cases returns the version's test cases, in file order; none when it
+// was loaded with Options.SkipTests (a version always has some).
 func (rs *RuleSet) Cases() []Case { return append([]Case(nil), rs.cases...) }
 
 // CaseResult is the outcome of running one Case.
@@ -78,7 +79,8 @@ type CaseResult struct {
 	Pass bool     `json:"pass"`
 }
 
-// Test runs every case of the version, in order.
+// Test runs every case of the version, in order: none when it was loaded
+// with Options.SkipTests.
 func (rs *RuleSet) Test(ctx context.Context) []CaseResult {
 	out := make([]CaseResult, len(rs.cases))
 	for i, c := range rs.cases {

@@ -101,7 +101,7 @@ func loadVersion(fsys fs.FS, dir string, opts Options, imp importFunc) (*RuleSet
 	if len(b.errs) == 0 {
 		b.ruleFile(files[RulesFile], root, ruleFields)
 	}
-	if len(b.errs) == 0 {
+	if len(b.errs) == 0 && !opts.SkipTests {
 		b.tests(files[TestsFile])
 	}
 	if len(b.errs) > 0 {

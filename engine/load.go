@@ -55,6 +55,14 @@ type Options struct {
 	// reported (select.go). A host that decides with one rule set starts
 	// without compiling the rest.
 	Select []string
+	// SkipTests, when set, compiles each version without reading its
+	// tests.yaml: its rule set decides exactly as it does with it, but
+	// holds no cases, so Cases and Test return none, and an error in
+	// tests.yaml goes unseen. It is for hosts that only decide, with rules
+	// whose tests pass elsewhere (the module's lazy load, the C library's
+	// embedded rules): tests.yaml is a third of the time to compile a
+	// version.
+	SkipTests bool
 }
 
 // DefaultMemoSize is how many decisions a rule set remembers when

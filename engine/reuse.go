@@ -37,7 +37,8 @@ func sourceKey(files *readFiles, opts Options) [sha256.Size]byte {
 }
 
 // reuse returns the version of l.opts.Reuse that dir compiles to as it is,
-// or nil. Its imports are loaded first, and must be the very rule sets
+// or nil; one compiled with its tests serves a load that skips them, not
+// the other way round. Its imports are loaded first, and must be the very rule sets
 // the old version imports: a changed import is a changed version.
 func (l *loader) reuse(dir string, key [sha256.Size]byte) *RuleSet {
 	if l.opts.Reuse == nil {
@@ -47,6 +48,9 @@ func (l *loader) reuse(dir string, key [sha256.Size]byte) *RuleSet {
 	old, err := l.opts.Reuse.RuleSet(path.Clean(name) + "@" + version)
 	if err != nil || old.source != key {
 		return nil
+	}
+	if len(old.cases) == 0 && !l.opts.SkipTests {
+		return nil // compiled without its tests (a version has some), which this load wants
 	}
 	for _, im := range old.imports {
 		dep := path.Join(im.rs.name, im.rs.version)

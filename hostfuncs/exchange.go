@@ -82,7 +82,7 @@ func CarryOut(ctx context.Context, d engine.Decision, src machine.Buffer, c mach
 	}
 	// As the host function does: a copier that hangs past ctx, or panics,
 	// is a failed copy.
-	dst, err := withDeadline(ctx, func() (machine.Buffer, error) { return c.CopyToHost(ctx, src) })
+	dst, err := withDeadline(ctx, func(ctx context.Context) (machine.Buffer, error) { return c.CopyToHost(ctx, src) })
 	if err != nil {
 		return ExchangeResult{}, copyFailed(err)
 	}

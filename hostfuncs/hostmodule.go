@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -76,7 +77,7 @@ func (h Host) writePlatformVersion(ctx context.Context, mem api.Memory, device i
 	if device < 0 {
 		return abi.HostFailed
 	}
-	v, err := withDeadline(ctx, func() (string, error) { return h.PlatformVersion(ctx, device) })
+	v, err := withDeadline(ctx, func(ctx context.Context) (string, error) { return h.PlatformVersion(ctx, device) })
 	if err != nil {
 		return abi.HostFailed
 	}
@@ -113,7 +114,7 @@ func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint
 	if !ok {
 		return abi.HostUnavailable
 	}
-	dst, err := withDeadline(ctx, func() (machine.Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
+	dst, err := withDeadline(ctx, func(ctx context.Context) (machine.Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
 	if err != nil {
 		h.Buffers.note(buffer, 0, err) // the guest sees a status; RuleSet.Exchange reports the error
 		return abi.HostFailed
@@ -126,12 +127,18 @@ func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint
 	return abi.HostOK
 }
 
-// withDeadline runs f, the host's own code, and gives up when the call's
-// context ends: a probe that hangs (a driver stuck in its init) makes the
+// withDeadline runs f, the host's own code, and gives up at the deadline
+// of the call into the module that it is part of (withCallDeadline), or
+// when ctx ends: a probe that hangs (a driver stuck in its init) makes the
 // call fail with a status instead of holding the guest forever. f goes on
 // in the background until it returns. A panic in f is an error, not the
 // end of the process.
-func withDeadline[T any](ctx context.Context, f func() (T, error)) (T, error) {
+func withDeadline[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	if d, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
 	type result struct {
 		v   T
 		err error
@@ -143,7 +150,7 @@ func withDeadline[T any](ctx context.Context, f func() (T, error)) (T, error) {
 				done <- result{err: fmt.Errorf("host function panicked: %v", p)}
 			}
 		}()
-		v, err := f()
+		v, err := f(ctx)
 		done <- result{v, err}
 	}()
 	select {
@@ -153,4 +160,16 @@ func withDeadline[T any](ctx context.Context, f func() (T, error)) (T, error) {
 		var zero T
 		return zero, context.Cause(ctx)
 	}
+}
+
+// callDeadlineKey is the context key of a call's deadline.
+type callDeadlineKey struct{}
+
+// withCallDeadline gives a call into the module its deadline as a value
+// that only the host functions turn into a timer, when one runs: a call
+// that reaches none, as almost every call does, sets no timer.
+// context.WithTimeout on every call was a third of the time of a decision
+// the guest remembers (BENCHMARKS.md, "A call's deadline").
+func withCallDeadline(ctx context.Context, d time.Time) context.Context {
+	return context.WithValue(ctx, callDeadlineKey{}, d)
 }

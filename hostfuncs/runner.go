@@ -384,8 +384,7 @@ func (inst *instance) call(ctx context.Context, name string, input []byte, args 
 	}
 	// The deadline reaches the host functions, the one place a call can
 	// wait on the world; see RunnerConfig.CallTimeout.
-	ctx, cancel := context.WithTimeout(ctx, inst.r.cfg.CallTimeout)
-	defer cancel()
+	ctx = withCallDeadline(ctx, time.Now().Add(inst.r.cfg.CallTimeout))
 	for range 3 {
 		stack := append(inst.stack[:0], args...)
 		if takesInput[name] {

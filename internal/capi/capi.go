@@ -93,8 +93,9 @@ type ruleSet struct {
 //
 // Rules a caller gives are compiled whole at open, so that every error in
 // them is reported at once. The embedded rules, which their tests prove
-// load, are compiled a version at a time as RuleSet asks for them: a
-// process that decides with jax alone does not compile exchange.
+// load, are compiled a version at a time as RuleSet asks for them, and
+// without their tests.yaml (engine.Options.SkipTests): a process that
+// decides with jax alone does not compile exchange, nor jax's tests.
 func Open(path, key string) (uint64, []byte, Status) {
 	fsys, err := rulesFS(path, key)
 	if err != nil {
@@ -121,7 +122,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, error) {
 	if o.cache == nil {
 		o.cache = engine.NewCache()
 	}
-	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache})
+	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true})
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,9 @@ type handle struct {
 	decls      []engine.InputDecl
 	rules      map[string]uint32 // rule id -> index
 	asksOfHost bool              // it declares platform_version
+	// lazy is the rules of the LoadLazy it was compiled from, without its
+	// tests (engine.Options.SkipTests), which Test compiles; nil after Load.
+	lazy fs.FS
 
 	// The answers given, by the bytes asked: a repeated input is answered
 	// without decoding it, checking it or building the engine's memo key,
@@ -112,7 +115,8 @@ func (g *Guest) Load(archive []byte) ([]byte, abi.Status) {
 
 // LoadLazy replaces the rules with those in archive, compiling none of
 // them yet: RuleSet compiles the version it is asked for, and what that
-// imports, when it is first asked for. It is for rules the host has
+// imports, when it is first asked for, and without its tests, which only
+// Test reads. It is for rules the host has
 // checked (the embedded rules, rules it loaded natively, an archive
 // another instance loaded), where compiling every version at start is
 // time spent for nothing: a host that decides with exchange never
@@ -146,7 +150,7 @@ func (g *Guest) compile(ref string) (*engine.RuleSet, []byte, abi.Status) {
 	// What was compiled before is selected again, and taken as it is from
 	// the catalog that holds it: the new catalog holds all of it and ref.
 	sel := append(slices.Clip(g.compiled), ref)
-	cat, err := engine.Load(g.lazy, engine.Options{Select: sel, Reuse: g.catalog, Cache: g.cache})
+	cat, err := engine.Load(g.lazy, engine.Options{Select: sel, Reuse: g.catalog, Cache: g.cache, SkipTests: true})
 	if err != nil {
 		list := loadErrors(err)
 		if len(list) == 1 && list[0].Code == engine.CodeNoRuleSet {
@@ -192,6 +196,7 @@ func (g *Guest) RuleSet(ref string) (uint32, []byte, abi.Status) {
 	h := g.handleOf(rs)
 	if g.byRef != nil {
 		g.byRef[ref] = h
+		g.handles[h-1].lazy = g.lazy
 	}
 	return h, nil, abi.StatusOK
 }

@@ -119,3 +119,44 @@ func TestGuestLoadAfterLoadLazy(t *testing.T) {
 		t.Errorf("RuleSet(exchange) after a refused Load: %s %s", status, out)
 	}
 }
+
+// A version compiled lazily is compiled without its tests, so a broken
+// tests.yaml does not keep it from deciding; Test compiles the tests, and
+// reports what a whole Load reports.
+func TestGuestLoadLazyTests(t *testing.T) {
+	ctx := context.Background()
+	whole := New(Host{})
+	archive, err := abi.PackFS(ruletest.Rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, status := whole.Load(archive); status != abi.StatusOK {
+		t.Fatalf("Load: %s %s", status, out)
+	}
+	g := lazyGuest(t, ruletest.Rules())
+	for _, ref := range []string{"jax@v3", "exchange@v2"} {
+		wh, _, _ := whole.RuleSet(ref)
+		h, out, status := g.RuleSet(ref)
+		if status != abi.StatusOK {
+			t.Fatalf("RuleSet(%s): %s %s", ref, status, out)
+		}
+		want, _ := whole.Test(ctx, wh)
+		if got, status := g.Test(ctx, h); status != abi.StatusOK || string(got) != string(want) {
+			t.Errorf("Test(%s) after LoadLazy: %s %.200s\nafter Load: %.200s", ref, status, got, want)
+		}
+	}
+
+	broken := ruletest.Rules()
+	broken["jax/v3/tests.yaml"] = &fstest.MapFile{Data: []byte("cases: [")}
+	g = lazyGuest(t, broken)
+	h, out, status := g.RuleSet("jax@v3")
+	if status != abi.StatusOK {
+		t.Fatalf("RuleSet(jax@v3) with its tests.yaml broken: %s %s", status, out)
+	}
+	if got, status := g.ResolveJSON(ctx, h, []byte(`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0}`)); status != abi.StatusOK || !strings.Contains(string(got), `Unknown GPU platform`) {
+		t.Errorf("the seed's line: %s %s", status, got)
+	}
+	if out, status := g.Test(ctx, h); status != abi.StatusLoadError || !strings.Contains(string(out), `"file":"rules/jax/v3/tests.yaml","line":1`) {
+		t.Errorf("Test(jax@v3), its tests.yaml broken: %s %s; want load_error at rules/jax/v3/tests.yaml:1", status, out)
+	}
+}

@@ -143,9 +143,6 @@ func ruleSetOf(t *testing.T, ref string) *engine.RuleSet {
 // An edit's load reuses the versions it did not change: the rule set, and
 // so its handle, stays the same.
 func TestGuestLoadReusesWhatDidNotChange(t *testing.T) {
-	g, _ := loaded(t, nil)
-	jax, _, _ := g.RuleSet("jax@v3")
-	exchange, _, _ := g.RuleSet("exchange@v2")
 	files := map[string]string{}
 	for _, dir := range []string{"jax/v3/", "exchange/v2/"} {
 		for _, name := range []string{"manifest.yaml", "device_types.yaml", "rules.yaml", "tests.yaml"} {
@@ -154,6 +151,12 @@ func TestGuestLoadReusesWhatDidNotChange(t *testing.T) {
 			}
 		}
 	}
+	g := New(Host{})
+	if out, status := g.Load(pack(files)); status != abi.StatusOK {
+		t.Fatalf("Load: %s %s", status, out)
+	}
+	jax, _, _ := g.RuleSet("jax@v3")
+	exchange, _, _ := g.RuleSet("exchange@v2")
 	files["exchange/v2/rules.yaml"] += "\n# an edit\n"
 	if out, status := g.Load(pack(files)); status != abi.StatusOK {
 		t.Fatalf("Load: %s %s", status, out)
