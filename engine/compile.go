@@ -30,6 +30,9 @@ type builder struct {
 	// envs holds the digest of each environment expressions compile in,
 	// for Options.Cache; an environment not in it compiles uncached.
 	envs map[*cel.Env][sha256.Size]byte
+	// parserKey is what the parser of this version's environments makes
+	// of a text (parsed.go); they all expand the same macros.
+	parserKey string
 
 	inherited []string // device types that came from imports
 }
@@ -293,6 +296,9 @@ func (b *builder) ruleFile(f *sourceFile, root *yaml.Node, fields []field) {
 	}
 	if b.opts.Cache != nil {
 		b.envs = map[*cel.Env][sha256.Size]byte{env: envDigest(env, &b.sizes)}
+	}
+	if b.opts.parsed != nil || b.opts.parsedSink != nil {
+		b.parserKey = parserKey(env)
 	}
 	if n := lookup(fields, "values"); n != nil {
 		env = b.values(f, env, n)
@@ -620,6 +626,19 @@ func kinds(k types.Kind) []types.Kind { return []types.Kind{k, types.DynKind} }
 
 // compile parses, type-checks and plans one expression. want lists the
 // output kinds allowed (nil: any); dyn is checked again at run time.
+// parse parses text, or takes it parsed from the rules directory's
+// ParsedFile.
+func (b *builder) parse(env *cel.Env, text string) (*cel.Ast, *cel.Issues) {
+	if ast, ok := b.opts.parsed.get(b.parserKey, text); ok {
+		return ast, nil
+	}
+	ast, iss := env.Parse(text)
+	if iss.Err() == nil {
+		b.opts.parsedSink.add(b.parserKey, text, ast)
+	}
+	return ast, iss
+}
+
 func (b *builder) compile(env *cel.Env, e expression, what string, want []types.Kind, wantDesc string) (compiled, *cel.Ast) {
 	c := compiled{expr: e}
 	limit := cmp.Or(b.opts.CostLimit, DefaultCostLimit)
@@ -631,7 +650,7 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 			return c, ast
 		}
 	}
-	ast, iss := env.Parse(e.text)
+	ast, iss := b.parse(env, e.text)
 	code := CodeCELSyntax
 	if iss.Err() == nil {
 		ast, iss = env.Check(ast)

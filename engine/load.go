@@ -63,6 +63,9 @@ type Options struct {
 	// embedded rules): tests.yaml is a third of the time to compile a
 	// version.
 	SkipTests bool
+
+	parsed     *parsedIndex // the rules directory's ParsedFile, read by Load
+	parsedSink *parsedSink  // WriteParsed's: collects what is parsed, reads no ParsedFile
 }
 
 // DefaultMemoSize is how many decisions a rule set remembers when
@@ -109,6 +112,12 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	names, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, ErrorList{{Code: CodeRead, Message: fmt.Sprintf("reading %s: %v", opts.root(), err), err: err}}
+	}
+	if opts.parsedSink == nil {
+		var perr *Error
+		if opts.parsed, perr = readParsed(fsys, opts); perr != nil {
+			return nil, ErrorList{perr}
+		}
 	}
 	l := &loader{fsys: fsys, opts: opts, dirs: map[string]*loading{}}
 	for _, set := range names {

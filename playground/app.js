@@ -347,6 +347,7 @@ async function start() {
   await readLink();
   performance.mark("dlroute:page");
   st.engine = st.ws.engine = await engine;
+  st.engine.setParsed(served.parsed);
   if (asked) chooseAsked(asked);
   performance.mark("dlroute:ready");
   refresh();

@@ -68,6 +68,7 @@ export class Engine {
     this.module = module;
     this.print = print;
     this.client = null;
+    this.parsed = null;
   }
 
   // restart throws the instance away, if any, and starts another from
@@ -90,7 +91,17 @@ export class Engine {
 
   // load hands a rules directory to the module: files maps
   // "jax/v3/rules.yaml" to its text. ok, or load_error with the errors.
-  load(files) { return this.#answer("dlroute_load", encodeArchive(files)); }
+  // The served rules' parsed.bin, when set (setParsed), goes with them:
+  // the module takes each expression it holds instead of parsing it.
+  load(files) {
+    return this.#answer("dlroute_load", encodeArchive(this.parsed ? [...files, ["parsed.bin", this.parsed]] : files));
+  }
+
+  // setParsed keeps rules.json's "parsed", the served rules' parsed.bin
+  // in base64 (engine.ParsedFile), for every load; none clears it.
+  setParsed(base64) {
+    this.parsed = base64 ? Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)) : null;
+  }
 
   // ruleset returns {handle} for "jax" or "jax@v2", or {error}.
   ruleset(ref) {

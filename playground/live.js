@@ -42,6 +42,7 @@ async function pull(st, revision, reloaded) {
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
   if (served.revision === st.revision) return;
+  st.engine?.setParsed(served.parsed);
   const report = st.ws.rebase(served.files);
   st.revision = served.revision;
   const touched = report.changed.length + report.added.length + report.removed.length;

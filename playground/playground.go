@@ -202,7 +202,8 @@ func addFiles(files map[string][]byte, dir fs.FS) error {
 	return nil
 }
 
-// rulesJSON reads the files of every <name>/<version>/ into rules.json.
+// rulesJSON reads the files of every <name>/<version>/ into rules.json,
+// and the directory's engine.ParsedFile, if it has one.
 func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 	if rules == nil {
 		return nil, errors.New("playground: no rules")
@@ -212,7 +213,10 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 		Revision string            `json:"revision,omitempty"`
 		Live     bool              `json:"live,omitempty"`
 		Files    map[string]string `json:"files"`
-	}{doc.source, doc.revision, doc.live, map[string]string{}}
+		// Parsed is the directory's engine.ParsedFile, which the page
+		// hands the module with every load (base64 in the JSON).
+		Parsed []byte `json:"parsed,omitempty"`
+	}{doc.source, doc.revision, doc.live, map[string]string{}, nil}
 	err := fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -228,6 +232,11 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("playground: reading the rules: %w", err)
+	}
+	if _, err := fs.Stat(rules, engine.ParsedFile); err == nil {
+		if out.Parsed, err = engine.ReadFile(rules, engine.ParsedFile); err != nil {
+			return nil, fmt.Errorf("playground: reading the rules: %w", err)
+		}
 	}
 	if len(out.Files) == 0 {
 		return nil, errors.New("playground: the rules directory holds no <name>/<version>/ files")

@@ -5,7 +5,10 @@ package rules
 
 import "embed"
 
-// FS holds every embedded rule set, as <name>/<version>/<file>.
+// FS holds every embedded rule set, as <name>/<version>/<file>, and
+// parsed.bin, their expressions parsed (engine.ParsedFile), which Load
+// takes instead of parsing the text.
 //
-//go:embed */*
+//go:generate go run ../internal/parsedgen
+//go:embed */* parsed.bin
 var FS embed.FS
