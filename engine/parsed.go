@@ -27,8 +27,10 @@ import (
 // instance, parsing was half the time to compile a version (RATIONALE.md,
 // "Why do the embedded rules arrive parsed?"). An expression the file
 // does not hold, or holds for other macros or another cel-go, is parsed
-// from its text as before; the file never changes what a rule means,
-// only how fast it is read. WriteParsed makes the file.
+// from its text as before; the file WriteParsed makes never changes what
+// a rule means, only how fast it is read. The file is trusted as the
+// rules beside it are: one that gave a text another expression would
+// change a rule as an edit of rules.yaml does.
 
 // ParsedFile is the file at the root of a rules directory that holds its
 // expressions parsed (WriteParsed). It is optional.
