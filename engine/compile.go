@@ -30,8 +30,9 @@ type builder struct {
 	// envs holds the digest of each environment expressions compile in,
 	// for Options.Cache; an environment not in it compiles uncached.
 	envs map[*cel.Env][sha256.Size]byte
-	// parserKey is what the parser of this version's environments makes
-	// of a text (parsed.go); they all expand the same macros.
+	// parserKey names the macros the parser of this version's
+	// environments expands, for its ParsedFile (parsed.go): values extend
+	// the environment with variables, never with macros.
 	parserKey string
 
 	inherited []string // device types that came from imports
@@ -624,8 +625,6 @@ func (b *builder) raiseOutcome(f *sourceFile, env *cel.Env, n *yaml.Node, what s
 
 func kinds(k types.Kind) []types.Kind { return []types.Kind{k, types.DynKind} }
 
-// compile parses, type-checks and plans one expression. want lists the
-// output kinds allowed (nil: any); dyn is checked again at run time.
 // parse parses text, or takes it parsed from the rules directory's
 // ParsedFile.
 func (b *builder) parse(env *cel.Env, text string) (*cel.Ast, *cel.Issues) {
@@ -639,6 +638,8 @@ func (b *builder) parse(env *cel.Env, text string) (*cel.Ast, *cel.Issues) {
 	return ast, iss
 }
 
+// compile parses, type-checks and plans one expression. want lists the
+// output kinds allowed (nil: any); dyn is checked again at run time.
 func (b *builder) compile(env *cel.Env, e expression, what string, want []types.Kind, wantDesc string) (compiled, *cel.Ast) {
 	c := compiled{expr: e}
 	limit := cmp.Or(b.opts.CostLimit, DefaultCostLimit)

@@ -57,8 +57,8 @@ func TestParsedFileDecidesAsText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rules.FS.ReadFile(ParsedFile); ok != nil {
-		t.Fatalf("the embedded rules have no %s: %v", ParsedFile, ok)
+	if _, err := rules.FS.ReadFile(ParsedFile); err != nil {
+		t.Fatalf("the embedded rules have no %s: %v", ParsedFile, err)
 	}
 	without, err := Load(withoutParsedFile(), Options{})
 	if err != nil {
@@ -110,12 +110,12 @@ func TestParsedFileIsUsed(t *testing.T) {
 	if x.entries["true"], err = proto.Marshal(pe); err != nil {
 		t.Fatal(err)
 	}
-	tpu := Input{"platform": "mystery", "platform_version": "mystery 1"}
+	mystery := Input{"platform": "mystery", "platform_version": "mystery 1"}
 	for _, c := range []struct {
 		key  string
 		want Code // of the catch-all's input
 	}{
-		{x.key, CodeNoMatch}, // true is false: no rule matches
+		{x.key, CodeNoMatch},       // true is false: no rule matches
 		{"macros has:1:false", ""}, // a file for other macros: the text decides
 	} {
 		x.key = c.key
@@ -126,7 +126,7 @@ func TestParsedFileIsUsed(t *testing.T) {
 			t.Fatal(err)
 		}
 		rs, _ := cat.RuleSet("jax@v3")
-		d, err := rs.Resolve(ctx, tpu)
+		d, err := rs.Resolve(ctx, mystery)
 		if got := Code(""); err != nil {
 			got = Errors(err)[0].Code
 			if got != c.want {
