@@ -192,16 +192,21 @@ func WriteParsed(fsys fs.FS, opts Options) ([]byte, error) {
 	if len(sink.keys) != 1 {
 		return nil, fmt.Errorf("the rules parse with %d sets of macros; a %s holds one", len(sink.keys), ParsedFile)
 	}
-	var key string
+	x := &parsedIndex{cel: cmp.Or(celVersion(), "cel.dev/cel-go@unknown"), entries: sink.entries}
 	for k := range sink.keys {
-		key = k
+		x.key = k
 	}
-	out := fmt.Appendf([]byte(parsedMagic), "%s %s\n", cmp.Or(celVersion(), "cel.dev/cel-go@unknown"), key)
-	for _, text := range slices.Sorted(maps.Keys(sink.entries)) {
+	return x.encode(), nil
+}
+
+// encode writes x as a ParsedFile, its entries sorted by text.
+func (x *parsedIndex) encode() []byte {
+	out := fmt.Appendf([]byte(parsedMagic), "%s %s\n", x.cel, x.key)
+	for _, text := range slices.Sorted(maps.Keys(x.entries)) {
 		out = binary.AppendUvarint(out, uint64(len(text)))
 		out = append(out, text...)
-		out = binary.AppendUvarint(out, uint64(len(sink.entries[text])))
-		out = append(out, sink.entries[text]...)
+		out = binary.AppendUvarint(out, uint64(len(x.entries[text])))
+		out = append(out, x.entries[text]...)
 	}
-	return out, nil
+	return out
 }

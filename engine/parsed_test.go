@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"fmt"
 	"io/fs"
-	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -28,24 +25,6 @@ func withoutParsedFile() fstest.MapFS {
 		return err
 	})
 	return fsys
-}
-
-// encodeParsed writes x as WriteParsed does.
-func encodeParsed(x *parsedIndex) []byte {
-	out := fmt.Appendf([]byte(parsedMagic), "%s %s\n", x.cel, x.key)
-	for _, text := range slices.Sorted(func(yield func(string) bool) {
-		for k := range x.entries {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		out = binary.AppendUvarint(out, uint64(len(text)))
-		out = append(out, text...)
-		out = binary.AppendUvarint(out, uint64(len(x.entries[text])))
-		out = append(out, x.entries[text]...)
-	}
-	return out
 }
 
 // TestParsedFileDecidesAsText: the embedded rules, loaded with their
@@ -120,7 +99,7 @@ func TestParsedFileIsUsed(t *testing.T) {
 	} {
 		x.key = c.key
 		fsys := withoutParsedFile()
-		fsys[ParsedFile] = &fstest.MapFile{Data: encodeParsed(x)}
+		fsys[ParsedFile] = &fstest.MapFile{Data: x.encode()}
 		cat, err := Load(fsys, Options{Select: []string{"jax@v3"}})
 		if err != nil {
 			t.Fatal(err)
