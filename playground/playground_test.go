@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -172,12 +173,28 @@ func TestRulesJSON(t *testing.T) {
 	var got struct {
 		Source string            `json:"source"`
 		Files  map[string]string `json:"files"`
+		Parsed []byte            `json:"parsed"`
 	}
 	if err := json.NewDecoder(get(h, "GET", "/rules.json").Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Source != "/tmp/mine" || len(got.Files) != 1 || got.Files["jax/v9/rules.yaml"] != "rules: []\n" {
-		t.Errorf("rules.json = %+v, want only jax/v9/rules.yaml from /tmp/mine", got)
+	if got.Source != "/tmp/mine" || len(got.Files) != 1 || got.Files["jax/v9/rules.yaml"] != "rules: []\n" || got.Parsed != nil {
+		t.Errorf("rules.json = %+v, want only jax/v9/rules.yaml from /tmp/mine, and no parsed", got)
+	}
+
+	// The embedded rules' parsed.bin goes with them, for the page to hand
+	// the module with each load.
+	h, err = playground.New(playground.Options{Rules: rules.FS, Module: fakeModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Parsed = nil
+	if err := json.NewDecoder(get(h, "GET", "/rules.json").Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := rules.FS.ReadFile(engine.ParsedFile)
+	if !bytes.Equal(got.Parsed, want) || got.Files[engine.ParsedFile] != "" {
+		t.Errorf("rules.json of the embedded rules: parsed is %d bytes, want %s's %d, and not among the files", len(got.Parsed), engine.ParsedFile, len(want))
 	}
 	if _, err := playground.New(playground.Options{Rules: fstest.MapFS{}, Module: fakeModule}); err == nil {
 		t.Errorf("New with an empty rules directory: no error")
