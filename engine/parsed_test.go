@@ -15,6 +15,8 @@ import (
 )
 
 // withoutParsedFile is a copy of the embedded rules with no ParsedFile.
+// (ruletest.Rules cannot serve here: ruletest imports bundle, which
+// imports engine.)
 func withoutParsedFile() fstest.MapFS {
 	fsys := fstest.MapFS{}
 	fs.WalkDir(rules.FS, ".", func(p string, d fs.DirEntry, err error) error {

@@ -77,8 +77,10 @@ type handle struct {
 	rules      map[string]uint32 // rule id -> index
 	asksOfHost bool              // it declares platform_version
 	// lazy is the rules of the LoadLazy it was compiled from, without its
-	// tests (engine.Options.SkipTests), which Test compiles; nil after Load.
-	lazy fs.FS
+	// tests (engine.Options.SkipTests); nil after Load. tested is the same
+	// version compiled from them with its tests, by the first Test.
+	lazy   fs.FS
+	tested *engine.RuleSet
 
 	// The answers given, by the bytes asked: a repeated input is answered
 	// without decoding it, checking it or building the engine's memo key,

@@ -38,8 +38,9 @@ type CaseReport struct {
 
 // Test runs every case of a handle's version and returns a TestReport as
 // JSON. A failing case is a result, not an error: the status is ok. A
-// version LoadLazy compiled without its tests is compiled with them here,
-// from the same rules, and an error in them is load_error.
+// version LoadLazy compiled without its tests is compiled with them here
+// the first time, from the same rules, and an error in them is
+// load_error.
 func (g *Guest) Test(ctx context.Context, h uint32) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
 	if !ok {
@@ -47,11 +48,14 @@ func (g *Guest) Test(ctx context.Context, h uint32) ([]byte, abi.Status) {
 	}
 	rs := hd.rs
 	if hd.lazy != nil && len(rs.Cases()) == 0 {
-		cat, err := engine.Load(hd.lazy, engine.Options{Select: []string{rs.Ref()}, Cache: g.cache})
-		if err != nil {
-			return errorsJSON(loadErrors(err)), abi.StatusLoadError
+		if hd.tested == nil {
+			cat, err := engine.Load(hd.lazy, engine.Options{Select: []string{rs.Ref()}, Cache: g.cache})
+			if err != nil {
+				return errorsJSON(loadErrors(err)), abi.StatusLoadError
+			}
+			hd.tested, _ = cat.RuleSet(rs.Ref())
 		}
-		rs, _ = cat.RuleSet(rs.Ref())
+		rs = hd.tested
 	}
 	report := TestReport{Ref: rs.Ref(), Cases: []CaseReport{}}
 	for _, r := range rs.Test(ctx) {
