@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,11 +28,57 @@ var readmeRunMark = regexp.MustCompile(`<!-- readme-test: (skip|first line|serve
 // script's error at its file and line, a Python traceback.
 var readmeFailure = regexp.MustCompile(`(?m)^error: |^(bash|cp|mkdir|sed|cat|gcc|ld|curl|python3|node): |^\S+\.(c|mjs|py):\d+|^Traceback |flag provided but not defined|^Usage: `)
 
+// rewriteScratch replaces /tmp in block, as a README block names it, by
+// dir, in every spelling a pasted command can use: "/tmp/copy.bin",
+// "-L/tmp", "-Wl,-rpath,/tmp", "/tmp" alone. It is /tmp as a whole path:
+// after the start, a compiler's -L, -I or -B, or a character that no path
+// has inside it; before "/", the end, or such a character. "/tmpfs",
+// "/var/tmp" and "build/tmp" are not it.
+func rewriteScratch(block, dir string) string {
+	inPath := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.-/", c) >= 0
+	}
+	var out strings.Builder
+	for i := 0; i < len(block); i++ {
+		if strings.HasPrefix(block[i:], "/tmp") {
+			before := i == 0 || !inPath(block[i-1]) || i >= 2 && block[i-2] == '-' && strings.IndexByte("LIB", block[i-1]) >= 0
+			j := i + len("/tmp")
+			after := j == len(block) || block[j] == '/' || !inPath(block[j])
+			if before && after {
+				out.WriteString(dir)
+				i = j - 1
+				continue
+			}
+		}
+		out.WriteByte(block[i])
+	}
+	return out.String()
+}
+
+// namesTmp is any /tmp a line still names, more widely than
+// rewriteScratch finds them ("/var/tmp", "dir/tmp/"), so a gap in the
+// rewrite shows.
+var namesTmp = regexp.MustCompile(`/tmp([^A-Za-z0-9]|$)`)
+
+// withScratch rewrites every /tmp of a README block to dir, the test's own
+// stand-in for it, and reports the lines that still name /tmp after the
+// rewrite (none, unless the rewrite has a gap), so that no block reads a
+// file an earlier run left in the machine's /tmp.
+func withScratch(block, dir string) (script string, left []string) {
+	for _, line := range strings.Split(rewriteScratch(block, "<scratch>"), "\n") {
+		if namesTmp.MatchString(line) {
+			left = append(left, line)
+		}
+	}
+	return rewriteScratch(block, dir), left
+}
+
 // TestREADMESnippetsRun pastes every ```sh block of the README, in order,
 // into bash in a fresh clone (the tracked files, committed into a new
-// repository), with the dlroute binary on $PATH and /tmp/ replaced by a
-// directory of the test's own. No block may print an error, and the clone
-// must be left with nothing untracked that is not ignored.
+// repository), with the dlroute binary on $PATH and every /tmp, and
+// $TMPDIR, replaced by a directory of the test's own. No block may print
+// an error, name a /tmp the rewrite missed, leave out an output it shows,
+// or leave the clone with anything untracked that is not ignored.
 func TestREADMESnippetsRun(t *testing.T) {
 	testenv.Short(t, "running the README's commands")
 	for _, tool := range []string{"git", "node", "python3", "gcc", "curl"} {
@@ -89,11 +136,15 @@ func TestREADMESnippetsRun(t *testing.T) {
 		case "first line":
 			block, _, _ = strings.Cut(block, "\n")
 		}
-		script := strings.ReplaceAll(block, "/tmp/", tmp+"/")
+		script, left := withScratch(block, tmp)
+		if len(left) > 0 {
+			t.Errorf("README.md:%d: the block names /tmp where the test cannot give it a directory of its own, so it would read what an earlier run left there:\n%s", line, strings.Join(left, "\n"))
+			continue
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
 		cmd.Dir = clone
-		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONUNBUFFERED=1")
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONUNBUFFERED=1", "TMPDIR="+tmp)
 		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if mode == "serves" {
@@ -102,6 +153,12 @@ func TestREADMESnippetsRun(t *testing.T) {
 			t.Errorf("README.md:%d: the block ran past 10 minutes:\n%s", line, out.String())
 		} else if readmeFailure.MatchString(out.String()) {
 			t.Errorf("README.md:%d: the block, pasted, fails (%v):\n%s\noutput:\n%s", line, err, block, out.String())
+		} else {
+			for _, want := range shownOutputs(block) {
+				if !slices.Contains(strings.Split(out.String(), "\n"), want) {
+					t.Errorf("README.md:%d: the block shows the output\n\t%s\nbut, pasted, prints no such line:\n%s", line, want, out.String())
+				}
+			}
 		}
 		cancel()
 	}
@@ -138,5 +195,45 @@ func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, line in
 	<-done
 	if readmeFailure.MatchString(out.String()) {
 		t.Errorf("README.md:%d: the block, pasted, fails:\n%s", line, out.String())
+	}
+}
+
+// shownOutputs is what a block says its commands print: a comment line
+// that holds a JSON object ("# {...}"), printed, as a whole line, by the
+// command before it.
+func shownOutputs(block string) []string {
+	var out []string
+	for _, line := range strings.Split(block, "\n") {
+		if shown, ok := strings.CutPrefix(line, "# {"); ok {
+			out = append(out, "{"+shown)
+		}
+	}
+	return out
+}
+
+// TestREADMEScratchRewrite: every spelling of /tmp a pasted command uses
+// is the test's directory after the rewrite, a path that only looks like
+// it is left alone, and what the rewrite cannot place is reported.
+func TestREADMEScratchRewrite(t *testing.T) {
+	const dir = "/T/scratch"
+	for _, c := range []struct{ in, want string }{
+		{"cp -r rules /tmp/myrules", "cp -r rules /T/scratch/myrules"},
+		{"gcc -L/tmp -ldlroute -Wl,-rpath,/tmp", "gcc -L/T/scratch -ldlroute -Wl,-rpath,/T/scratch"},
+		{"cd /tmp && ls /tmp/", "cd /T/scratch && ls /T/scratch/"},
+		{`out="/tmp/copy.bin" x='/tmp'`, `out="/T/scratch/copy.bin" x='/T/scratch'`},
+		{"PATH=/tmp:/tmp:$PATH", "PATH=/T/scratch:/T/scratch:$PATH"},
+		{"--out=/tmp/copy.bin", "--out=/T/scratch/copy.bin"},
+		{"echo /tmp", "echo /T/scratch"},
+		{"mount -t tmpfs none /tmpfs", "mount -t tmpfs none /tmpfs"},
+	} {
+		got, left := withScratch(c.in, dir)
+		if got != c.want || len(left) != 0 {
+			t.Errorf("withScratch(%q) = %q, left %q; want %q, nothing left", c.in, got, left, c.want)
+		}
+	}
+	for _, in := range []string{"ls /var/tmp/x", "ls build/tmp/x"} {
+		if _, left := withScratch(in, dir); len(left) != 1 {
+			t.Errorf("withScratch(%q) left %q; want the line reported, as the test cannot give it a directory of its own", in, left)
+		}
 	}
 }
