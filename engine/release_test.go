@@ -99,7 +99,7 @@ func TestReleaseWarning(t *testing.T) {
 			w.ReadAs != c.want.ReadAs || w.Newer != c.want.Newer || w.RuleSet != c.want.RuleSet {
 			t.Errorf("Lookup(%q) = %+v, want %+v", c.ref, *w, c.want)
 		}
-		if !strings.Contains(w.Hint, "python -m dlroute check lib") {
+		if !strings.Contains(w.Hint, "python -m dlroute check") {
 			t.Errorf("Lookup(%q): hint %q does not say how to check the release", c.ref, w.Hint)
 		}
 		data, _ := json.Marshal(w)

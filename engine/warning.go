@@ -53,14 +53,13 @@ func newReleaseWarning(name, release string, in installed, newer bool, rs *RuleS
 	default:
 		w.Message = fmt.Sprintf("%s; using %s (%s), checked against %s", what, rs.Ref(), r, r.CheckedString())
 	}
-	w.Hint = fmt.Sprintf("`python -m dlroute check %s` runs the installed release's own functions on the rules' cases; a strict mode (--strict-release, strict=True) refuses instead", name)
+	w.Hint = "`python -m dlroute check` runs the installed releases' own functions on the rules' cases; a strict mode (--strict-release, strict=True) refuses instead"
 	return w
 }
 
 // Refusal is the error a strict lookup returns instead of w: code
 // CodeUncheckedRelease, its message w's.
 func (w *ReleaseWarning) Refusal() *Error {
-	name := w.Ref[:len(w.Ref)-len(ReleaseRef)-len(w.Release)]
 	return &Error{Code: CodeUncheckedRelease, Message: "refused (strict): " + w.Message,
-		Hint: fmt.Sprintf("name the version to use it anyway (%s), or check the release first: `python -m dlroute check %s`", w.RuleSet, name)}
+		Hint: fmt.Sprintf("name the version to use it anyway (%s), or check the release first: `python -m dlroute check`", w.RuleSet)}
 }
