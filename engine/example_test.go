@@ -69,3 +69,27 @@ func ExampleRuleSet_DecodeInput() {
 	// input local_hardware_id is a string; want int or null
 	// kDLROCMHost 11 1
 }
+
+// A release newer than every version's range is answered by the version
+// whose range is newest, with a warning that says what was checked;
+// RuleSet refuses it.
+func ExampleCatalog_Lookup() {
+	cat, err := engine.Load(rules.FS, engine.Options{Select: []string{"jax==9.0.0"}})
+	if err != nil {
+		panic(err)
+	}
+	rs, w, err := cat.Lookup("jax==9.0.0")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(rs.Ref(), w.Code, w.Newer, w.Releases.Checked[w.Releases.Last])
+	_, err = cat.RuleSet("jax==9.0.0")
+	fmt.Println(err.(*engine.Error).Code)
+	// A build between releases is read as its release.
+	_, w, _ = cat.Lookup("jax==0.11.0.dev20260801")
+	fmt.Println(w.Build, w.ReadAs)
+	// Output:
+	// jax@v3 unchecked_release true run
+	// unchecked_release
+	// development build 0.11.0
+}

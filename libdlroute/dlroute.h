@@ -124,11 +124,21 @@ int dlroute_close(uint64_t rules);
 int dlroute_rulesets(uint64_t rules, char *out, size_t out_cap, size_t *out_len);
 
 /* Sets *ruleset to the handle of a rule set of the rules: ref is a name
- * ("jax", the newest version) or name@version ("jax@v2"). The same
- * version gets the same handle while the rules are open; it is released
- * with them. Statuses: OK, NO_RULESET (out: an error object),
- * BAD_HANDLE, BAD_ARGUMENT, TOO_SMALL; LOAD_ERROR only if an embedded
- * version failed to compile, which their tests rule out. */
+ * ("jax", the newest version), name@version ("jax@v2") or name==release
+ * ("jax==0.10.2", the version whose manifest covers that release). The
+ * same version gets the same handle while the rules are open; it is
+ * released with them. With OK, out is empty (*out_len 0), except for a
+ * release that no version was checked against (one newer than every
+ * version's range, or a pre-release or development build such as
+ * "1.13.0a0+gitunknown", read as its release): then the handle is the
+ * version that answers it and out holds the warning, a JSON object
+ * {"code":"unchecked_release","ref","release","build"?,"read_as"?,
+ * "newer","ruleset","releases":{"first","last","checked":{release:
+ * "run"|"source"}},"message","hint"}; a caller that wants a strict mode
+ * refuses on it. TOO_SMALL for that warning still sets *ruleset.
+ * Statuses: OK, NO_RULESET (out: an error object), BAD_HANDLE,
+ * BAD_ARGUMENT, TOO_SMALL; LOAD_ERROR only if an embedded version failed
+ * to compile, which their tests rule out. */
 int dlroute_ruleset(uint64_t rules, const char *ref, size_t ref_len, uint64_t *ruleset,
                     char *out, size_t out_cap, size_t *out_len);
 
@@ -201,10 +211,15 @@ int dlroute_exchange_json(uint64_t ruleset, const char *line, size_t line_len, i
  * Writes the cell exactly as `dlroute interop --json` writes it, without
  * the newline: {"producer","consumer","array":{"platform","memory",
  * "input"},"outcome","error"?,"device"?,"steps":[{"call","attempt",
- * "input","keywords"?,"kwargs"?,"decision"}...]}. "outcome" is in_place,
+ * "input","keywords"?,"kwargs"?,"decision"}...],"checked":{"run",
+ * "producer":[...],"consumer":[...]}}. "outcome" is in_place,
  * producer_copy, consumer_copy, both_copy, or error (then "error" is the
  * exception's {"type","message"}); otherwise "device" is the device of
- * the consumer's array. Statuses: OK (an exception in the cell is an
+ * the consumer's array. "checked" lists each side's rule-set versions
+ * ({"ruleset","checked":{release:"run"|"source"},"release_warning"?});
+ * "run" is true where every one was run against a real release and no
+ * ref named a release outside what was checked (release_warning: as
+ * dlroute_ruleset's warning). Statuses: OK (an exception in the cell is an
  * answer, not a failure); INPUT_ERROR (out: an error object: a request
  * that is not such an object, code json_syntax, unknown_field,
  * missing_field, wrong_type or invalid_utf8; or an array or kwarg the

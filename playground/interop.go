@@ -19,7 +19,8 @@ import (
 //	 "rows": [{"producer": "jax@v3", "platform": "gpu <unknown>", "memory": "device",
 //	           "cells": [{"outcome": "error", "short": "BufferError: ...", "error": {...},
 //	                      "steps": [{"ref": "jax@v3", "call": "__dlpack_device__",
-//	                                 "attempt": 1, "input": {...}, "decision": {...}}]}]}]}
+//	                                 "attempt": 1, "input": {...}, "decision": {...}}],
+//	                      "checked": {"run": false, "producer": [...], "consumer": [...]}}]}]}
 //
 // or, where the rules served do not load or cannot decide the matrix,
 // {"source": ..., "revision": ..., "error": "..."} and no rows. It is
@@ -55,6 +56,9 @@ type interopCell struct {
 	Error   *engine.Exception `json:"error,omitempty"`
 	Device  *interop.Device   `json:"device,omitempty"`
 	Steps   []interopStep     `json:"steps"`
+	// Checked is what each side's versions were checked against
+	// (interop.Checked): the grid's mark of a cell run here on both sides.
+	Checked interop.Checked `json:"checked"`
 }
 
 // interopStep is an interop.Step with the ref of the rule set asked, the
@@ -94,7 +98,7 @@ func decideInterop(rules fs.FS, doc *interopDoc) error {
 	for _, r := range m.Rows {
 		row := interopRow{Producer: r.Producer, Platform: r.Array.Platform, Memory: r.Array.Memory, Cells: []interopCell{}}
 		for _, c := range r.Cells {
-			cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device}
+			cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device, Checked: c.Checked}
 			for _, s := range c.Steps {
 				cell.Steps = append(cell.Steps, interopStep{Ref: s.Decision.RuleSet, Step: s})
 			}

@@ -83,6 +83,23 @@ export function stepText(step) {
   return `${step.ref} ${step.call}${step.attempt > 1 ? ` (attempt ${step.attempt})` : ""}${answer ? ` → ${answer}` : ""}`;
 }
 
+// checkedText says what a cell rests on (interop.Checked): whether both
+// sides' versions were run here against a real release, and for each
+// version the releases it was checked against and how.
+export function checkedText(cell) {
+  const c = cell.checked;
+  if (!c) return "";
+  const version = (v) => {
+    const byHow = { run: [], source: [] };
+    for (const [rel, how] of Object.entries(v.checked ?? {})) (byHow[how] ??= []).push(rel);
+    const parts = [["run", "run here"], ["source", "source only"]].filter(([k]) => byHow[k].length).map(([k, words]) => `${byHow[k].join(", ")} (${words})`);
+    const warned = v.release_warning ? `; ${v.release_warning.message}` : "";
+    return `${v.ruleset}: ${parts.length ? parts.join(", ") : "no release checked"}${warned}`;
+  };
+  const all = [...(c.producer ?? []), ...(c.consumer ?? [])].map(version).join("; ");
+  return `${c.run ? "Run here on both sides" : "Not run here on both sides"}: ${all}.`;
+}
+
 // summaryText is the panel's line under its heading.
 export function summaryText(doc) {
   if (doc.error) return "no grid: the rules served do not load";
@@ -135,7 +152,8 @@ export class InteropGrid {
 
   legend() {
     return h("ul", { class: "interop-legend", "aria-label": "what the colours and marks mean" }, Object.entries(kinds).map(([kind, k]) =>
-      h("li", { class: `o-${kind}` }, h("span", { class: "mark", "aria-hidden": "true" }, k.mark), " ", k.legend)));
+      h("li", { class: `o-${kind}` }, h("span", { class: "mark", "aria-hidden": "true" }, k.mark), " ", k.legend)),
+      h("li", {}, h("span", { class: "mark", "aria-hidden": "true" }, "•"), " run here: both sides' versions were checked against a real release (open a cell, or hover, for which releases)"));
   }
 
   table() {
@@ -159,11 +177,12 @@ export class InteropGrid {
     const opened = this.opened?.row === index && this.opened?.col === col;
     return h("td", { class: `o-${v.kind}`, "data-testid": "interop-cell", "data-producer": row.producer, "data-platform": row.platform, "data-memory": row.memory, "data-consumer": this.doc.consumers[col], "data-outcome": cell.outcome },
       h("button", {
-        class: "cell", tabindex: fr === index && fc === col ? "0" : "-1", title: v.full, "aria-current": opened ? "true" : null,
+        class: "cell", tabindex: fr === index && fc === col ? "0" : "-1", title: `${v.full}\n${checkedText(cell)}`, "aria-current": opened ? "true" : null,
         "data-row": String(index), "data-col": String(col),
         onclick: () => this.open(index, col, decidingStep(cell)),
         onfocus: () => this.setFocus(index, col),
-      }, h("span", { class: "mark", "aria-hidden": "true" }, v.mark), " ", v.type ? h("b", {}, v.type) : null, v.rest));
+      }, h("span", { class: "mark", "aria-hidden": "true" }, v.mark), " ", v.type ? h("b", {}, v.type) : null, v.rest,
+      cell.checked?.run ? h("span", { class: "run", title: "run here on both sides" }, " •") : null));
   }
 
   // setFocus makes [row, col] the grid's one tab stop.
@@ -204,6 +223,7 @@ export class InteropGrid {
     const row = this.doc.rows[o.row], cell = row.cells[o.col];
     return [
       h("h3", {}, `${row.producer} ${row.platform} ${row.memory} into ${this.doc.consumers[o.col]}: ${cellView(cell).full}`),
+      h("p", { class: "muted", "data-testid": "interop-checked" }, checkedText(cell)),
       h("ol", { class: "interop-step-list" }, cell.steps.map((s, i) => h("li", { class: i === o.step ? "shown" : null },
         h("button", { class: "link", "aria-current": i === o.step ? "step" : null, onclick: () => this.open(o.row, o.col, i) }, stepText(s)),
         i === decidingStep(cell) ? h("span", { class: "muted" }, " (decided the outcome)") : null))),

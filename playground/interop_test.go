@@ -32,6 +32,13 @@ type interopCell struct {
 		Input     map[string]any
 		Decision  struct{ Rule, RuleSet string }
 	}
+	Checked struct {
+		Run                bool
+		Producer, Consumer []struct {
+			RuleSet string
+			Checked map[string]string
+		}
+	}
 }
 
 func getInterop(t *testing.T, h http.Handler, header ...string) (interopDoc, *http.Response) {
@@ -83,8 +90,17 @@ func TestInteropJSON(t *testing.T) {
 	if c, ok := cellOf(doc, "numpy@v2", "(kDLCPU, 0)", "torch@v2"); !ok || c.Outcome != "in_place" || c.Short != "in place" || c.Steps[len(c.Steps)-1].Ref != "torch@v2" {
 		t.Errorf("numpy@v2 (kDLCPU, 0) into torch@v2: %+v (found %v), want in place, decided last by torch@v2", c, ok)
 	}
+	// Each cell says what both sides were checked against: cupy@v1 was
+	// read from source only, so no cell into it was run here.
+	if c, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "cupy@v1"); !ok || c.Checked.Run ||
+		len(c.Checked.Producer) != 2 || c.Checked.Producer[1].RuleSet != "jax-export@v1" || c.Checked.Consumer[0].Checked["14.2.0"] != "source" {
+		t.Errorf("jax@v3 gpu <unknown> into cupy@v1: checked %+v, want jax@v3 and jax-export@v1 into cupy@v1, 14.2.0 from source", c.Checked)
+	}
 	for _, r := range doc.Rows {
 		for i, c := range r.Cells {
+			if len(c.Checked.Producer) == 0 || len(c.Checked.Consumer) != 1 || c.Checked.Consumer[0].RuleSet != doc.Consumers[i] {
+				t.Errorf("%s %s into %s: checked %+v, want both sides", r.Producer, r.Platform, doc.Consumers[i], c.Checked)
+			}
 			for _, s := range c.Steps {
 				if s.Ref == "" || s.Ref != s.Decision.RuleSet {
 					t.Errorf("%s %s into %s: step %s has ref %q, decided by %q", r.Producer, r.Platform, doc.Consumers[i], s.Call, s.Ref, s.Decision.RuleSet)

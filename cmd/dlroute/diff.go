@@ -47,7 +47,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var sides [2]*engine.RuleSet
 	var labels [2]string
 	for i, arg := range fs.Args() {
-		rs, label, err := diffSide(arg, *rulesDir, catalogs)
+		rs, label, err := diffSide(arg, *rulesDir, catalogs, stderr)
 		if err != nil {
 			printError(stderr, err)
 			return 2
@@ -80,7 +80,7 @@ func runDiff(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // diffSide loads one side, [DIR:]NAME[@VERSION], and names it as the
 // report does: its ref, after DIR: when it has one.
-func diffSide(arg, rulesDir string, catalogs map[string]*engine.Catalog) (*engine.RuleSet, string, error) {
+func diffSide(arg, rulesDir string, catalogs map[string]*engine.Catalog, stderr io.Writer) (*engine.RuleSet, string, error) {
 	dir, ref := rulesDir, arg
 	prefix := ""
 	if i := strings.LastIndexByte(arg, ':'); i > 0 {
@@ -101,7 +101,7 @@ func diffSide(arg, rulesDir string, catalogs map[string]*engine.Catalog) (*engin
 		}
 		catalogs[dir] = cat
 	}
-	rs, err := cat.RuleSet(ref)
+	rs, _, err := lookupRuleSet(cat, ref, false, stderr)
 	if err != nil {
 		return nil, "", err
 	}

@@ -29,6 +29,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	keep := fs.String("keep", "", "keep the last good bundle in `FILE`, served at start if the source has nothing good (default: under the user cache directory; off: none)")
 	interval := fs.Duration("interval", live.DefaultInterval, "check the source every `DURATION` (and a watched folder or file on every change)")
 	ruleset := fs.String("ruleset", "jax", "the rule set of a request that names none (`REF`: NAME, NAME@VERSION or NAME==RELEASE)")
+	strict := strictReleaseFlag(fs)
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "refuse request bodies over `BYTES`")
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
@@ -58,7 +59,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer done()
 	err = serve.Run(ctx, serve.Options{
 		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback,
-		Prepare: prepare, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, MaxBody: *maxBody,
+		Prepare: prepare, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, StrictRelease: *strict, MaxBody: *maxBody,
 		Log: log,
 	})
 	if err != nil {

@@ -114,20 +114,22 @@ func Open(path, key string) (uint64, []byte, Status) {
 }
 
 // find returns the rule set ref of the rules, compiling it (and what it
-// imports) first for the embedded rules. o.mu is held.
-func (o *openRules) find(ref string) (*engine.RuleSet, error) {
+// imports) first for the embedded rules, and the warning of a release ref
+// that no version was checked against (engine.Catalog.Lookup). o.mu is
+// held.
+func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, error) {
 	if o.catalog != nil {
-		return o.catalog.RuleSet(ref)
+		return o.catalog.Lookup(ref)
 	}
 	if o.cache == nil {
 		o.cache = engine.NewCache()
 	}
 	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o.last = cat
-	return cat.RuleSet(ref)
+	return cat.Lookup(ref)
 }
 
 // whole is the catalog of every version, compiling it first for the
@@ -207,8 +209,10 @@ func RuleSets(h uint64) ([]byte, Status) {
 }
 
 // RuleSet returns the handle of a rule set of the rules ("jax" for the
-// newest version, "jax@v2"); the same version always gets the same handle
-// while the rules are open.
+// newest version, "jax@v2", "jax==0.10.2"); the same version always gets
+// the same handle while the rules are open. With StatusOK the output is
+// empty, or for a release ref that no version was checked against the
+// engine.ReleaseWarning's JSON: the handle is the version it names.
 func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
 	o, ok := rulesOf(h)
 	if !ok {
@@ -219,7 +223,11 @@ func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
 	if o.closed {
 		return 0, nil, StatusBadHandle
 	}
-	rs, err := o.find(ref)
+	rs, w, err := o.find(ref)
+	var warning []byte
+	if w != nil {
+		warning, _ = json.Marshal(w)
+	}
 	if err != nil {
 		if list := engine.Errors(err); len(list) == 1 && list[0].Code == engine.CodeNoRuleSet {
 			return 0, errorJSON(err), StatusNoRuleSet
@@ -227,7 +235,7 @@ func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
 		return 0, errorsJSON(err), StatusLoadError
 	}
 	if rh, ok := o.handed[rs.Ref()]; ok {
-		return rh, nil, StatusOK
+		return rh, warning, StatusOK
 	}
 	r := &ruleSet{rs: rs, lines: memo.New[[]byte](engine.DefaultMemoSize), rules: map[string]uint32{}, decls: rs.Inputs()}
 	for i, id := range rs.RuleIDs() {
@@ -236,7 +244,7 @@ func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
 	rh := lastHandle.Add(1)
 	ruleSets.Store(rh, r)
 	o.handed[rs.Ref()] = rh
-	return rh, nil, StatusOK
+	return rh, warning, StatusOK
 }
 
 func rulesOf(h uint64) (*openRules, bool) {

@@ -204,3 +204,33 @@ func TestLazyCompileReuses(t *testing.T) {
 		t.Errorf("jax@v3 was compiled again after exchange imported it")
 	}
 }
+
+// TestRuleSetReleaseWarning: a release ref that no version was checked
+// against gets the handle of the version that answers it and the
+// engine's warning as JSON, every time; a covered release gets no output.
+func TestRuleSetReleaseWarning(t *testing.T) {
+	whole, _ := engine.Load(rules.FS, engine.Options{})
+	wd, _ := os.Getwd()
+	for _, path := range []string{"", filepath.Join(wd, "..", "..", "rules")} {
+		h := openRulesT(t, path)
+		for _, ref := range []string{"jax==9.0", "jax==0.11.0.dev1", "jax==0.11.0", "numpy==2.4.6"} {
+			rs, w, err := whole.Lookup(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []byte
+			if w != nil {
+				want, _ = json.Marshal(w)
+			}
+			for range 2 { // the second with the handle already handed
+				rh, out, st := RuleSet(h, ref)
+				if st != StatusOK || !bytes.Equal(out, want) {
+					t.Errorf("%q RuleSet(%s) = %s %s, want ok %s", path, ref, st, out, want)
+				}
+				if pinned := takeRuleSet(t, h, rs.Ref()); rh != pinned {
+					t.Errorf("%q RuleSet(%s) = handle %d, %s's is %d", path, ref, rh, rs.Ref(), pinned)
+				}
+			}
+		}
+	}
+}

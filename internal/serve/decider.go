@@ -32,16 +32,22 @@ type Engine interface {
 	Decider(ctx context.Context, rs *engine.RuleSet) (Decider, error)
 }
 
-// deciderFor returns the decider for ref ("jax", "jax@v3") in s.
-func deciderFor(ctx context.Context, s *live.Snapshot, ref string) (Decider, error) {
-	rs, err := s.Catalog().RuleSet(ref)
+// deciderFor returns the decider for ref ("jax", "jax@v3", "jax==0.10.2")
+// in s, and the warning of a release that no version was checked against
+// (refused under strict).
+func deciderFor(ctx context.Context, s *live.Snapshot, ref string, strict bool) (Decider, *engine.ReleaseWarning, error) {
+	rs, w, err := s.Catalog().Lookup(ref)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if w != nil && strict {
+		return nil, nil, w.Refusal()
 	}
 	if e, ok := s.Attached().(Engine); ok {
-		return e.Decider(ctx, rs)
+		d, err := e.Decider(ctx, rs)
+		return d, w, err
 	}
-	return rs, nil
+	return rs, w, nil
 }
 
 // nativeEngine is what NativePrepare attaches to a snapshot: a memo of

@@ -24,6 +24,10 @@ type Config struct {
 	// RuleSet is the rule set a request that names none gets; "" means
 	// "jax".
 	RuleSet string
+	// StrictRelease refuses (404, code unchecked_release) a
+	// ?ruleset=NAME==RELEASE that no version was checked against, which
+	// is otherwise answered with each decision's "release_warning".
+	StrictRelease bool
 	// MaxBody bounds a request body; 0 means DefaultMaxBody.
 	MaxBody int64
 	// MaxBatch bounds the inputs of one batch; 0 means DefaultMaxBatch.

@@ -155,3 +155,40 @@ func ruleSetNames(t *testing.T) []string {
 	slices.Sort(names)
 	return names
 }
+
+// TestResolveReleaseWarning: a ?ruleset=NAME==RELEASE that no version was
+// checked against is answered by the version that stands in for it, each
+// decision carrying the engine's warning after the revision; a strict
+// server refuses it as it refuses a release no version covers.
+func TestResolveReleaseWarning(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{StrictRelease: strict})
+		rev := ts.rules.Current().Revision()
+		_, w, err := ts.rules.Current().Catalog().Lookup("jax==9.0")
+		if err != nil || w == nil {
+			t.Fatalf("Lookup(jax==9.0) = %v, %v; want a warning", w, err)
+		}
+		warning, _ := json.Marshal(w)
+		decided := `{"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"gpu","ruleset":"jax@v3","revision":"` + rev + `","release_warning":` + string(warning) + `}`
+		want, wantStatus := decided+"\n", 200
+		wantBatch := "[" + decided + "," + decided + "]\n"
+		if strict {
+			refused, _ := json.Marshal(map[string]any{"error": struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+				Hint    string `json:"hint"`
+			}{"unchecked_release", w.Refusal().Message, w.Refusal().Hint}})
+			want, wantStatus, wantBatch = string(refused)+"\n", 404, string(refused)+"\n"
+		}
+		for _, c := range []struct{ body, want string }{{cudaInput, want}, {"[" + cudaInput + "," + cudaInput + "]", wantBatch}} {
+			status, _, body := ts.post(t, "?ruleset=jax==9.0", c.body)
+			if body != c.want || (c.body == cudaInput || strict) && status != wantStatus {
+				t.Errorf("strict %v: POST ?ruleset=jax==9.0 %s:\ngot  %d %s\nwant %d %s", strict, c.body, status, body, wantStatus, c.want)
+			}
+		}
+		// A release a version covers carries no warning.
+		if _, _, body := ts.post(t, "?ruleset=jax==0.11.0", cudaInput); strings.Contains(body, "release_warning") {
+			t.Errorf("strict %v: jax==0.11.0 answered %s, want no warning", strict, body)
+		}
+	}
+}

@@ -28,6 +28,9 @@ type inputError struct {
 // decision object; an array by an array, element for element. A decision
 // is `dlroute resolve --json`'s line with "revision" added; an input that
 // cannot be decided gets {"input_error":{...}} or {"eval_error":{...}}.
+// A ?ruleset=NAME==RELEASE that no version was checked against adds
+// "release_warning" (engine.ReleaseWarning) to each decision, after the
+// revision, or is refused under Config.StrictRelease.
 // The whole request is answered by one snapshot, named by the
 // Dlroute-Revision header and each decision's "revision". The body is
 // read, to at most MaxBody bytes, before the snapshot is acquired: a
@@ -58,12 +61,12 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) {
 	if ref == "" {
 		ref = h.cfg.RuleSet
 	}
-	d, err := deciderFor(ctx, s, ref)
+	d, warning, err := deciderFor(ctx, s, ref, h.cfg.StrictRelease)
 	if err != nil {
 		var e *engine.Error
 		errors.As(err, &e)
 		status := http.StatusNotFound
-		if e == nil || e.Code != engine.CodeNoRuleSet {
+		if e == nil || e.Code != engine.CodeNoRuleSet && e.Code != engine.CodeUncheckedRelease {
 			status, e = http.StatusInternalServerError, &engine.Error{Code: engine.CodeEval, Message: err.Error()}
 		}
 		writeError(w, status, requestError{Code: string(e.Code), Message: e.Message, Hint: e.Hint})
@@ -73,6 +76,9 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	revision, _ := json.Marshal(s.Revision())
 	a := answerer{h: h, d: d, revision: revision}
+	if warning != nil {
+		a.warning, _ = json.Marshal(warning)
+	}
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
 		h.batch(ctx, w, a, body)
 		h.m.latency.WithLabelValues("batch").Observe(time.Since(start).Seconds())
@@ -116,6 +122,7 @@ type answerer struct {
 	h        *handler
 	d        Decider
 	revision []byte // JSON string
+	warning  []byte // the ref's engine.ReleaseWarning as JSON, or nil
 }
 
 // answer decides one input: the JSON to answer it with, and the status a
@@ -130,10 +137,14 @@ func (a answerer) answer(ctx context.Context, input []byte, index *int) ([]byte,
 		}
 		a.h.m.decisions.WithLabelValues(a.d.Ref(), outcome).Inc()
 		// The decision's JSON ends in '}': add the revision before it.
-		out := make([]byte, 0, len(decision)+len(a.revision)+12)
+		out := make([]byte, 0, len(decision)+len(a.revision)+len(a.warning)+32)
 		out = append(out, decision[:len(decision)-1]...)
 		out = append(out, `,"revision":`...)
 		out = append(out, a.revision...)
+		if a.warning != nil {
+			out = append(out, `,"release_warning":`...)
+			out = append(out, a.warning...)
+		}
 		return append(out, '}'), http.StatusOK
 	}
 	ie := inputError{Index: index, Code: engine.CodeEval, Message: err.Error()}

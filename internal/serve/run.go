@@ -46,8 +46,10 @@ type Options struct {
 	Keep     string
 	Interval time.Duration // how often the source is checked; 0 means live.DefaultInterval
 	RuleSet  string        // the default rule set of a request
-	MaxBody  int64
-	Log      *slog.Logger
+	// StrictRelease is Config.StrictRelease.
+	StrictRelease bool
+	MaxBody       int64
+	Log           *slog.Logger
 	// Listening, when set, is called with the address once serve listens.
 	Listening func(net.Addr)
 }
@@ -101,7 +103,7 @@ func Run(ctx context.Context, opts Options) error {
 			rules.Watch(watchCtx)
 		}
 	}()
-	h := NewHandler(Config{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, MaxBody: opts.MaxBody, Metrics: metrics, Log: log})
+	h := NewHandler(Config{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, StrictRelease: opts.StrictRelease, MaxBody: opts.MaxBody, Metrics: metrics, Log: log})
 	err = Serve(ctx, ln, h, log)
 	stopWatch()
 	<-watching

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { cellView, decidingStep, producerGroups, moveTo, stepText, summaryText } from "../interop.js";
+import { cellView, checkedText, decidingStep, producerGroups, moveTo, stepText, summaryText } from "../interop.js";
 
 const step = (ref, call, decision, attempt = 1) => ({ ref, call, attempt, input: {}, decision: { rule: "r", ruleset: ref, ...decision } });
 const cuda = { device_type: "kDLCUDA", device_type_code: 2, device_id: 0 };
@@ -75,4 +75,13 @@ test("stepText and summaryText", () => {
   const doc = { consumers: ["numpy@v2", "torch@v1"], rows: [{ producer: "jax@v3" }, { producer: "jax@v3" }, { producer: "numpy@v2" }] };
   assert.equal(summaryText(doc), "3 arrays of 2 producers into 2 consumers");
   assert.equal(summaryText({ error: "rules/jax/v9: ...", rows: [], consumers: [] }), "no grid: the rules served do not load");
+});
+
+test("checkedText: whether both sides were run here, and each version's releases", () => {
+  const run = { run: true, producer: [{ ruleset: "numpy@v1", checked: { "2.4.6": "run" } }], consumer: [{ ruleset: "torch@v1", checked: { "1.13.1": "run" } }] };
+  assert.equal(checkedText({ checked: run }), "Run here on both sides: numpy@v1: 2.4.6 (run here); torch@v1: 1.13.1 (run here).");
+  const warned = { message: "numpy 9.1 is newer than every release dlroute checked; using numpy@v2, checked against 2.5.2 (source only)" };
+  const not = { run: false, producer: [{ ruleset: "numpy@v1", checked: { "2.4.6": "run", "2.4.0": "source" } }], consumer: [{ ruleset: "numpy@v2", checked: { "2.5.2": "source" }, release_warning: warned }] };
+  assert.equal(checkedText({ checked: not }), `Not run here on both sides: numpy@v1: 2.4.6 (run here), 2.4.0 (source only); numpy@v2: 2.5.2 (source only); ${warned.message}.`);
+  assert.equal(checkedText({}), "");
 });

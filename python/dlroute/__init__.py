@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from . import _native
 from .errors import (DlrouteError, EvalError, ForkedError, InputError, LibraryError, NoRuleSetError,
-                     RulesError)
+                     RulesError, UncheckedReleaseWarning, release_warning)
 
 if TYPE_CHECKING:
     from . import interop
@@ -45,6 +45,7 @@ __all__ = [
     "NoRuleSetError",
     "LibraryError",
     "ForkedError",
+    "UncheckedReleaseWarning",
 ]
 
 __version__ = "0.1.0"
@@ -110,53 +111,74 @@ class Engine:
     def __init__(self, handle: int, origin: str | None) -> None:
         self._handle = handle
         self.origin = origin
-        self._rulesets: dict[str, RuleSet] = {}
+        # ref -> its rule set and the release warning it comes with
+        self._rulesets: dict[str, tuple[RuleSet, dict[str, Any] | None]] = {}
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _close, handle)
 
-    def ruleset(self, ref: str) -> RuleSet:
+    def ruleset(self, ref: str, *, strict: bool = False) -> RuleSet:
         """The rule set ``ref``: a name (``"jax"``, its newest version),
         ``name@version`` (``"jax@v2"``, ``"exchange@v1"``), or
         ``name==release`` (``"jax==0.10.2"``: the version whose manifest
         covers that release of what it mirrors; ``dlroute rules`` lists the
-        ranges).
+        ranges and what was checked).
+
+        A release that no version was checked against is answered with a
+        :class:`UncheckedReleaseWarning` (``warnings.warn``) saying what
+        was: one newer than every range gets the newest range's version; a
+        pre-release or development build (``"1.13.0a0+gitunknown"``) is
+        read as its release. ``strict=True`` (default False) raises
+        instead. A local label alone (``"2.11.0+cpu"``) and a post-release
+        are the release itself.
 
         Raises:
             NoRuleSetError: the rules hold no such name or version, or no
-                version covers the release (the message names the nearest).
+                version covers the release (older than every range, or in
+                a gap between two: the message names the nearest); with
+                ``strict=True``, a release no version was checked against
+                (code ``unchecked_release``).
         """
-        with self._lock:
-            rs = self._rulesets.get(ref)
-            if rs is not None:
-                return rs
-        r = ref.encode()
-        handle = c_uint64(0)
-        status, out = _native.call("dlroute_ruleset", self._handle, r, len(r), byref(handle))
-        if status == _native.NO_RULESET:
-            e = _native.parse(out) or {}
-            raise NoRuleSetError(e.get("code", "no_ruleset"), e.get("message", f"no rule set {ref}"), e)
-        if status != _native.OK:
-            raise _native.fail(status, out, f"Engine.ruleset({ref!r})")
-        rs = RuleSet(self, handle.value)
-        with self._lock:
-            return self._rulesets.setdefault(ref, rs)
+        return self._ruleset(ref, strict, 2)
 
-    def ruleset_for_installed(self, name: str, package: str | None = None) -> RuleSet:
+    def _ruleset(self, ref: str, strict: bool, stacklevel: int) -> RuleSet:
+        with self._lock:
+            hit = self._rulesets.get(ref)
+        if hit is None:
+            r = ref.encode()
+            handle = c_uint64(0)
+            status, out = _native.call("dlroute_ruleset", self._handle, r, len(r), byref(handle))
+            if status == _native.NO_RULESET:
+                e = _native.parse(out) or {}
+                raise NoRuleSetError(e.get("code", "no_ruleset"), e.get("message", f"no rule set {ref}"), e)
+            if status != _native.OK:
+                raise _native.fail(status, out, f"Engine.ruleset({ref!r})")
+            warning = _native.parse(out) if out else None
+            with self._lock:
+                hit = self._rulesets.setdefault(ref, (RuleSet(self, handle.value), warning))
+        rs, warning = hit
+        if warning:
+            release_warning(warning, strict, stacklevel + 1)
+        return rs
+
+    def ruleset_for_installed(self, name: str, package: str | None = None, *, strict: bool = False) -> RuleSet:
         """The version of rule set ``name`` for the release of ``package``
         (default: ``name``) installed in this environment, as its
         distribution metadata says: ``eng.ruleset_for_installed("jax")`` is
         ``eng.ruleset("jax==0.10.2")`` where jax 0.10.2 is installed. The
-        package is not imported.
+        package is not imported. A release no version was checked against
+        is answered with a :class:`UncheckedReleaseWarning`, or refused
+        under ``strict=True``, as :meth:`ruleset` says.
 
         Raises:
             importlib.metadata.PackageNotFoundError: the package is not
                 installed.
             NoRuleSetError: no version covers that release (the message
-                names the nearest), or it is a development build.
+                names the nearest); under ``strict=True``, one no version
+                was checked against.
         """
         from importlib.metadata import version
 
-        return self.ruleset(f"{name}=={version(package or name)}")
+        return self._ruleset(f"{name}=={version(package or name)}", strict, 2)
 
     def rulesets(self) -> list[dict[str, Any]]:
         """Every rule-set version in the rules, as
@@ -168,7 +190,7 @@ class Engine:
         return json.loads(out)
 
     def interop(self, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
-                copy: bool | None = None, device: Any = None) -> interop.Cell:
+                copy: bool | None = None, device: Any = None, strict: bool = False) -> interop.Cell:
         """What ``consumer``'s ``from_dlpack(x, copy=copy, device=device)``
         does with ``producer``'s array ``x``: one cell of ``dlroute
         interop``, decided by chaining both rule sets (nothing is run).
@@ -186,12 +208,17 @@ class Engine:
                 them from a real array.
             copy, device: ``from_dlpack``'s arguments; None (the default)
                 is not passed.
+            strict: raise, rather than warn, for a ``name==release`` that
+                no version was checked against (default False; see
+                :meth:`ruleset`).
 
         Returns:
             A :class:`dlroute.interop.Cell`: its ``outcome``, the
             exception's ``error_type`` and ``error_message``, the
-            ``steps``, and ``json``, byte for byte the line ``dlroute
-            interop --json`` writes for the cell.
+            ``steps``, what each side was ``checked`` against (``run``:
+            both were run here against a real release), and ``json``,
+            byte for byte the line ``dlroute interop --json`` writes for
+            the cell.
 
         Raises:
             InputError: an array input or argument the rule sets do not
@@ -203,10 +230,11 @@ class Engine:
         """
         from . import interop
 
-        return interop.cell(self, producer, consumer, array=array, copy=copy, device=device)
+        return interop.cell(self, producer, consumer, array=array, copy=copy, device=device, strict=strict,
+                            stacklevel=2)
 
     def interop_matrix(self, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,
-                       *, copy: bool | None = None, device: Any = None) -> list[interop.Cell]:
+                       *, copy: bool | None = None, device: Any = None, strict: bool = False) -> list[interop.Cell]:
         """Every array the producers' rules distinguish (the platforms and
         memory kinds of their ``__dlpack_device__`` cases) into every
         consumer, in the order ``dlroute interop --json`` writes them.
@@ -214,7 +242,7 @@ class Engine:
         :meth:`interop`."""
         from . import interop
 
-        return interop.matrix(self, producers, consumers, copy=copy, device=device)
+        return interop.matrix(self, producers, consumers, copy=copy, device=device, strict=strict, stacklevel=2)
 
     def close(self) -> None:
         """Releases the rules; their rule sets raise LibraryError (code

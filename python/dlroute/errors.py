@@ -19,6 +19,7 @@ __all__ = [
     "NoRuleSetError",
     "LibraryError",
     "ForkedError",
+    "UncheckedReleaseWarning",
 ]
 
 
@@ -72,7 +73,49 @@ class RulesError(DlrouteError):
 
 
 class NoRuleSetError(DlrouteError, LookupError):
-    """No rule set of that name or version (``no_ruleset``)."""
+    """No rule set of that name or version (``no_ruleset``), or under
+    ``strict=True`` a release no version was checked against
+    (``unchecked_release``: the message is the warning's)."""
+
+
+class UncheckedReleaseWarning(UserWarning):
+    """A release ref (``"numpy==2.6.0"``, ``"torch==1.13.0a0+gitunknown"``)
+    answered by a version that was not checked against that release: the
+    release is newer than every version's range, so the newest stands in
+    for it, or it is a pre-release or development build, read as the
+    release it is a build of. The message says what the version was
+    checked against, run here or read from source; ``strict=True`` raises
+    :class:`NoRuleSetError` (code ``unchecked_release``) instead.
+
+    Attributes:
+        code: ``"unchecked_release"``.
+        ref: the ref as named; ruleset: the version that answers it
+            (``"numpy@v2"``).
+        details: the engine's warning, parsed from JSON: ``release``,
+            ``build`` and ``read_as`` for a build, ``newer``, ``releases``
+            (``first``, ``last``, ``checked``: release -> ``"run"`` or
+            ``"source"``), ``message``, ``hint``.
+    """
+
+    def __init__(self, details: dict[str, Any]) -> None:
+        super().__init__(details.get("message", "a release no version was checked against"))
+        self.code: str = details.get("code", "unchecked_release")
+        self.ref: str | None = details.get("ref")
+        self.ruleset: str | None = details.get("ruleset")
+        self.details = details
+
+
+def release_warning(details: dict[str, Any], strict: bool, stacklevel: int) -> None:
+    """Warns of details, the engine's release warning, or under strict
+    raises NoRuleSetError with it, as ``--strict-release`` refuses."""
+    if strict:
+        refusal = dict(details)
+        refusal["hint"] = (f"name the version to use it anyway ({details.get('ruleset')}), or check the "
+                           "release first: `python -m dlroute check`")
+        raise NoRuleSetError("unchecked_release", "refused (strict): " + details.get("message", ""), refusal)
+    import warnings
+
+    warnings.warn(UncheckedReleaseWarning(details), stacklevel=stacklevel + 1)
 
 
 class LibraryError(DlrouteError, ImportError):

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from . import _native
-from .errors import EvalError, InputError, NoRuleSetError
+from .errors import EvalError, InputError, NoRuleSetError, release_warning
 
 if TYPE_CHECKING:
     from . import Engine
@@ -68,6 +68,14 @@ class Cell:
             as ``__dlpack_device__`` writes a device; None for an error.
         steps: each call asked, in order: ``{"call", "attempt", "input",
             "decision", ...}``; the last decided the cell.
+        checked: what each side's versions were checked against:
+            ``{"run": bool, "producer": [...], "consumer": [...]}``, each
+            version ``{"ruleset", "checked": {release: "run" | "source"},
+            "release_warning"?}`` (jax's producer is two: its
+            ``__dlpack_device__``'s and jax-export's). ``run`` (also
+            :attr:`run`) is True where every version was run here against
+            a real release and no ref named a release outside what was
+            checked.
         json: the cell as ``dlroute interop --json`` writes it, without
             the newline.
     """
@@ -82,6 +90,7 @@ class Cell:
     error_message: str | None
     device: tuple[int, int] | None
     steps: list[dict[str, Any]] = field(repr=False)
+    checked: dict[str, Any] = field(repr=False)
     json: str = field(repr=False)
 
     @classmethod
@@ -92,7 +101,22 @@ class Cell:
         dev = c.get("device")
         return cls(c["producer"], c["consumer"], c["array"]["platform"], c["array"]["memory"],
                    c["array"]["input"], c["outcome"], err.get("type"), err.get("message"),
-                   (dev["device_type_code"], dev["device_id"]) if dev else None, c["steps"], line)
+                   (dev["device_type_code"], dev["device_id"]) if dev else None, c["steps"],
+                   c.get("checked") or {}, line)
+
+    @property
+    def run(self) -> bool:
+        """Both sides' versions were run here against a real release of
+        theirs, and no ref named a release outside what was checked."""
+        return bool(self.checked.get("run"))
+
+    @property
+    def release_warnings(self) -> list[dict[str, Any]]:
+        """The engine's warnings for the refs that named a release no
+        version was checked against, producer's first (the details of a
+        :class:`dlroute.UncheckedReleaseWarning`)."""
+        sides = self.checked.get("producer", []) + self.checked.get("consumer", [])
+        return [v["release_warning"] for v in sides if v.get("release_warning")]
 
     @property
     def ok(self) -> bool:
@@ -181,8 +205,20 @@ def _dumps(v: Any) -> bytes:
     return json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
+def _warn(cells: list[Cell], strict: bool, stacklevel: int) -> None:
+    """Warns once of each release warning of cells, or under strict raises
+    the first as NoRuleSetError."""
+    seen = set()
+    for c in cells:
+        for w in c.release_warnings:
+            key = (w.get("ref"), w.get("ruleset"))
+            if key not in seen:
+                seen.add(key)
+                release_warning(w, strict, stacklevel + 1)
+
+
 def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
-         copy: bool | None = None, device: Any = None) -> Cell:
+         copy: bool | None = None, device: Any = None, strict: bool = False, stacklevel: int = 1) -> Cell:
     """:meth:`dlroute.Engine.interop`."""
     if not isinstance(producer, str) or not isinstance(consumer, str):
         raise TypeError("producer and consumer are rule-set refs (str), such as 'jax' or 'torch@v1'")
@@ -195,11 +231,13 @@ def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] 
     if kwargs:
         req["kwargs"] = kwargs
     what = f"Engine.interop({producer!r}, {consumer!r})"
-    return Cell.from_json(_request("dlroute_interop_json", engine, _dumps(req), what))
+    c = Cell.from_json(_request("dlroute_interop_json", engine, _dumps(req), what))
+    _warn([c], strict, stacklevel + 1)
+    return c
 
 
 def matrix(engine: Engine, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,
-           *, copy: bool | None = None, device: Any = None) -> list[Cell]:
+           *, copy: bool | None = None, device: Any = None, strict: bool = False, stacklevel: int = 1) -> list[Cell]:
     """:meth:`dlroute.Engine.interop_matrix`."""
     req: dict[str, Any] = {}
     for key, refs in (("producers", producers), ("consumers", consumers)):
@@ -212,7 +250,9 @@ def matrix(engine: Engine, producers: Sequence[str] | None = None, consumers: Se
     if kwargs:
         req["kwargs"] = kwargs
     text = _request("dlroute_interop_matrix_json", engine, _dumps(req), "Engine.interop_matrix()")
-    return [Cell.from_json(line) for line in text.splitlines()]
+    cells = [Cell.from_json(line) for line in text.splitlines()]
+    _warn(cells, strict, stacklevel + 1)
+    return cells
 
 
 # --- real arrays -------------------------------------------------------------
@@ -283,7 +323,7 @@ _default_lock = threading.Lock()
 
 
 def ask(x: Any, consumer: str, *, copy: bool | None = None, device: Any = None,
-        producer: str | None = None, rules: Engine | None = None) -> Cell:
+        producer: str | None = None, rules: Engine | None = None, strict: bool = False) -> Cell:
     """What ``consumer.from_dlpack(x, copy=copy, device=device)`` does with
     the real array ``x``, decided before anything runs: in place, a copy
     and who makes it, or the exception, its type and exact message.
@@ -299,12 +339,20 @@ def ask(x: Any, consumer: str, *, copy: bool | None = None, device: Any = None,
             its installed release.
         rules: an :class:`~dlroute.Engine`; None for the embedded rules,
             loaded once per process.
+        strict: raise, rather than warn, where an installed release is
+            one no version was checked against (default False).
+
+    An installed release newer than every version's range, or a
+    pre-release or development build, is answered with a
+    :class:`dlroute.UncheckedReleaseWarning` that says what the version
+    used was checked against; ``cell.checked`` says it for both sides.
 
     Raises:
         TypeError: dlroute cannot tell the library of ``x``.
         dlroute.NoRuleSetError: no rule-set version covers an installed
-            release (the message names the nearest; a development build
-            such as Debian's torch ``1.13.0a0`` needs ``"torch@v1"``).
+            release (older than every range, or in a gap: the message
+            names the nearest); under ``strict=True``, one that no version
+            was checked against (code ``unchecked_release``).
         dlroute.InputError: an argument the consumer's rules do not take.
     """
     global _default
@@ -317,4 +365,4 @@ def ask(x: Any, consumer: str, *, copy: bool | None = None, device: Any = None,
                 _default = load()
             rules = _default
     return cell(rules, installed_ref(producer or library), installed_ref(consumer),
-                array=inputs, copy=copy, device=device)
+                array=inputs, copy=copy, device=device, strict=strict, stacklevel=2)

@@ -1,0 +1,112 @@
+"""A release no rule-set version was checked against: newer than every
+version's range, or a pre-release or development build. The answer is the
+version that stands in for it, with a ``dlroute.UncheckedReleaseWarning``
+that says what that version was checked against; ``strict=True`` raises
+instead. A release inside a range answers without a warning."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+import dlroute
+
+
+CPU = {"platform": "cpu", "platform_version": "cpu"}
+
+
+@pytest.fixture(scope="module")
+def engine() -> dlroute.Engine:
+    with dlroute.load() as e:
+        yield e
+
+
+@pytest.mark.parametrize("ref, version, build, read_as, newer", [
+    ("jax==9.0.0", "jax@v3", None, None, True),
+    ("jax==0.11.0.dev20260801", "jax@v3", "development build", "0.11.0", False),
+    ("jax==0.11.0rc1", "jax@v3", "pre-release", "0.11.0", False),
+    ("numpy==9.1.0.dev0+local", "numpy@v2", "development build", "9.1.0", True),
+])
+def test_unchecked_release_warns(engine: dlroute.Engine, ref: str, version: str, build: str | None,
+                                 read_as: str | None, newer: bool) -> None:
+    for _ in range(2):  # remembered by ref, and it still warns
+        with pytest.warns(dlroute.UncheckedReleaseWarning) as record:
+            rs = engine.ruleset(ref)
+        assert rs.ref == version
+        w = record.pop(dlroute.UncheckedReleaseWarning)
+        assert w.filename == __file__, "the warning points at the caller's line"
+        msg = w.message
+        assert isinstance(msg, UserWarning)
+        assert (msg.code, msg.ref, msg.ruleset) == ("unchecked_release", ref, version)
+        assert msg.details.get("build") == build and msg.details.get("read_as") == read_as
+        assert msg.details["newer"] is newer
+        checked = msg.details["releases"]["checked"]
+        assert checked and set(checked.values()) <= {"run", "source"}
+        assert "checked against" in str(msg) and ("newer than every release" in str(msg)) == newer
+
+
+@pytest.mark.parametrize("ref", ["jax==9.0.0", "jax==0.11.0.dev20260801"])
+def test_strict_refuses(engine: dlroute.Engine, ref: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(dlroute.NoRuleSetError) as info:
+            engine.ruleset(ref, strict=True)
+    assert info.value.code == "unchecked_release"
+    assert info.value.message.startswith("refused (strict): ") and "checked against" in info.value.message
+    assert "jax@v3" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize("ref, version", [
+    ("jax==0.11.0", "jax@v3"), ("jax==0.10.2+cuda12", "jax@v1.1"), ("numpy==2.4.6", "numpy@v1"),
+    ("torch==1.13.1+dfsg", "torch@v1"), ("jax@v3", "jax@v3"), ("numpy", "numpy@v2"),
+])
+def test_checked_release_does_not_warn(engine: dlroute.Engine, ref: str, version: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert engine.ruleset(ref, strict=True).ref == version
+
+
+def test_older_or_gap_is_still_an_error(engine: dlroute.Engine) -> None:
+    with pytest.raises(dlroute.NoRuleSetError, match="older than every version") as info:
+        engine.ruleset("jax==0.4.14")
+    assert info.value.code == "no_ruleset"
+
+
+def test_installed_release_warns(engine: dlroute.Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ruleset_for_installed reads the installed version from its metadata:
+    here a distribution that says 9.0.0, newer than every jax range."""
+    info = tmp_path / "fakejax-9.0.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakejax\nVersion: 9.0.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.warns(dlroute.UncheckedReleaseWarning, match="jax 9.0.0 is newer than every release") as record:
+        assert engine.ruleset_for_installed("jax", package="fakejax").ref == "jax@v3"
+    assert record[0].filename == __file__
+    with pytest.raises(dlroute.NoRuleSetError, match="refused"):
+        engine.ruleset_for_installed("jax", package="fakejax", strict=True)
+
+
+def test_interop_cell_says_what_was_checked(engine: dlroute.Engine) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both = engine.interop("jax==0.10.2", "numpy@v1", array=CPU)
+    assert both.run and both.release_warnings == []
+    assert [v["ruleset"] for v in both.checked["producer"]] == ["jax@v1.1", "jax-export@v0.10"]
+    assert both.checked["consumer"][0]["checked"] == {"2.4.6": "run"}
+
+    # jax 0.12.0 is jax@v3's; no jax-export version was checked against it.
+    with pytest.warns(dlroute.UncheckedReleaseWarning, match="jax-export 0.12.0 is newer") as record:
+        newer = engine.interop("jax==0.12.0", "numpy@v1", array=CPU)
+    assert record[0].filename == __file__
+    assert not newer.run and [w["ref"] for w in newer.release_warnings] == ["jax-export==0.12.0"]
+    with pytest.raises(dlroute.NoRuleSetError, match="refused"):
+        engine.interop("jax==0.12.0", "numpy@v1", array=CPU, strict=True)
+
+
+def test_interop_matrix_warns_once(engine: dlroute.Engine) -> None:
+    with pytest.warns(dlroute.UncheckedReleaseWarning) as record:
+        cells = engine.interop_matrix(["numpy@v1"], ["numpy==9.1"])
+    assert len(cells) > 1 and len(record) == 1
+    assert all(not c.run and c.checked["consumer"][0]["ruleset"] == "numpy@v2" for c in cells)
