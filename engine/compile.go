@@ -182,12 +182,7 @@ func (b *builder) manifest(f *sourceFile) {
 		m.Mirrors.Commits = r
 	}
 	if n := lookup(ufields, "releases"); n != nil {
-		r := &ReleaseRange{}
-		rf := f.mapping(&b.errs, n, "releases", []string{"first", "last"})
-		str(rf, n, "first", &r.First, true)
-		str(rf, n, "last", &r.Last, false)
-		b.releaseRange(f, n, r)
-		m.Mirrors.Releases = r
+		m.Mirrors.Releases = b.releaseRange(f, n)
 	}
 	if n := lookup(ufields, "files"); n != nil {
 		if n.Kind != yaml.SequenceNode {
@@ -202,23 +197,93 @@ func (b *builder) manifest(f *sourceFile) {
 	}
 }
 
-// releaseRange checks that the ends of r (at n) are release numbers, in
-// order.
-func (b *builder) releaseRange(f *sourceFile, n *yaml.Node, r *ReleaseRange) {
-	first, err := parseRelease(r.First)
-	if err != nil && r.First != "" {
-		b.add(f.errNode(CodeSchema, n, "releases: first: %v", err))
-		return
+// releaseRange reads mirrors.releases at n: first and last, release
+// numbers in order, and checked, each release in [first, last] with how it
+// was checked; last must be one of them, since a range ends at the newest
+// release checked against its real code.
+func (b *builder) releaseRange(f *sourceFile, n *yaml.Node) *ReleaseRange {
+	r := &ReleaseRange{}
+	fields := f.mapping(&b.errs, n, "releases", []string{"first", "last", "checked"})
+	if fields == nil {
+		return r
 	}
-	if r.Last == "" {
-		return
+	end := func(key string, dst *string) []int {
+		v := lookup(fields, key)
+		if v == nil {
+			return nil
+		}
+		s, ok := f.scalar(&b.errs, v, "releases: "+key)
+		if !ok {
+			return nil
+		}
+		*dst = s
+		rel, err := parseRelease(s)
+		if err != nil {
+			b.add(f.errNode(CodeSchema, v, "releases: %s: %v", key, err))
+		}
+		return rel
 	}
-	last, err := parseRelease(r.Last)
-	if err != nil {
-		b.add(f.errNode(CodeSchema, n, "releases: last: %v", err))
-	} else if compareReleases(first, last) > 0 {
-		b.add(f.errNode(CodeSchema, n, "releases: first %s comes after last %s", r.First, r.Last))
+	if lookup(fields, "first") == nil {
+		b.add(f.errNode(CodeSchema, n, "releases needs %q", "first"))
 	}
+	first := end("first", &r.First)
+	if lookup(fields, "last") == nil {
+		e := f.errNode(CodeSchema, n, "releases has no last: a range ends at the newest release checked against its real code, never open-ended (\"and later\")")
+		e.Hint = `add last: "X.Y.Z", the newest release checked, and list it in checked: {"X.Y.Z": run} (run by python -m dlroute check) or source (read from its source only)`
+		b.add(e)
+	}
+	last := end("last", &r.Last)
+	if first != nil && last != nil && compareReleases(first, last) > 0 {
+		b.add(f.errNode(CodeSchema, lookup(fields, "last"), "releases: first %s comes after last %s", r.First, r.Last))
+	}
+	checked := lookup(fields, "checked")
+	if checked == nil {
+		e := f.errNode(CodeSchema, n, "releases needs \"checked\": each release checked against its real code, and how")
+		e.Hint = `checked: {"X.Y.Z": run} for a release run by python -m dlroute check, source for one read from its source only`
+		b.add(e)
+		return r
+	}
+	r.Checked = map[string]Check{}
+	for _, fl := range f.mapping(&b.errs, checked, "releases: checked", nil) {
+		rel, err := parseRelease(fl.key.Value)
+		switch {
+		case err != nil:
+			b.add(f.errNode(CodeSchema, fl.key, "releases: checked: %v", err))
+		case first != nil && last != nil && !r.covers(rel):
+			e := f.errNode(CodeSchema, fl.key, "releases: checked: %s is outside the range %s", fl.key.Value, r)
+			e.Hint = "a release checked is one the range claims: widen first or last, or list it under the version whose range holds it"
+			b.add(e)
+		}
+		how, ok := f.scalar(&b.errs, fl.value, "how "+fl.key.Value+" was checked")
+		if !ok {
+			continue
+		}
+		if Check(how) != CheckRun && Check(how) != CheckSource {
+			e := f.errNode(CodeSchema, fl.value, "releases: checked: %s was checked %q; how is run or source", fl.key.Value, how)
+			e.Hint = "run: run here by python -m dlroute check against the real release; source: read from its source only"
+			b.add(e)
+			continue
+		}
+		r.Checked[fl.key.Value] = Check(how)
+	}
+	if v := lookup(fields, "last"); v != nil && r.Last != "" {
+		if _, ok := r.Checked[r.Last]; !ok && !hasKey(checked, r.Last) {
+			e := f.errNode(CodeSchema, v, "releases: last %s is not in checked: the newest release claimed must be one checked against its real code", r.Last)
+			e.Hint = fmt.Sprintf(`add "%s": run (or source) under checked, or end the range at the newest release that was checked`, r.Last)
+			b.add(e)
+		}
+	}
+	return r
+}
+
+// hasKey reports whether mapping n has key, spelt as written.
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *builder) deviceTypes(f *sourceFile) {

@@ -316,19 +316,47 @@ func (c *Catalog) RuleSets() []*RuleSet {
 // "jax@v2" for one version, or "jax==0.10.2" for the version whose
 // manifest's mirrors.releases covers that release of what it mirrors. The
 // error has CodeNoRuleSet and says which names and versions exist, or
-// which versions are nearest to a release that none covers.
+// which versions are nearest to a release that none covers. A release no
+// version was checked against, which Lookup answers with a warning, is
+// refused here (CodeUncheckedRelease, the warning's message): a caller
+// that cannot pass the warning on does not answer without it.
 func (c *Catalog) RuleSet(ref string) (*RuleSet, error) {
+	rs, w, err := c.Lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	if w != nil {
+		return nil, w.Refusal()
+	}
+	return rs, nil
+}
+
+// Lookup is RuleSet, but for a release ref that no version was checked
+// against it answers with a version and a warning that says what was
+// checked, rather than refusing: a release newer than every version's
+// range gets the version with the newest range; a pre-release or
+// development build ("1.13.0a0+gitunknown", "2.16.0.dev20261201+cpu") is
+// read as the release it is a build of. A release in a gap between
+// ranges, or older than all of them, is still an error naming the
+// nearest. The warning is nil for every other ref.
+func (c *Catalog) Lookup(ref string) (*RuleSet, *ReleaseWarning, error) {
 	if name, release, ok := strings.Cut(ref, ReleaseRef); ok {
 		list := c.sets[name]
 		if len(list) == 0 {
-			return nil, noRuleSet(name, "", slices.Sorted(maps.Keys(c.sets)), nil)
+			return nil, nil, noRuleSet(name, "", slices.Sorted(maps.Keys(c.sets)), nil)
 		}
-		rs, err := byRelease(name, release, list)
+		rs, w, err := byRelease(name, release, list)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return rs, nil
+		return rs, w, nil
 	}
+	rs, err := c.byVersion(ref)
+	return rs, nil, err
+}
+
+// byVersion is RuleSet for a ref that is a name or name@version.
+func (c *Catalog) byVersion(ref string) (*RuleSet, error) {
 	name, version, pinned := strings.Cut(ref, "@")
 	list := c.sets[name]
 	if len(list) == 0 {

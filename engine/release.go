@@ -10,11 +10,25 @@ import (
 
 // ReleaseRange is the releases of the mirrored library whose behaviour a
 // rule-set version reproduces: manifest.yaml's mirrors.releases. First and
-// Last are inclusive; an empty Last is "and every later release".
+// Last are inclusive, and Last is the newest release checked against its
+// real code: a range is never open-ended. Checked says, for each release
+// checked, how.
 type ReleaseRange struct {
-	First string `json:"first"`
-	Last  string `json:"last,omitempty"`
+	First   string           `json:"first"`
+	Last    string           `json:"last"`
+	Checked map[string]Check `json:"checked"`
 }
+
+// Check is how a release was checked against its real code.
+type Check string
+
+const (
+	// CheckRun: run here by `python -m dlroute check`, every case a CPU
+	// reaches, against the real release.
+	CheckRun Check = "run"
+	// CheckSource: read from the release's source only.
+	CheckSource Check = "source"
+)
 
 // CommitRange is the upstream commits a rule-set version reproduces:
 // manifest.yaml's mirrors.commits, from From up to To, exclusive. An empty
@@ -24,16 +38,44 @@ type CommitRange struct {
 	To   string `json:"to,omitempty"`
 }
 
-// String is the range as `dlroute rules` shows it: "0.4.26 to 0.10.1",
-// "0.10.2 only" or "0.11.0 and later".
+// String is the range as `dlroute rules` shows it: "0.4.26 to 0.10.1" or
+// "0.10.2 only".
 func (r ReleaseRange) String() string {
-	switch r.Last {
-	case "":
-		return r.First + " and later"
-	case r.First:
+	if r.Last == r.First {
 		return r.First + " only"
 	}
 	return r.First + " to " + r.Last
+}
+
+// CheckedString says which releases were checked and how, newest first
+// within each kind: "2.5.5 (run here), 2.5.0, 2.5.2 (source only)".
+func (r ReleaseRange) CheckedString() string {
+	var parts []string
+	for _, how := range []Check{CheckRun, CheckSource} {
+		var rels []string
+		for rel, h := range r.Checked {
+			if h == how {
+				rels = append(rels, rel)
+			}
+		}
+		if len(rels) == 0 {
+			continue
+		}
+		slices.SortFunc(rels, func(a, b string) int {
+			x, _ := parseRelease(a)
+			y, _ := parseRelease(b)
+			return compareReleases(y, x)
+		})
+		parts = append(parts, strings.Join(rels, ", ")+" ("+how.says()+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (c Check) says() string {
+	if c == CheckRun {
+		return "run here"
+	}
+	return "source only"
 }
 
 // String is the range as `dlroute rules` shows it: "d448f6670b..83f8f76495"
@@ -44,41 +86,76 @@ func (r CommitRange) String() string { return r.From + ".." + r.To }
 // manifest's checks made sure of it).
 func (r ReleaseRange) covers(rel []int) bool {
 	first, _ := parseRelease(r.First)
-	if compareReleases(rel, first) < 0 {
-		return false
-	}
-	if r.Last == "" {
-		return true
-	}
 	last, _ := parseRelease(r.Last)
-	return compareReleases(rel, last) <= 0
+	return compareReleases(rel, first) >= 0 && compareReleases(rel, last) <= 0
 }
 
-// releasePattern is a final release as Python packages number them (PEP
-// 440): numbers and dots, then optionally a post-release (".post1", the
-// same code) and a local label ("+cpu", the same code). Pre-releases and
-// development builds are caught by prereleasePattern, to say why.
-var (
-	releasePattern    = regexp.MustCompile(`^v?([0-9]+(?:\.[0-9]+)*)(?:\.?post[0-9]*)?(?:\+[A-Za-z0-9.]+)?$`)
-	prereleasePattern = regexp.MustCompile(`^v?[0-9]+(?:\.[0-9]+)*(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview|dev)[0-9]*)+`)
-)
+func (r ReleaseRange) last() []int {
+	last, _ := parseRelease(r.Last)
+	return last
+}
 
-// parseRelease reads a release number such as "0.4.26" or "2.5.1+cpu". The
-// error says what is wrong, and why a pre-release or a development build
-// has no release range: between two releases its behaviour is its commit's.
-func parseRelease(s string) ([]int, error) {
-	m := releasePattern.FindStringSubmatch(s)
+// installedPattern is a version as Python packages number them (PEP 440):
+// the release's numbers, then optionally a pre-release ("rc1", "a0"), a
+// post-release (".post1"), a development build (".dev20261201") and a
+// local label ("+cpu", "+gitunknown").
+var installedPattern = regexp.MustCompile(`(?i)^v?([0-9]+(?:\.[0-9]+)*)` +
+	`((?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?)` +
+	`(?:[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?` +
+	`((?:[-_.]?dev[-_.]?[0-9]*)?)` +
+	`(?:\+[A-Za-z0-9.]+)?$`)
+
+// installed is a version as a package reports it: the release it is of,
+// and whether it is a build between releases rather than the release.
+type installed struct {
+	release []int
+	base    string // the release's numbers, "1.13.0"
+	build   string // "" for the release; "pre-release" or "development build"
+}
+
+// parseInstalled reads a version such as "0.4.26", "2.5.1+cpu",
+// "1.13.0a0+gitunknown" or "2.16.0.dev20261201+cpu". A post-release and a
+// local label alone are the release (the same code, built another way);
+// a pre-release or development build is read as its base release, and
+// build says which it is.
+func parseInstalled(s string) (installed, error) {
+	m := installedPattern.FindStringSubmatch(s)
 	if m == nil {
-		if prereleasePattern.MatchString(s) {
-			return nil, fmt.Errorf("%q is a pre-release or a development build, whose behaviour is that of the commit it was built from", s)
+		return installed{}, fmt.Errorf("%q is not a release number such as 0.4.26", s)
+	}
+	rel, err := releaseNumbers(m[1])
+	if err != nil {
+		return installed{}, fmt.Errorf("%q is not a release number such as 0.4.26", s)
+	}
+	in := installed{release: rel, base: m[1]}
+	switch {
+	case m[3] != "":
+		in.build = "development build"
+	case m[2] != "":
+		in.build = "pre-release"
+	}
+	return in, nil
+}
+
+// parseRelease reads a release number as a manifest writes it: numbers
+// and dots, such as "0.4.26".
+func parseRelease(s string) ([]int, error) {
+	rel, err := releaseNumbers(strings.TrimPrefix(s, "v"))
+	if err != nil {
+		if in, ierr := parseInstalled(s); ierr == nil {
+			return nil, fmt.Errorf("%q is not a release: a manifest names releases by their numbers alone, such as %s", s, in.base)
 		}
 		return nil, fmt.Errorf("%q is not a release number such as 0.4.26", s)
 	}
+	return rel, nil
+}
+
+func releaseNumbers(s string) ([]int, error) {
 	var out []int
-	for _, part := range strings.Split(m[1], ".") {
+	for _, part := range strings.Split(s, ".") {
 		n, err := strconv.Atoi(part)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a release number such as 0.4.26", s)
+		if err != nil || n < 0 || part == "" || part[0] == '+' {
+			return nil, fmt.Errorf("%q is not a number", part)
 		}
 		out = append(out, n)
 	}
@@ -108,13 +185,15 @@ func compareReleases(a, b []int) int {
 // mirrors.releases covers jax 0.10.2.
 const ReleaseRef = "=="
 
-// byRelease returns the version of list (oldest first) whose release range
-// covers release, or the error a user reads: the release does not parse,
-// or no version covers it (naming the versions nearest to it), or two do.
-func byRelease(name, release string, list []*RuleSet) (*RuleSet, *Error) {
-	rel, err := parseRelease(release)
+// byRelease returns the version of list (oldest first) for release, with
+// a warning when no version was checked against it (it is newer than
+// every range, or a build read as its base release), or the error a user
+// reads: the release does not parse, or no version covers it (naming the
+// versions nearest to it), or two do.
+func byRelease(name, release string, list []*RuleSet) (*RuleSet, *ReleaseWarning, *Error) {
+	in, err := parseInstalled(release)
 	if err != nil {
-		return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s: %v", name, err),
+		return nil, nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s: %v", name, err),
 			Hint: "choose a version by its commit range instead: `dlroute rules` lists them; --ruleset " + name + "@<version>"}
 	}
 	var covering, ranged []*RuleSet
@@ -124,26 +203,40 @@ func byRelease(name, release string, list []*RuleSet) (*RuleSet, *Error) {
 			continue
 		}
 		ranged = append(ranged, rs)
-		if r.covers(rel) {
+		if r.covers(in.release) {
 			covering = append(covering, rs)
 		}
 	}
 	switch {
 	case len(covering) == 1:
-		return covering[0], nil
+		if in.build == "" {
+			return covering[0], nil, nil
+		}
+		return covering[0], newReleaseWarning(name, release, in, false, covering[0]), nil
 	case len(covering) > 1:
-		return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s: release %s is in the range of %s", name, release, refsOf(covering)),
+		return nil, nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s: release %s is in the range of %s", name, release, refsOf(covering)),
 			Hint: "two versions must not claim the same release: fix their manifests' mirrors.releases"}
 	case len(ranged) == 0:
-		return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s names no releases of what it mirrors", name),
+		return nil, nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s names no releases of what it mirrors", name),
 			Hint: "choose a version instead: --ruleset " + name + "@<version>; `dlroute rules` lists them"}
 	}
-	return nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s has no version for release %s", name, release),
-		Hint: nearestReleases(rel, ranged)}
+	newest := slices.MaxFunc(ranged, func(a, b *RuleSet) int {
+		return compareReleases(a.manifest.Mirrors.Releases.last(), b.manifest.Mirrors.Releases.last())
+	})
+	if compareReleases(in.release, newest.manifest.Mirrors.Releases.last()) > 0 {
+		return newest, newReleaseWarning(name, release, in, true, newest), nil
+	}
+	what := "release " + release
+	if in.build != "" {
+		what = fmt.Sprintf("%s (a %s, read as %s)", release, in.build, in.base)
+	}
+	return nil, nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s has no version for %s", name, what),
+		Hint: nearestReleases(in.release, ranged)}
 }
 
 // nearestReleases names the versions on either side of rel, with their
-// ranges, for the error of a release that no version covers.
+// ranges, for the error of a release that no version covers and that is
+// not newer than every range.
 func nearestReleases(rel []int, ranged []*RuleSet) string {
 	slices.SortFunc(ranged, func(a, b *RuleSet) int {
 		x, _ := parseRelease(a.manifest.Mirrors.Releases.First)
@@ -162,11 +255,8 @@ func nearestReleases(rel []int, ranged []*RuleSet) string {
 	describe := func(rs *RuleSet) string {
 		return fmt.Sprintf("%s covers %s", rs.Ref(), rs.manifest.Mirrors.Releases)
 	}
-	switch {
-	case before == nil:
+	if before == nil {
 		return "it is older than every version: the oldest, " + describe(after)
-	case after == nil:
-		return "it is newer than every version: the newest, " + describe(before)
 	}
 	return "nearest: " + describe(before) + "; " + describe(after)
 }

@@ -23,7 +23,7 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	ctx := context.Background()
-	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, nil, stderr)
+	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, nil, false, stderr)
 	if err != nil {
 		printError(stderr, err)
 		return 1
@@ -119,7 +119,7 @@ func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RULESET\tMIRRORS\tCOMMITS\tRELEASES\tDESCRIPTION")
+	fmt.Fprintln(tw, "RULESET\tMIRRORS\tCOMMITS\tRELEASES\tCHECKED\tDESCRIPTION")
 	for _, rs := range cat.RuleSets() {
 		m := rs.Manifest()
 		ref := rs.Ref()
@@ -133,14 +133,14 @@ func runRules(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if m.Mirrors.Date != "" {
 			up += " " + m.Mirrors.Date
 		}
-		commits, releases := "-", "none"
+		commits, releases, checked := "-", "none", "-"
 		if c := m.Mirrors.Commits; c != nil {
 			commits = c.String()
 		}
 		if r := m.Mirrors.Releases; r != nil {
-			releases = r.String()
+			releases, checked = r.String(), r.CheckedString()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ref, up, commits, releases, m.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ref, up, commits, releases, checked, m.Description)
 	}
 	tw.Flush()
 	return 0

@@ -30,6 +30,7 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ruleset := fs.String("ruleset", "jax", "decide each device with the rule set `REF`: NAME, NAME@VERSION or NAME==RELEASE")
 	askJAX := fs.Bool("ask-jax", false, "also ask an installed JAX (python3 -c 'import jax ...'): exact, but slow to start")
 	asJSON := fs.Bool("json", false, "print one JSON object: devices, their decisions, and each probe tried")
+	strict := strictReleaseFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
@@ -38,7 +39,7 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		printError(stderr, err)
 		return 1
 	}
-	rs, err := cat.RuleSet(*ruleset)
+	rs, warning, err := lookupRuleSet(cat, *ruleset, *strict, stderr)
 	if err != nil {
 		printError(stderr, err)
 		return 1
@@ -61,10 +62,13 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		enc.Encode(struct {
-			RuleSet  string            `json:"ruleset"`
-			Devices  []detected        `json:"devices"`
-			Attempts []machine.Attempt `json:"attempts"`
-		}{rs.Ref(), out, attempts})
+			RuleSet string `json:"ruleset"`
+			// ReleaseWarning: what --ruleset NAME==RELEASE rests on
+			// when no version was checked against that release.
+			ReleaseWarning *engine.ReleaseWarning `json:"release_warning,omitempty"`
+			Devices        []detected             `json:"devices"`
+			Attempts       []machine.Attempt      `json:"attempts"`
+		}{rs.Ref(), warning, out, attempts})
 		return 0
 	}
 	if !hasGPU(devices) {

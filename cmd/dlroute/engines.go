@@ -50,25 +50,28 @@ func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src machine.Bu
 // openDeciders loads the rules natively (which reports any error in them
 // with its position), then returns a decider for each ref (every version
 // when refs is nil) from the engine named by kind, and a function that
-// releases the engine.
-func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, stderr io.Writer) (*engine.Catalog, []decider, func(), error) {
+// releases the engine. A release ref that no version was checked against
+// gets a note on stderr, or is refused when strict (lookupRuleSet).
+func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, strict bool, stderr io.Writer) (*engine.Catalog, []decider, func(), error) {
 	cat, err := loadCatalog(rulesDir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	var versions []*engine.RuleSet
 	if refs == nil {
-		for _, rs := range cat.RuleSets() {
-			refs = append(refs, rs.Ref())
+		versions = cat.RuleSets()
+	}
+	for _, ref := range refs {
+		rs, _, err := lookupRuleSet(cat, ref, strict, stderr)
+		if err != nil {
+			return nil, nil, nil, err
 		}
+		versions = append(versions, rs)
 	}
 	var out []decider
 	switch kind {
 	case "native":
-		for _, ref := range refs {
-			rs, err := cat.RuleSet(ref)
-			if err != nil {
-				return nil, nil, nil, err
-			}
+		for _, rs := range versions {
 			out = append(out, nativeRuleSet{rs})
 		}
 		return cat, out, func() {}, nil
@@ -88,12 +91,14 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, std
 		if err == nil {
 			err = runner.LoadLazy(ctx, fsys)
 		}
-		for _, ref := range refs {
+		// The module is asked for the version the ref resolved to here,
+		// so that it answers a release ref as the native engine does.
+		for _, v := range versions {
 			if err != nil {
 				break
 			}
 			var rs *hostfuncs.RuleSet
-			if rs, err = runner.RuleSet(ctx, ref); err == nil {
+			if rs, err = runner.RuleSet(ctx, v.Ref()); err == nil {
 				out = append(out, rs)
 			}
 		}

@@ -64,6 +64,7 @@ func runExchange(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	inputJSON := fs.String("input", "", "the input as one JSON `OBJECT`, as a line of resolve --json, instead of input flags")
 	inputs := addInputFlags(fs)
 	engineKind := engineFlag(fs)
+	strict := strictReleaseFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
@@ -84,7 +85,7 @@ func runExchange(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	ctx := context.Background()
-	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, stderr)
+	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, *strict, stderr)
 	if err != nil {
 		printError(stderr, err)
 		return 1

@@ -31,6 +31,7 @@ func runInterop(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	copyArg := fs.String("copy", "none", "from_dlpack's copy argument: `none`, true or false")
 	asJSON := fs.Bool("json", false, "write each cell as one line of JSON, with the steps that decided it")
 	width := fs.Int("width", 44, "cut each cell of the table to `N` characters (0: never)")
+	strict := strictReleaseFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
@@ -67,6 +68,15 @@ func runInterop(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 2
 		}
 		return 1
+	}
+	if warnings := m.Warnings(); len(warnings) > 0 {
+		if *strict {
+			printError(stderr, warnings[0].Refusal())
+			return 1
+		}
+		for _, w := range warnings {
+			printNote(stderr, w)
+		}
 	}
 	if *asJSON {
 		for _, row := range m.Rows {
@@ -113,7 +123,35 @@ func printMatrix(w io.Writer, m *interop.Matrix, call string, width int) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	printChecked(w, m)
 	if width > 0 {
 		fmt.Fprintf(w, "\nEach cell is cut to %d characters: --width 0 for whole messages, --json for each cell's calls.\n", width)
 	}
+}
+
+// printChecked is the matrix's legend: each version in it and the releases
+// it was checked against, run here or read from source; a cell rests on
+// real code only where both sides' versions were run.
+func printChecked(w io.Writer, m *interop.Matrix) {
+	var versions []interop.VersionCheck
+	seen := map[string]bool{}
+	for _, v := range m.Versions() {
+		if !seen[v.RuleSet] {
+			seen[v.RuleSet] = true
+			versions = append(versions, v)
+		}
+	}
+	if len(versions) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nChecked against real releases (a cell was run here only where both sides were; %d of %d cells):\n", m.RunCells(), m.Cells())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, v := range versions {
+		checked := "no release: from source only"
+		if len(v.Checked) > 0 {
+			checked = engine.ReleaseRange{Checked: v.Checked}.CheckedString()
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", v.RuleSet, checked)
+	}
+	tw.Flush()
 }

@@ -25,6 +25,7 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	inputs := addInputFlags(fs)
 	explain := fs.Bool("explain", false, "say how each decision was reached: the rules tried and every value")
 	engineKind := engineFlag(fs)
+	strict := strictReleaseFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
@@ -43,7 +44,7 @@ func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	ctx := context.Background()
-	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, stderr)
+	cat, deciders, done, err := openDeciders(ctx, *engineKind, *rulesDir, []string{*ruleset}, *strict, stderr)
 	if err != nil {
 		printError(stderr, err)
 		return 1

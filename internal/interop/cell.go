@@ -58,6 +58,8 @@ type Cell struct {
 	Device *Device `json:"device,omitempty"`
 	// Steps are the calls made, in order; the last one decided the cell.
 	Steps []Step `json:"steps"`
+	// Checked says what each side's versions were checked against.
+	Checked Checked `json:"checked"`
 }
 
 // Device is a DLPack device: its type's name and code, and its id.

@@ -13,19 +13,25 @@ import (
 // gpu_markers table tests them in platform_version.
 var gpuClients = []string{"cuda", "rocm", "oneapi"}
 
-// jaxProducer pairs jax version dev (its __dlpack_device__) with the
-// jax-export version that covers dev's first release (its __dlpack__).
-// A jax version no release shipped has no export to pair with.
-func jaxProducer(cat *engine.Catalog, dev *engine.RuleSet) (*Producer, error) {
+// jaxProducer pairs jax version dev (its __dlpack_device__, w its
+// release warning) with the jax-export version for release, the release
+// the ref named, or where it named none dev's first release (its
+// __dlpack__). A jax version no release shipped has no export to pair
+// with.
+func jaxProducer(cat *engine.Catalog, dev *engine.RuleSet, w *engine.ReleaseWarning, release string) (*Producer, error) {
 	rel := dev.Manifest().Mirrors.Releases
 	if rel == nil {
 		return nil, &RefusedError{Ref: dev.Ref(), Side: "producer", Reason: "it mirrors no release of JAX, so no version of jax-export (chosen by release) pairs with it for __dlpack__; name a version that a release shipped, such as jax==0.11.0"}
 	}
-	export, err := cat.RuleSet("jax-export" + engine.ReleaseRef + rel.First)
-	if err != nil {
-		return nil, fmt.Errorf("%s (jax %s) as a producer: its __dlpack__ is jax-export's: %w", dev.Ref(), rel.First, err)
+	if release == "" {
+		release = rel.First
 	}
-	p := &Producer{Ref: dev.Ref(), device: dev, export: export, exportArray: jaxExportArray}
+	export, ew, err := cat.Lookup("jax-export" + engine.ReleaseRef + release)
+	if err != nil {
+		return nil, fmt.Errorf("%s (jax %s) as a producer: its __dlpack__ is jax-export's: %w", dev.Ref(), release, err)
+	}
+	p := &Producer{Ref: dev.Ref(), device: dev, export: export, exportArray: jaxExportArray,
+		checks: []VersionCheck{versionCheck(dev, w), versionCheck(export, ew)}}
 	p.Arrays = slices.DeleteFunc(arraysFrom(dev, libraryAxes["jax"], func(engine.Input) bool { return true }), func(a Array) bool {
 		// x.platform() never says cuda, rocm or oneapi: such a case tests an input JAX does not make.
 		return slices.Contains(gpuClients, fmt.Sprint(a.Input["platform"]))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -20,6 +21,7 @@ type Producer struct {
 	Arrays []Array
 
 	device, export *engine.RuleSet
+	checks         []VersionCheck // device's, then export's where it is another
 	// exportArray maps an array of device's inputs to export's, where the
 	// two rule sets differ (JAX's); nil where they are one rule set.
 	exportArray func(engine.Input) engine.Input
@@ -28,8 +30,9 @@ type Producer struct {
 // Consumer is a library as the consumer of an exchange: the rule set that
 // answers what its from_dlpack asks and what it makes of the capsule.
 type Consumer struct {
-	Ref string // such as "torch@v1"
-	rs  *engine.RuleSet
+	Ref   string // such as "torch@v1"
+	rs    *engine.RuleSet
+	check VersionCheck
 }
 
 // RefusedError is a rule set named as a producer or consumer that cannot
@@ -50,35 +53,40 @@ func declares(rs *engine.RuleSet, name string) bool {
 }
 
 // NewConsumer is the consumer of rule set ref in cat, such as "numpy" or
-// "torch@v1"; an error when it is not one that answers the four calls.
+// "torch@v1"; an error when it is not one that answers the four calls. A
+// release ref that no version was checked against is answered as
+// engine.Catalog.Lookup answers it, its warning in each cell's Checked.
 func NewConsumer(cat *engine.Catalog, ref string) (*Consumer, error) {
-	rs, err := cat.RuleSet(ref)
+	rs, w, err := cat.Lookup(ref)
 	if err != nil {
 		return nil, err
 	}
 	if !bothSides(rs) {
 		return nil, &RefusedError{Ref: rs.Ref(), Side: "consumer", Reason: "it does not declare the input call, so it does not answer from_dlpack's request and import (rules/README.md, \"Libraries on both sides\")"}
 	}
-	return &Consumer{Ref: rs.Ref(), rs: rs}, nil
+	return &Consumer{Ref: rs.Ref(), rs: rs, check: versionCheck(rs, w)}, nil
 }
 
 // NewProducer is the producer of rule set ref in cat, such as "numpy",
 // "torch@v1" or "jax==0.10.2": a rule set that answers the four calls, or
-// jax, whose __dlpack__ is answered by the version of jax-export that
-// covers the first release of the jax version chosen. An error names why
-// ref is not one.
+// jax, whose __dlpack__ is answered by the version of jax-export for the
+// release named ("jax==0.12.0"), or for a version ref the first release
+// of the jax version chosen. An error names why ref is not one. A release
+// ref that no version was checked against is answered as
+// engine.Catalog.Lookup answers it, its warning in each cell's Checked.
 func NewProducer(ctx context.Context, cat *engine.Catalog, ref string) (*Producer, error) {
-	rs, err := cat.RuleSet(ref)
+	rs, w, err := cat.Lookup(ref)
 	if err != nil {
 		return nil, err
 	}
 	var p *Producer
 	switch {
 	case bothSides(rs):
-		p = &Producer{Ref: rs.Ref(), device: rs, export: rs}
+		p = &Producer{Ref: rs.Ref(), device: rs, export: rs, checks: []VersionCheck{versionCheck(rs, w)}}
 		p.Arrays = arraysFrom(rs, libraryAxes[rs.Name()], func(in engine.Input) bool { return in["call"] == CallDevice })
 	case rs.Name() == "jax":
-		if p, err = jaxProducer(cat, rs); err != nil {
+		_, release, _ := strings.Cut(ref, engine.ReleaseRef)
+		if p, err = jaxProducer(cat, rs, w, release); err != nil {
 			return nil, err
 		}
 	default:

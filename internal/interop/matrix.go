@@ -71,3 +71,56 @@ func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, erro
 	}
 	return m, nil
 }
+
+// Warnings are the release warnings of the matrix's refs, each once, in
+// the order the cells meet them.
+func (m *Matrix) Warnings() []*engine.ReleaseWarning {
+	var out []*engine.ReleaseWarning
+	seen := map[string]bool{}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			for _, w := range c.Checked.Warnings() {
+				if key := w.Ref + " " + w.RuleSet; !seen[key] {
+					seen[key] = true
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Versions are the rule-set versions of the matrix's cells, producers'
+// then consumers', in the order the cells meet them (repeated).
+func (m *Matrix) Versions() []VersionCheck {
+	var producers, consumers []VersionCheck
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			producers = append(producers, c.Checked.Producer...)
+			consumers = append(consumers, c.Checked.Consumer...)
+		}
+	}
+	return append(producers, consumers...)
+}
+
+// Cells counts the matrix's cells, and RunCells those whose both sides
+// were run here against a real release (Checked.Run).
+func (m *Matrix) Cells() int {
+	n := 0
+	for _, r := range m.Rows {
+		n += len(r.Cells)
+	}
+	return n
+}
+
+func (m *Matrix) RunCells() int {
+	n := 0
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Checked.Run {
+				n++
+			}
+		}
+	}
+	return n
+}
