@@ -81,14 +81,14 @@ func TestInteropJSON(t *testing.T) {
 	}
 	// The seed's case: JAX's GPU array of unknown platform fails in torch
 	// at jax's __dlpack_device__.
-	seed, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v2")
+	seed, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v3")
 	if !ok || seed.Outcome != "error" || seed.Error == nil || seed.Error.Type != "BufferError" || !strings.HasPrefix(seed.Short, "BufferError: Unknown GPU plat") {
-		t.Errorf("jax@v3 gpu <unknown> into torch@v2: %+v (found %v), want BufferError: Unknown GPU platform", seed, ok)
+		t.Errorf("jax@v3 gpu <unknown> into torch@v3: %+v (found %v), want BufferError: Unknown GPU platform", seed, ok)
 	} else if last := seed.Steps[len(seed.Steps)-1]; last.Ref != "jax@v3" || last.Call != "__dlpack_device__" || last.Decision.Rule != "gpu-unknown-platform" || last.Input["platform_version"] != "<unknown>" {
 		t.Errorf("its last step: %+v, want jax@v3's __dlpack_device__ decided by gpu-unknown-platform on platform_version <unknown>", last)
 	}
-	if c, ok := cellOf(doc, "numpy@v2", "(kDLCPU, 0)", "torch@v2"); !ok || c.Outcome != "in_place" || c.Short != "in place" || c.Steps[len(c.Steps)-1].Ref != "torch@v2" {
-		t.Errorf("numpy@v2 (kDLCPU, 0) into torch@v2: %+v (found %v), want in place, decided last by torch@v2", c, ok)
+	if c, ok := cellOf(doc, "numpy@v2", "(kDLCPU, 0)", "torch@v3"); !ok || c.Outcome != "in_place" || c.Short != "in place" || c.Steps[len(c.Steps)-1].Ref != "torch@v3" {
+		t.Errorf("numpy@v2 (kDLCPU, 0) into torch@v3: %+v (found %v), want in place, decided last by torch@v3", c, ok)
 	}
 	// Each cell says what both sides were checked against: cupy@v1 was
 	// read from source only, so no cell into it was run here.
@@ -157,7 +157,7 @@ func TestWriteSiteWritesInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	served, _ := getInterop(t, newHandler(t))
-	if _, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v2"); !ok || len(doc.Rows) != len(served.Rows) || doc.Source != "static" {
+	if _, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v3"); !ok || len(doc.Rows) != len(served.Rows) || doc.Source != "static" {
 		t.Errorf("the site's interop.json: %d rows from %q, want the %d the handler serves, from static", len(doc.Rows), doc.Source, len(served.Rows))
 	}
 }

@@ -708,16 +708,16 @@ func TestPlaygroundInterop(t *testing.T) {
 	shown := func(sel string) cellShown {
 		return eval[cellShown](p, fmt.Sprintf(`(() => { const td = document.querySelector(%q); return td ? {Text: td.innerText, Outcome: td.dataset.outcome, Kind: td.className} : {}; })()`, sel))
 	}
-	seed, inPlace := cellSel("jax@v3", "gpu <unknown>", "torch@v2"), cellSel("numpy@v2", "(kDLCPU, 0)", "torch@v2")
+	seed, inPlace := cellSel("jax@v3", "gpu <unknown>", "torch@v3"), cellSel("numpy@v2", "(kDLCPU, 0)", "torch@v3")
 
 	if n, want := eval[int](p, `document.querySelectorAll('[data-testid=interop-cell]').length`), len(m.Rows)*len(m.Consumers); n != want {
 		t.Errorf("the grid has %d cells, want the native matrix's %d", n, want)
 	}
 	if c := shown(seed); c.Outcome != "error" || c.Kind != "o-error" || !strings.Contains(c.Text, "BufferError") || !strings.Contains(c.Text, "Unknown GPU plat") {
-		t.Errorf("the seed's cell, JAX gpu <unknown> into torch@v2, shows %+v; want BufferError: Unknown GPU platform, drawn as an error", c)
+		t.Errorf("the seed's cell, JAX gpu <unknown> into torch@v3, shows %+v; want BufferError: Unknown GPU platform, drawn as an error", c)
 	}
 	if c := shown(inPlace); c.Outcome != "in_place" || c.Kind != "o-in-place" || !strings.Contains(c.Text, "in place") {
-		t.Errorf("numpy's CPU array into torch@v2 shows %+v; want in place", c)
+		t.Errorf("numpy's CPU array into torch@v3 shows %+v; want in place", c)
 	}
 	if note := p.text("interop"); !strings.Contains(note, "not your edits") || !strings.Contains(note, "the rules the server serves") {
 		t.Errorf("the panel says %q; want it to say the grid is of the served rules, not the page's edits", note)
@@ -756,11 +756,11 @@ func TestPlaygroundInterop(t *testing.T) {
 	t.Logf("%d steps of %d cells decided again in the page, %d differ", diffs.Steps, len(m.Rows)*len(m.Consumers), len(diffs.Diffs))
 
 	// A click on the in-place cell shows torch's import of numpy's capsule.
-	want := native("numpy@v2", "(kDLCPU, 0)", "torch@v2").Decider()
+	want := native("numpy@v2", "(kDLCPU, 0)", "torch@v3").Decider()
 	p.run("clicking numpy into torch", chromedp.Click(chromedp.CSS(inPlace+" button")))
 	p.wantDecision("numpy's CPU array into torch", want.Decision.Rule, "(kDLCPU, 0)")
-	if ref := eval[string](p, `document.querySelector('[data-testid=ruleset]').value`); ref != want.Decision.RuleSet || want.Decision.RuleSet != "torch@v2" {
-		t.Errorf("the cell opened %s, want its last step's rule set, torch@v2 (natively %s)", ref, want.Decision.RuleSet)
+	if ref := eval[string](p, `document.querySelector('[data-testid=ruleset]').value`); ref != want.Decision.RuleSet || want.Decision.RuleSet != "torch@v3" {
+		t.Errorf("the cell opened %s, want its last step's rule set, torch@v3 (natively %s)", ref, want.Decision.RuleSet)
 	}
 
 	// From the keyboard: the arrow keys move between cells, Enter opens one.
@@ -769,15 +769,15 @@ func TestPlaygroundInterop(t *testing.T) {
 	moved := eval[string](p, `document.activeElement.closest('td')?.dataset.consumer ?? ''`)
 	p.run("ArrowRight", chromedp.KeyEvent(kb.ArrowRight))
 	back := eval[string](p, `document.activeElement.closest('td')?.dataset.consumer ?? ''`)
-	if left := m.Consumers[slices.Index(m.Consumers, "torch@v2")-1]; moved != left || back != "torch@v2" {
-		t.Errorf("ArrowLeft from the seed's cell focused %q, ArrowRight then %q; want %s's cell, then torch@v2's again", moved, back, left)
+	if left := m.Consumers[slices.Index(m.Consumers, "torch@v3")-1]; moved != left || back != "torch@v3" {
+		t.Errorf("ArrowLeft from the seed's cell focused %q, ArrowRight then %q; want %s's cell, then torch@v3's again", moved, back, left)
 	}
 	if n := eval[int](p, `document.querySelectorAll('[data-testid=interop-grid] button.cell[tabindex="0"]').length`); n != 1 {
 		t.Errorf("%d cells are in the tab order, want one: Tab passes the grid in one stop", n)
 	}
 	p.run("Enter on the seed's cell", chromedp.KeyEvent(kb.Enter))
 	p.wantDecision("the seed's cell", "gpu-unknown-platform", "Unknown GPU platform for __dlpack__: <unknown>")
-	step := native("jax@v3", "gpu <unknown>", "torch@v2").Decider()
+	step := native("jax@v3", "gpu <unknown>", "torch@v3").Decider()
 	if text, rule, _ := p.decision(); rule != step.Decision.Rule || !strings.Contains(p.text("decision"), "of jax@v3") {
 		t.Errorf("the decision shows %q by %s (%q); want the native step's, %s of jax@v3", text, rule, p.text("decision"), step.Decision.Rule)
 	}

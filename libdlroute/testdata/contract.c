@@ -114,7 +114,7 @@ int main(void) {
     // The interop question takes the rules' handle: a rule set's is not one.
     static const char cell[] =
         "{\"producer\":\"jax\",\"consumer\":\"torch\",\"array\":{\"platform\":\"gpu\",\"platform_version\":\"<unknown>\"}}";
-    static const char cell_start[] = "{\"producer\":\"jax@v3\",\"consumer\":\"torch@v2\",";
+    static const char cell_start[] = "{\"producer\":\"jax@v3\",\"consumer\":\"torch@v3\",";
     static const char cell_error[] =
         "\"outcome\":\"error\",\"error\":{\"type\":\"BufferError\",\"message\":\"Unknown GPU platform for __dlpack__: <unknown>\"}";
     static const char matrix[] = "{\"producers\":[\"numpy\"],\"consumers\":[\"torch\"]}";
