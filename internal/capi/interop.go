@@ -48,6 +48,8 @@ type MatrixRequest struct {
 // StatusEvalError for an exchange the rules cannot decide (a step names
 // the call); StatusLoadError when the embedded rules fail to compile.
 func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	var req InteropRequest
 	if err := decodeRequest(request, &req); err != nil {
 		return interopError(err)
@@ -92,6 +94,8 @@ func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status)
 // producer's rows in order and each row's consumers in order. Statuses as
 // InteropJSON's.
 func InteropMatrixJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status) {
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	var req MatrixRequest
 	if err := decodeRequest(request, &req); err != nil {
 		return interopError(err)
