@@ -48,8 +48,6 @@ type MatrixRequest struct {
 // StatusEvalError for an exchange the rules cannot decide (a step names
 // the call); StatusLoadError when the embedded rules fail to compile.
 func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status) {
-	ctx, cancel := bounded(ctx)
-	defer cancel()
 	var req InteropRequest
 	if err := decodeRequest(request, &req); err != nil {
 		return interopError(err)
@@ -70,6 +68,8 @@ func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status)
 	if st != StatusOK {
 		return out, st
 	}
+	ctx, cancel := bounded(ctx) // once compiled: the deadline is evaluation's
+	defer cancel()
 	c, err := interop.NewConsumer(cat, req.Consumer)
 	if err != nil {
 		return libraryError(h, err)
@@ -94,8 +94,6 @@ func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status)
 // producer's rows in order and each row's consumers in order. Statuses as
 // InteropJSON's.
 func InteropMatrixJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status) {
-	ctx, cancel := bounded(ctx)
-	defer cancel()
 	var req MatrixRequest
 	if err := decodeRequest(request, &req); err != nil {
 		return interopError(err)
@@ -115,6 +113,8 @@ func InteropMatrixJSON(ctx context.Context, h uint64, request []byte) ([]byte, S
 	if st != StatusOK {
 		return out, st
 	}
+	ctx, cancel := bounded(ctx) // once compiled: the deadline is evaluation's
+	defer cancel()
 	m, err := interop.Options{Producers: req.Producers, Consumers: req.Consumers, Args: argsOf(kwargs)}.Decide(ctx, cat)
 	if err != nil {
 		return libraryError(h, err)
