@@ -19,15 +19,16 @@
  * pairs, read during the call only and not NUL-terminated (a NULL pointer
  * with length 0 is the empty string). A length over DLROUTE_MAX_INPUT_LEN
  * is refused before a byte is read, as the entry refuses a real input
- * that long (below, LIMITS), so a length that is wrong cannot make the
- * library read past the buffer; one within it is believed. Outputs are written to `out`, which
- * holds `out_cap` bytes; `*out_len` is set to the output's length, which
- * is not NUL-terminated. When the output does not fit, nothing is
- * written to `out`, `*out_len` is the length needed and the status is
- * DLROUTE_TOO_SMALL: call again with a larger buffer (decisions are
- * deterministic, so the second call gives the same output). A 64 KiB
- * buffer holds every output of the embedded rules but an explanation of
- * a long input and the whole interop matrix (about 70 KB).
+ * that long (LIMITS, below), so a length that is wrong cannot make the
+ * library read past the buffer; one within it is believed. Outputs are
+ * written to `out`, which holds `out_cap` bytes; `*out_len` is set to the
+ * output's length, which is not NUL-terminated. When the output does not
+ * fit, nothing is written to `out`, `*out_len` is the length needed and
+ * the status is DLROUTE_TOO_SMALL: call again with a larger buffer
+ * (decisions are deterministic, so the second call gives the same
+ * output). A 64 KiB buffer holds every output of the embedded rules but
+ * an explanation of a long input and the whole interop matrix (about
+ * 70 KB).
  *
  * MESSAGES. Every status but DLROUTE_OK says why in `out`, as JSON:
  *  - resolve_json, explain_json and exchange_json: the line that

@@ -89,7 +89,7 @@ var (
 	lastHandle atomic.Uint64
 	engines    sync.Map     // uint64 -> *openRules
 	ruleSets   sync.Map     // uint64 -> *ruleSet
-	openCount  atomic.Int64 // how many engines holds, counted before a load
+	openCount  atomic.Int64 // rules open, counted before they load
 )
 
 // openRules is what dlroute_open returns a handle for: a catalog
