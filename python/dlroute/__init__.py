@@ -63,7 +63,7 @@ def library_version() -> str:
     return lib.dlroute_version().decode()
 
 
-def load(rules: str | None = None, key: str | None = None) -> Engine:
+def load(rules: str | os.PathLike[str] | bytes | None = None, key: str | os.PathLike[str] | None = None) -> Engine:
     """Opens rules and compiles every rule set in them.
 
     Args:
@@ -123,7 +123,7 @@ class Engine:
     compiled. Safe to use from many threads. Close it with ``close()`` or
     ``with``; its rule sets stop working then."""
 
-    def __init__(self, handle: int, origin: str | None) -> None:
+    def __init__(self, handle: int, origin: Any) -> None:
         self._handle = handle
         self.origin = origin
         self._rulesets: dict[str, RuleSet] = {}
