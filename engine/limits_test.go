@@ -30,6 +30,8 @@ func aliasBomb(levels int) string {
 // loadBounded loads fsys in a goroutine and returns its error and what it
 // allocated, failing the test when Load has not returned after 5 s: a load
 // that hangs fails the test instead of hanging it.
+//
+//lint:ignore ST1008 a test helper: Load's error, then what the load cost, read as a pair
 func loadBounded(t *testing.T, fsys fs.FS) (error, uint64) {
 	t.Helper()
 	type result struct {

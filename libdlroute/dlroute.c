@@ -86,6 +86,7 @@ const char *dlroute_status_name(int status) {
     case DLROUTE_TOO_SMALL: return "too_small";
     case DLROUTE_FORKED: return "forked";
     case DLROUTE_INTERNAL: return "internal";
+    case DLROUTE_TOO_MANY_OPEN: return "too_many_open";
     }
     return "unknown";
 }

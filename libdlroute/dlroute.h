@@ -17,14 +17,18 @@
  *
  * BUFFERS. The caller owns every buffer. Inputs are (pointer, length)
  * pairs, read during the call only and not NUL-terminated (a NULL pointer
- * with length 0 is the empty string). Outputs are written to `out`, which
- * holds `out_cap` bytes; `*out_len` is set to the output's length, which
- * is not NUL-terminated. When the output does not fit, nothing is
- * written to `out`, `*out_len` is the length needed and the status is
- * DLROUTE_TOO_SMALL: call again with a larger buffer (decisions are
- * deterministic, so the second call gives the same output). A 64 KiB
- * buffer holds every output of the embedded rules but an explanation of
- * a long input and the whole interop matrix (about 70 KB).
+ * with length 0 is the empty string). A length over DLROUTE_MAX_INPUT_LEN
+ * is refused before a byte is read, as the entry refuses a real input
+ * that long (LIMITS, below), so a length that is wrong cannot make the
+ * library read past the buffer; one within it is believed. Outputs are
+ * written to `out`, which holds `out_cap` bytes; `*out_len` is set to the
+ * output's length, which is not NUL-terminated. When the output does not
+ * fit, nothing is written to `out`, `*out_len` is the length needed and
+ * the status is DLROUTE_TOO_SMALL: call again with a larger buffer
+ * (decisions are deterministic, so the second call gives the same
+ * output). A 64 KiB buffer holds every output of the embedded rules but
+ * an explanation of a long input and the whole interop matrix (about
+ * 70 KB).
  *
  * MESSAGES. Every status but DLROUTE_OK says why in `out`, as JSON:
  *  - resolve_json, explain_json and exchange_json: the line that
@@ -50,10 +54,35 @@
  * DLROUTE_FORKED without running any of it. Load the library in the
  * child instead (Python: the "spawn" or "forkserver" start method).
  *
+ * LIMITS. Every call is bounded, by these limits, all on always:
+ *  - inputs: DLROUTE_MAX_INPUT_LEN (4 MiB) for each input of any entry,
+ *    a JSON line, a binary input, a request, a path, a key or a ref (too
+ *    long: the JSON-line entries answer the input_error line with code
+ *    too_long, dlroute_resolve and the interop entries INPUT_ERROR,
+ *    dlroute_open and dlroute_ruleset BAD_ARGUMENT, each code too_long);
+ *    a string input 4,096 code points, a list 64 elements (the engine's
+ *    MaxStringLen and MaxListLen);
+ *  - work: each CEL expression within the engine's cost limit (100,000,
+ *    estimated at load, and tracked while it runs where the estimate is
+ *    higher);
+ *  - time: DLROUTE_DEADLINE_MS (10 s) of evaluation per call, serve's
+ *    request timeout; past it the call answers EVAL_ERROR (code
+ *    canceled). Compiling rules (dlroute_open of a directory or bundle,
+ *    the first dlroute_ruleset of an embedded version, the first interop
+ *    call) is bounded by the rule files' limits instead (1 MiB a file).
+ *  - handles: DLROUTE_MAX_OPEN (64) rules open at once in a process;
+ *    one more dlroute_open is DLROUTE_TOO_MANY_OPEN until one is closed.
+ *    Each costs about 0.6 MB before it compiles a version, tens of MB
+ *    with every version compiled; rule-set handles are released with
+ *    their rules.
+ * A decision of the embedded rules takes microseconds (tens where it is
+ * not remembered), an interop cell milliseconds; the deadline is what a
+ * caller can count on whatever the rules are.
+ *
  * SIGNALS. The library installs no handler for SIGINT or SIGTERM; the
- * host's stay in force. Calls are short (microseconds; dlroute_open
- * milliseconds), and a signal arriving during one is the host's to handle
- * when it returns.
+ * host's stay in force. A signal arriving during a call is the host's to
+ * handle when it returns, which is within the limits above: Python's
+ * KeyboardInterrupt and SIGALRM wait for it.
  */
 #ifndef DLROUTE_H
 #define DLROUTE_H
@@ -70,6 +99,11 @@ extern "C" {
  * statuses or output forms. */
 #define DLROUTE_ABI_VERSION 1
 
+/* Limits of a call (LIMITS above). */
+#define DLROUTE_MAX_INPUT_LEN 4194304 /* bytes in any one input: 4 MiB */
+#define DLROUTE_MAX_OPEN 64           /* rules open at once in a process */
+#define DLROUTE_DEADLINE_MS 10000     /* evaluation time of one call */
+
 /* Statuses. 0 to 9 are the WebAssembly module's (wasm/ABI.md). */
 #define DLROUTE_OK 0           /* done; out holds the result */
 #define DLROUTE_INPUT_ERROR 1  /* the input is not valid for the rule set */
@@ -81,6 +115,7 @@ extern "C" {
 #define DLROUTE_TOO_SMALL 7    /* out is too small; *out_len is the length needed */
 #define DLROUTE_FORKED 10      /* called in a child of the process that loaded the library */
 #define DLROUTE_INTERNAL 11    /* a fault inside the library (a bug): reported, not crashed on */
+#define DLROUTE_TOO_MANY_OPEN 12 /* DLROUTE_MAX_OPEN rules are open (open): close some first */
 
 /* Steps of an exchange (dlroute_exchange_json). */
 #define DLROUTE_STEP_RAISE 0          /* the decision is an exception: raise it */
@@ -110,7 +145,8 @@ const char *dlroute_status_name(int status);
  * compiled a version at a time, as dlroute_ruleset asks for them. No
  * tests.yaml is run (use `dlroute test`). Statuses: OK; LOAD_ERROR (out: a
  * JSON array of errors, each with its position in the rule file);
- * BAD_ARGUMENT; TOO_SMALL. */
+ * TOO_MANY_OPEN (out: an error object, code too_many_open: close rules
+ * first); BAD_ARGUMENT; TOO_SMALL. */
 int dlroute_open(const char *path, size_t path_len, const char *key, size_t key_len,
                  uint64_t *rules, char *out, size_t out_cap, size_t *out_len);
 

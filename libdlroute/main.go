@@ -26,7 +26,8 @@ import (
 func main() {}
 
 // bytesOf is the caller's buffer as a slice, read during the call only;
-// the C half has refused a NULL pointer with a length.
+// the C half has refused a NULL pointer with a length, and the export a
+// length over capi.MaxInputLen (overLimit), before the slice is made.
 func bytesOf(p *C.char, n C.size_t) []byte {
 	if n == 0 {
 		return nil
@@ -45,6 +46,21 @@ func deliver(data []byte, status capi.Status, out *C.char, outCap C.size_t, outL
 	return C.int(status)
 }
 
+// overLimit reports whether any of lengths is over capi.MaxInputLen and,
+// if so, writes the entry's answer to an input that long (capi.TooLong of
+// form f): nothing of the caller's buffers is read, since a length that
+// lies (2^40 for 76 bytes) is all that says how far they go.
+func overLimit(status *C.int, f capi.Form, out *C.char, outCap C.size_t, outLen *C.size_t, lengths ...C.size_t) bool {
+	for _, n := range lengths {
+		if n > capi.MaxInputLen {
+			data, st := capi.TooLong(f)
+			*status = deliver(data, st, out, outCap, outLen)
+			return true
+		}
+	}
+	return false
+}
+
 // recovered turns a panic into DLROUTE_INTERNAL with the panic as the
 // message, so that a bug in the library does not take the caller down.
 func recovered(status *C.int, out *C.char, outCap C.size_t, outLen *C.size_t) {
@@ -57,6 +73,9 @@ func recovered(status *C.int, out *C.char, outCap C.size_t, outLen *C.size_t) {
 //export dlroute_go_open
 func dlroute_go_open(path *C.char, pathLen C.size_t, key *C.char, keyLen C.size_t, rules *C.uint64_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormArgument, out, outCap, outLen, pathLen, keyLen) {
+		return status
+	}
 	h, data, st := capi.Open(string(bytesOf(path, pathLen)), string(bytesOf(key, keyLen)))
 	*rules = C.uint64_t(h)
 	return deliver(data, st, out, outCap, outLen)
@@ -82,6 +101,9 @@ func dlroute_go_rulesets(rules C.uint64_t, out *C.char, outCap C.size_t, outLen 
 //export dlroute_go_ruleset
 func dlroute_go_ruleset(rules C.uint64_t, ref *C.char, refLen C.size_t, ruleset *C.uint64_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormArgument, out, outCap, outLen, refLen) {
+		return status
+	}
 	h, data, st := capi.RuleSet(uint64(rules), string(bytesOf(ref, refLen)))
 	*ruleset = C.uint64_t(h)
 	return deliver(data, st, out, outCap, outLen)
@@ -97,6 +119,9 @@ func dlroute_go_describe(ruleset C.uint64_t, out *C.char, outCap C.size_t, outLe
 //export dlroute_go_resolve_json
 func dlroute_go_resolve_json(ruleset C.uint64_t, line *C.char, lineLen C.size_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormLine, out, outCap, outLen, lineLen) {
+		return status
+	}
 	data, st := capi.ResolveJSON(context.Background(), uint64(ruleset), bytesOf(line, lineLen))
 	return deliver(data, st, out, outCap, outLen)
 }
@@ -104,6 +129,9 @@ func dlroute_go_resolve_json(ruleset C.uint64_t, line *C.char, lineLen C.size_t,
 //export dlroute_go_explain_json
 func dlroute_go_explain_json(ruleset C.uint64_t, line *C.char, lineLen C.size_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormLine, out, outCap, outLen, lineLen) {
+		return status
+	}
 	data, st := capi.ExplainJSON(context.Background(), uint64(ruleset), bytesOf(line, lineLen))
 	return deliver(data, st, out, outCap, outLen)
 }
@@ -111,6 +139,9 @@ func dlroute_go_explain_json(ruleset C.uint64_t, line *C.char, lineLen C.size_t,
 //export dlroute_go_resolve
 func dlroute_go_resolve(ruleset C.uint64_t, in *C.char, inLen C.size_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormBinary, out, outCap, outLen, inLen) {
+		return status
+	}
 	data, st := capi.Resolve(context.Background(), uint64(ruleset), bytesOf(in, inLen))
 	return deliver(data, st, out, outCap, outLen)
 }
@@ -118,6 +149,9 @@ func dlroute_go_resolve(ruleset C.uint64_t, in *C.char, inLen C.size_t, out *C.c
 //export dlroute_go_exchange_json
 func dlroute_go_exchange_json(ruleset C.uint64_t, line *C.char, lineLen C.size_t, step *C.int32_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormLine, out, outCap, outLen, lineLen) {
+		return status
+	}
 	data, s, st := capi.ExchangeJSON(context.Background(), uint64(ruleset), bytesOf(line, lineLen))
 	*step = C.int32_t(s)
 	return deliver(data, st, out, outCap, outLen)
@@ -126,6 +160,9 @@ func dlroute_go_exchange_json(ruleset C.uint64_t, line *C.char, lineLen C.size_t
 //export dlroute_go_interop_json
 func dlroute_go_interop_json(rules C.uint64_t, request *C.char, requestLen C.size_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormRequest, out, outCap, outLen, requestLen) {
+		return status
+	}
 	data, st := capi.InteropJSON(context.Background(), uint64(rules), bytesOf(request, requestLen))
 	return deliver(data, st, out, outCap, outLen)
 }
@@ -133,6 +170,9 @@ func dlroute_go_interop_json(rules C.uint64_t, request *C.char, requestLen C.siz
 //export dlroute_go_interop_matrix_json
 func dlroute_go_interop_matrix_json(rules C.uint64_t, request *C.char, requestLen C.size_t, out *C.char, outCap C.size_t, outLen *C.size_t) (status C.int) {
 	defer recovered(&status, out, outCap, outLen)
+	if overLimit(&status, capi.FormRequest, out, outCap, outLen, requestLen) {
+		return status
+	}
 	data, st := capi.InteropMatrixJSON(context.Background(), uint64(rules), bytesOf(request, requestLen))
 	return deliver(data, st, out, outCap, outLen)
 }

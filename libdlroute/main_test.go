@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/capi"
 	"github.com/dlroute/dlroute/internal/ctest"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -67,6 +71,29 @@ func TestExample(t *testing.T) {
 		}
 		if !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("route %s:\n got %s\nwant %s", ref, got, want.Bytes())
+		}
+	}
+}
+
+// TestHeaderLimits: dlroute.h's limits and status are capi's, which
+// enforces them.
+func TestHeaderLimits(t *testing.T) {
+	header, err := os.ReadFile("dlroute.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{
+		"DLROUTE_MAX_INPUT_LEN": capi.MaxInputLen,
+		"DLROUTE_MAX_OPEN":      capi.MaxOpenRules,
+		"DLROUTE_DEADLINE_MS":   capi.Deadline.Milliseconds(),
+		"DLROUTE_TOO_MANY_OPEN": int64(capi.StatusTooManyOpen),
+		"DLROUTE_INTERNAL":      int64(capi.StatusInternal),
+		"DLROUTE_FORKED":        int64(capi.StatusForked),
+	}
+	for name, v := range want {
+		m := regexp.MustCompile(`(?m)^#define ` + name + ` (\d+)\b`).FindSubmatch(header)
+		if m == nil || string(m[1]) != strconv.FormatInt(v, 10) {
+			t.Errorf("dlroute.h: %s is %q; capi's is %d", name, m, v)
 		}
 	}
 }

@@ -152,7 +152,7 @@ func TestRollbackAgainstKept(t *testing.T) {
 func TestOpenRemovesStaleTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	keepPath := filepath.Join(dir, "kept.tar.gz")
-	stale, other := filepath.Join(dir, ".kept.tar.gz.4242.tmp"), filepath.Join(dir, ".notes.4242.tmp")
+	stale, other := filepath.Join(dir, ".kept.tar.gz.dlroute-4242.tmp"), filepath.Join(dir, ".notes.dlroute-4242.tmp")
 	old := time.Now().Add(-atomicfile.StaleAfter - time.Minute)
 	for _, p := range []string{stale, other} {
 		os.WriteFile(p, []byte("half a bundle"), 0o600)

@@ -186,7 +186,7 @@ func TestServeRollback(t *testing.T) {
 
 	// Restarted with the replayed r10 at the source and r20 kept: refused,
 	// r20 from the kept file; with --allow-rollback, r10.
-	url, log, stop = startServe(t, serveArgs...)
+	url, _, stop = startServe(t, serveArgs...)
 	if st := status(t, url); st.Active.Revision != "r20" || !st.Active.Kept || st.LastRefusal.Code != "rollback" {
 		t.Errorf("restart with r10 at the source, r20 kept: /v1/status = %+v; want r10 refused, r20 kept", st)
 	}

@@ -1,9 +1,7 @@
 package abi
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -80,10 +78,4 @@ func UnpackFS(b []byte) (fs.FS, error) {
 		b = rest
 	}
 	return out, nil
-}
-
-func decodeJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	return dec.Decode(v)
 }

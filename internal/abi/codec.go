@@ -1,11 +1,14 @@
 package abi
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"unicode/utf8"
 
 	"github.com/dlroute/dlroute/internal/number"
 )
@@ -55,6 +58,29 @@ func AppendField(b []byte, v any, present bool) ([]byte, error) {
 }
 
 var errShort = errors.New("binary input ends inside a field")
+
+// errNotUTF8 is a JSON field that is not UTF-8, an invalid_utf8 input as
+// a JSON line that is not would be.
+var errNotUTF8 = errors.New("is not valid UTF-8")
+
+// decodeJSON reads a JSON field as the JSON line path reads a line (with
+// json.Number): valid UTF-8, where encoding/json would replace the bytes,
+// and one value, with nothing but white space after it, where a Decoder
+// stops at the first and `[1] [2]` would read as [1].
+func decodeJSON(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return fmt.Errorf("JSON %w (at byte %d)", errNotUTF8, invalidUTF8At(data))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("unexpected data after the JSON value (at byte %d)", dec.InputOffset())
+	}
+	return nil
+}
 
 // DecodeFields reads n fields; present[i] is false for TagAbsent. JSON
 // fields decode with json.Number, as the JSON entry does.
@@ -112,6 +138,19 @@ func decodeField(b []byte, i int) (v any, present bool, rest []byte, err error) 
 		return b[0] == 1, true, b[1:], nil
 	}
 	return nil, false, nil, fmt.Errorf("field %d has unknown tag %d", i, tag)
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not UTF-8.
+func invalidUTF8At(b []byte) int {
+	at := 0
+	for at < len(b) {
+		r, n := utf8.DecodeRune(b[at:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		at += n
+	}
+	return at
 }
 
 // Kinds of a binary decision.

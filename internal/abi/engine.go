@@ -54,8 +54,15 @@ func BinaryInputInto(dst engine.Input, in []byte, decls []engine.InputDecl) erro
 	return nil
 }
 
+// binaryInputError is a malformed binary input: json_syntax, or
+// invalid_utf8 for a JSON field that is not UTF-8, as the JSON line path
+// codes the same bytes.
 func binaryInputError(err error) error {
-	return &engine.Error{Code: engine.CodeJSON, Message: "binary input: " + err.Error()}
+	code := engine.CodeJSON
+	if errors.Is(err, errNotUTF8) {
+		code = engine.CodeInvalidUTF8
+	}
+	return &engine.Error{Code: code, Message: "binary input: " + err.Error()}
 }
 
 // AppendDecision appends the binary decision of d (wasm/ABI.md), rule

@@ -34,9 +34,9 @@ const maxFuzzFields = 16
 // be what its Append function writes, byte for byte; and AppendField's
 // values must decode to themselves (a float64 that is an integer as the
 // int64 it encodes as). Seeds: testdata/fuzz/FuzzDecodeFields (jax's
-// inputs, every tag, lengths past the end, trailing bytes, a large nested
-// JSON array, JSON nested past encoding/json's depth, each kind of
-// decision).
+// inputs, every tag, lengths past the end, bytes after the fields and
+// after a JSON field's value, a large nested JSON array, JSON nested past
+// encoding/json's depth, each kind of decision).
 func FuzzDecodeFields(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, n uint8, s string, i int64, x float64, b bool, j string) {
 		checkFields(t, data, int(n)%(maxFuzzFields+1))

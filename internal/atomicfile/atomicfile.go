@@ -14,8 +14,8 @@ import (
 // Write calls write with a temporary file beside path, syncs it, gives it
 // perm and renames it over path. On any error the temporary file is
 // removed and path is left as it was. A process killed during Write
-// leaves the temporary file, ".<name>.<digits>.tmp"; RemoveStale removes
-// it.
+// leaves the temporary file, ".<name>.dlroute-<digits>.tmp"; RemoveStale
+// removes it.
 func Write(path string, perm fs.FileMode, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), tempPrefix(path)+"*"+tempSuffix)
 	if err != nil {
@@ -48,9 +48,15 @@ func WriteFile(path string, perm fs.FileMode, data []byte) error {
 	})
 }
 
-const tempSuffix = ".tmp"
+// A temporary file is named ".<name>.dlroute-<digits>.tmp": the marker
+// is what makes it this package's, since ".<name>.<digits>.tmp" is also
+// what os.CreateTemp's common ".name.*.tmp" pattern gives another tool.
+const (
+	tempMarker = "dlroute-"
+	tempSuffix = ".tmp"
+)
 
-func tempPrefix(path string) string { return "." + filepath.Base(path) + "." }
+func tempPrefix(path string) string { return "." + filepath.Base(path) + "." + tempMarker }
 
 // StaleAfter is how long a temporary file of Write's must have gone
 // unmodified before RemoveStale takes it for one a killed process left: a
@@ -60,8 +66,9 @@ const StaleAfter = 10 * time.Minute
 
 // RemoveStale removes the temporary files that a Write of path killed
 // before it finished left beside path: regular files named as Write names
-// them (".<name>.<digits>.tmp", digits as os.CreateTemp writes them) and
-// not modified for StaleAfter before now. Nothing else is touched. It
+// them (".<name>.dlroute-<digits>.tmp", digits as os.CreateTemp writes
+// them) and not modified for StaleAfter before now. Nothing else is
+// touched, not even a file of the same name without the marker. It
 // returns the paths removed and the first error; a folder that does not
 // exist holds nothing to remove.
 func RemoveStale(path string, now time.Time) ([]string, error) {
@@ -76,8 +83,7 @@ func RemoveStale(path string, now time.Time) ([]string, error) {
 	var removed []string
 	var first error
 	for _, e := range entries {
-		digits, ok := strings.CutPrefix(e.Name(), prefix)
-		if digits, ok = strings.CutSuffix(digits, tempSuffix); !ok || !allDigits(digits) || !e.Type().IsRegular() {
+		if !isTemp(e.Name(), prefix) || !e.Type().IsRegular() {
 			continue
 		}
 		info, err := e.Info()
@@ -94,6 +100,16 @@ func RemoveStale(path string, now time.Time) ([]string, error) {
 		removed = append(removed, p)
 	}
 	return removed, first
+}
+
+// isTemp reports whether name is prefix, digits and tempSuffix.
+func isTemp(name, prefix string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return false
+	}
+	digits, ok := strings.CutSuffix(rest, tempSuffix)
+	return ok && allDigits(digits)
 }
 
 func allDigits(s string) bool {

@@ -13,11 +13,13 @@ package capi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
@@ -50,15 +52,44 @@ const (
 	// StatusInternal is a fault inside the library (a recovered panic):
 	// a bug, reported instead of crashing the caller's process.
 	StatusInternal Status = 11
+	// StatusTooManyOpen is an Open while MaxOpenRules rules are open.
+	StatusTooManyOpen Status = 12
 )
+
+// Limits of a call, DLROUTE_MAX_INPUT_LEN, DLROUTE_MAX_OPEN and
+// DLROUTE_DEADLINE_MS in dlroute.h.
+const (
+	// MaxInputLen is the longest input any entry takes, whatever it is (a
+	// JSON line, a binary input, an interop request, a path, a key, a
+	// ref): a JSON line's limit, engine.MaxLineLen. A length is checked
+	// against it before a byte is read, since a C caller's length is all
+	// that says how long its buffer is, and the memo hashes a whole input.
+	MaxInputLen = engine.MaxLineLen
+	// MaxOpenRules is how many rules may be open at once in a process.
+	// Open rules cost 0.6 MB each before they compile a version, and
+	// tens of MB once they compile every one; a caller that never closes
+	// gets StatusTooManyOpen instead of the host's memory.
+	MaxOpenRules = 64
+)
+
+// Deadline bounds the evaluation of each call, as `serve`'s request
+// timeout does: past it the call answers an eval_error, code canceled.
+// A variable for the tests only.
+var Deadline = 10 * time.Second
+
+// bounded is ctx with the call's Deadline.
+func bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, Deadline)
+}
 
 // Handles are numbers, never pointers: a handle a caller made up, closed
 // or kept too long is StatusBadHandle, not a crash. They are never
 // reused, so a stale one cannot name another's rules.
 var (
 	lastHandle atomic.Uint64
-	engines    sync.Map // uint64 -> *openRules
-	ruleSets   sync.Map // uint64 -> *ruleSet
+	engines    sync.Map     // uint64 -> *openRules
+	ruleSets   sync.Map     // uint64 -> *ruleSet
+	openCount  atomic.Int64 // rules open, counted before they load
 )
 
 // openRules is what dlroute_open returns a handle for: a catalog
@@ -97,6 +128,30 @@ type ruleSet struct {
 // without their tests.yaml (engine.Options.SkipTests): a process that
 // decides with jax alone does not compile exchange, nor jax's tests.
 func Open(path, key string) (uint64, []byte, Status) {
+	if len(path) > MaxInputLen || len(key) > MaxInputLen {
+		out, st := TooLong(FormArgument)
+		return 0, out, st
+	}
+	if openCount.Add(1) > MaxOpenRules { // counted first: a refused open loads nothing
+		openCount.Add(-1)
+		return 0, errorJSON(tooManyOpen()), StatusTooManyOpen
+	}
+	h, out, st := load(path, key)
+	if st != StatusOK {
+		openCount.Add(-1)
+	}
+	return h, out, st
+}
+
+func tooManyOpen() error {
+	return &engine.Error{Code: CodeTooManyOpen, Message: fmt.Sprintf("%d rules are open in this process, the most libdlroute holds at once", MaxOpenRules),
+		Hint: "close rules you are done with (dlroute_close; Python: Engine.close() or a with block); one open rules serves every thread"}
+}
+
+// CodeTooManyOpen is the code of StatusTooManyOpen's error.
+const CodeTooManyOpen engine.Code = "too_many_open"
+
+func load(path, key string) (uint64, []byte, Status) {
 	fsys, err := rulesFS(path, key)
 	if err != nil {
 		return 0, errorsJSON(err), StatusLoadError
@@ -170,6 +225,7 @@ func Close(h uint64) Status {
 	if !ok {
 		return StatusBadHandle
 	}
+	openCount.Add(-1)
 	o := v.(*openRules)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -214,6 +270,10 @@ func RuleSets(h uint64) ([]byte, Status) {
 // empty, or for a release ref that no version was checked against the
 // engine.ReleaseWarning's JSON: the handle is the version it names.
 func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
+	if len(ref) > MaxInputLen {
+		out, st := TooLong(FormArgument)
+		return 0, out, st
+	}
 	o, ok := rulesOf(h)
 	if !ok {
 		return 0, nil, StatusBadHandle
@@ -285,9 +345,14 @@ func ResolveJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	if !ok {
 		return nil, StatusBadHandle
 	}
+	if len(line) > MaxInputLen { // before the memo hashes it
+		return TooLong(FormLine)
+	}
 	if out, ok := r.lines.Get(line); ok {
 		return out, StatusOK
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	out, status := answerLine(line, func() ([]byte, error) { return r.rs.ResolveJSON(ctx, line) })
 	if status == StatusOK {
 		r.lines.Put(line, out)
@@ -302,6 +367,8 @@ func ExplainJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	if !ok {
 		return nil, StatusBadHandle
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	return answerLine(line, func() ([]byte, error) { return r.rs.ExplainJSON(ctx, line) })
 }
 
@@ -309,8 +376,8 @@ func ExplainJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 // answer's output, or the error line of a line over engine.MaxLineLen or
 // of answer's error, with its status.
 func answerLine(line []byte, answer func() ([]byte, error)) ([]byte, Status) {
-	if len(line) > engine.MaxLineLen {
-		return engine.AnswerLine(1, nil, engine.LineTooLong()), StatusInputError
+	if len(line) > MaxInputLen {
+		return TooLong(FormLine)
 	}
 	out, err := answer()
 	if err != nil {
@@ -326,6 +393,33 @@ func lineStatus(err error) Status {
 		return StatusInputError
 	}
 	return StatusEvalError
+}
+
+// Forms of an entry's input, for TooLong.
+type Form int
+
+const (
+	FormLine     Form = iota // a JSON line: resolve_json, explain_json, exchange_json
+	FormBinary               // a binary input: resolve
+	FormRequest              // an interop request: interop_json, interop_matrix_json
+	FormArgument             // a path, a key or a ref: open, ruleset
+)
+
+// TooLong is an entry's answer to an input of the form f longer than
+// MaxInputLen, made without the input: what the entry answers to a real
+// input that long, which libdlroute's exports give for a length over the
+// limit before they make a slice of the caller's pointer.
+func TooLong(f Form) ([]byte, Status) {
+	switch f {
+	case FormLine:
+		return engine.AnswerLine(1, nil, engine.LineTooLong()), StatusInputError
+	case FormBinary:
+		return errorJSON(&engine.Error{Code: engine.CodeTooLong, Message: fmt.Sprintf("binary input is longer than %d bytes", MaxInputLen)}), StatusInputError
+	case FormRequest:
+		return interopError(engine.LineTooLong())
+	}
+	return errorJSON(&engine.Error{Code: engine.CodeTooLong, Message: fmt.Sprintf("an argument is longer than %d bytes", MaxInputLen),
+		Hint: "a path, a key or a rule-set ref is far shorter: is its length the right one?"}), StatusBadArgument
 }
 
 func errorJSON(err error) []byte { return abi.ErrorJSON(err) }

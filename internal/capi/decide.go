@@ -17,10 +17,15 @@ func Resolve(ctx context.Context, h uint64, in []byte) ([]byte, Status) {
 	if !ok {
 		return nil, StatusBadHandle
 	}
+	if len(in) > MaxInputLen {
+		return TooLong(FormBinary)
+	}
 	input, err := abi.BinaryInput(in, r.decls)
 	if err != nil {
 		return errorJSON(err), StatusBadArgument
 	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	d, err := r.rs.Resolve(ctx, input)
 	if err != nil {
 		if lineStatus(err) == StatusInputError {
@@ -50,6 +55,8 @@ func ExchangeJSON(ctx context.Context, h uint64, line []byte) ([]byte, int32, St
 		return nil, StepRaise, StatusBadHandle
 	}
 	step := StepRaise
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	out, status := answerLine(line, func() ([]byte, error) {
 		in, err := r.rs.DecodeInput(line)
 		if err != nil {

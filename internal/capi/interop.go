@@ -68,6 +68,8 @@ func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status)
 	if st != StatusOK {
 		return out, st
 	}
+	ctx, cancel := bounded(ctx) // once compiled: the deadline is evaluation's
+	defer cancel()
 	c, err := interop.NewConsumer(cat, req.Consumer)
 	if err != nil {
 		return libraryError(h, err)
@@ -111,6 +113,8 @@ func InteropMatrixJSON(ctx context.Context, h uint64, request []byte) ([]byte, S
 	if st != StatusOK {
 		return out, st
 	}
+	ctx, cancel := bounded(ctx) // once compiled: the deadline is evaluation's
+	defer cancel()
 	m, err := interop.Options{Producers: req.Producers, Consumers: req.Consumers, Args: argsOf(kwargs)}.Decide(ctx, cat)
 	if err != nil {
 		return libraryError(h, err)

@@ -28,7 +28,7 @@ func TestInt(t *testing.T) {
 
 		// A float64 is an int when it has no fraction and is exact.
 		{1.0, 1, true},
-		{-0.0, 0, true},
+		{math.Copysign(0, -1), 0, true}, // negative zero
 		{1.5, 0, false},
 		{float64(1<<53 - 1), 1<<53 - 1, true},
 		{float64(1 << 53), 0, false}, // past 2^53 a float64 need not be the int it was written as

@@ -4,6 +4,7 @@
 // libdlroute/main_test.go, under a timeout (a hang is a failure too).
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,50 @@ int main(void) {
     check(st == DLROUTE_LOAD_ERROR && other == 0 && len > 0 && out[0] == '[', "open_missing",
           "a missing rules directory is not load_error with a JSON array");
 
+    // Lengths that lie: a 76-byte buffer given as 2^40 bytes, as SIZE_MAX
+    // and as one byte over the limit is refused as too long (the code
+    // too_long), before a byte past its 76 is read.
+    static const char small[76] = "{\"platform\":\"gpu\"}";
+    const size_t lies[] = {(size_t)1 << 40, SIZE_MAX, DLROUTE_MAX_INPUT_LEN + 1};
+    uint64_t exch = open_ruleset("exchange");
+    int lied = 0;
+    for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        size_t n = lies[i];
+        int32_t step = -1;
+        uint64_t h = 1;
+        struct {
+            const char *entry;
+            int status, want;
+        } got[] = {
+            {"resolve_json", dlroute_resolve_json(rs, small, n, out, sizeof out, &len), DLROUTE_INPUT_ERROR},
+            {"explain_json", dlroute_explain_json(rs, small, n, out, sizeof out, &len), DLROUTE_INPUT_ERROR},
+            {"exchange_json", dlroute_exchange_json(exch, small, n, &step, out, sizeof out, &len), DLROUTE_INPUT_ERROR},
+            {"resolve", dlroute_resolve(rs, (const uint8_t *)small, n, (uint8_t *)out, sizeof out, &len), DLROUTE_INPUT_ERROR},
+            {"interop_json", dlroute_interop_json(rules, small, n, out, sizeof out, &len), DLROUTE_INPUT_ERROR},
+            {"interop_matrix_json", dlroute_interop_matrix_json(rules, small, n, out, sizeof out, &len), DLROUTE_INPUT_ERROR},
+            {"open path", dlroute_open(small, n, NULL, 0, &h, out, sizeof out, &len), DLROUTE_BAD_ARGUMENT},
+            {"open key", dlroute_open(NULL, 0, small, n, &h, out, sizeof out, &len), DLROUTE_BAD_ARGUMENT},
+            {"ruleset", dlroute_ruleset(rules, small, n, &h, out, sizeof out, &len), DLROUTE_BAD_ARGUMENT},
+        };
+        // Each call above wrote over out: three of them again, alone, for
+        // their messages.
+        for (size_t k = 0; k < sizeof got / sizeof got[0]; k++) {
+            if (got[k].status != got[k].want) {
+                printf("  %s of a 76-byte buffer given as %zu bytes: status %s, want %s\n", got[k].entry, n,
+                       dlroute_status_name(got[k].status), dlroute_status_name(got[k].want));
+                lied++;
+            }
+        }
+        st = dlroute_resolve_json(rs, small, n, out, sizeof out, &len);
+        if (memmem(out, len, "\"code\":\"too_long\"", 17) == NULL || strstr(out, "{\"input_error\":") != out) lied++;
+        st = dlroute_open(small, n, NULL, 0, &h, out, sizeof out, &len);
+        if (memmem(out, len, "\"code\":\"too_long\"", 17) == NULL || h != 0) lied++;
+        st = dlroute_resolve(rs, (const uint8_t *)small, n, (uint8_t *)out, sizeof out, &len);
+        if (memmem(out, len, "\"code\":\"too_long\"", 17) == NULL) lied++;
+        if (step != DLROUTE_STEP_RAISE) lied++;
+    }
+    check(lied == 0, "lying_lengths", "a length over DLROUTE_MAX_INPUT_LEN is not refused as too_long by every entry");
+
     // The interop question takes the rules' handle: a rule set's is not one.
     static const char cell[] =
         "{\"producer\":\"jax\",\"consumer\":\"torch\",\"array\":{\"platform\":\"gpu\",\"platform_version\":\"<unknown>\"}}";
@@ -181,6 +226,24 @@ int main(void) {
     // Opening again after close, and twice at once.
     uint64_t a = open_ruleset("jax@v1"), b = open_ruleset("jax@v1");
     check(a != 0 && b != 0 && a != b, "open_again", "opening again does not give new handles");
+
+    // Rules never closed stop at DLROUTE_MAX_OPEN, with their own status;
+    // a close makes room again.
+    static uint64_t many[DLROUTE_MAX_OPEN + 1];
+    int opened = 0;
+    for (st = DLROUTE_OK; opened <= DLROUTE_MAX_OPEN; opened++) {
+        st = dlroute_open(NULL, 0, NULL, 0, &many[opened], out, sizeof out, &len);
+        if (st != DLROUTE_OK) break;
+    }
+    check(st == DLROUTE_TOO_MANY_OPEN && opened < DLROUTE_MAX_OPEN && many[opened] == 0 &&
+              memmem(out, len, "\"code\":\"too_many_open\"", 22) != NULL,
+          "too_many_open", "opening rules without closing them does not stop at DLROUTE_MAX_OPEN with too_many_open");
+    check(strcmp(dlroute_status_name(DLROUTE_TOO_MANY_OPEN), "too_many_open") == 0, "status_name_too_many_open",
+          "DLROUTE_TOO_MANY_OPEN is not named too_many_open");
+    dlroute_close(many[0]);
+    st = dlroute_open(NULL, 0, NULL, 0, &many[0], out, sizeof out, &len);
+    check(st == DLROUTE_OK, "open_after_close_at_limit", "a close at the limit does not make room for an open");
+    for (int i = 0; i < opened; i++) dlroute_close(many[i]);
 
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

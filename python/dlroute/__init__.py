@@ -20,12 +20,13 @@ only where it makes a host copy.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import weakref
 from ctypes import byref, c_int32, c_uint64
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from . import _native
+from . import _encode, _native
 from .errors import (DlrouteError, EvalError, ForkedError, InputError, LibraryError, NoRuleSetError,
                      RulesError, UncheckedReleaseWarning, release_warning)
 
@@ -63,7 +64,7 @@ def library_version() -> str:
     return lib.dlroute_version().decode()
 
 
-def load(rules: str | None = None, key: str | None = None) -> Engine:
+def load(rules: str | os.PathLike[str] | bytes | None = None, key: str | os.PathLike[str] | None = None) -> Engine:
     """Opens rules and compiles every rule set in them.
 
     Args:
@@ -78,11 +79,14 @@ def load(rules: str | None = None, key: str | None = None) -> Engine:
     Raises:
         RulesError: the rules do not load; ``err.errors`` lists each error
             with its file, line and column.
+        DlrouteError: code ``too_many_open``: 64 rules are open in the
+            process (``DLROUTE_MAX_OPEN``); close some first.
         LibraryError: libdlroute cannot be found, built or loaded, or has
             another ABI version; ForkedError in a forked child.
+        TypeError: rules or key is not a str, a path or bytes.
     """
-    path = b"" if rules is None else str(rules).encode()
-    k = b"" if key is None else str(key).encode()
+    path = b"" if rules is None else _path_bytes(rules, "rules")
+    k = b"" if key is None else _path_bytes(key, "key")
     handle = c_uint64(0)
     status, out = _native.call("dlroute_open", path, len(path), k, len(k), byref(handle))
     if status == _native.LOAD_ERROR:
@@ -94,6 +98,18 @@ def load(rules: str | None = None, key: str | None = None) -> Engine:
     if status != _native.OK:
         raise _native.fail(status, out, "dlroute.load")
     return Engine(handle.value, rules)
+
+
+def _path_bytes(p: Any, what: str) -> bytes:
+    """A path as the file system names it (os.fsencode: a name Python read
+    from the system, undecodable bytes and all, is those bytes again)."""
+    try:
+        return os.fsencode(p)
+    except TypeError:
+        raise TypeError(f"{what} is a path (str, bytes or os.PathLike), not {type(p).__name__}") from None
+    except UnicodeEncodeError as e:
+        message = f"{what} {p!r} is no file name here: it holds a character the file system cannot encode ({e.reason})"
+        raise RulesError("read_error", message, [{"code": "read_error", "message": message}]) from None
 
 
 def _position(e: dict[str, Any]) -> str:
@@ -108,7 +124,7 @@ class Engine:
     compiled. Safe to use from many threads. Close it with ``close()`` or
     ``with``; its rule sets stop working then."""
 
-    def __init__(self, handle: int, origin: str | None) -> None:
+    def __init__(self, handle: int, origin: Any) -> None:
         self._handle = handle
         self.origin = origin
         # ref -> its rule set and the release warning it comes with
@@ -138,13 +154,15 @@ class Engine:
                 ``strict=True``, a release no version was checked against
                 (code ``unchecked_release``).
         """
+        if not isinstance(ref, str):
+            raise TypeError(f"a rule-set ref is a str, such as 'jax' or 'jax@v2', not {type(ref).__name__}")
         return self._ruleset(ref, strict, 2)
 
     def _ruleset(self, ref: str, strict: bool, stacklevel: int) -> RuleSet:
         with self._lock:
             hit = self._rulesets.get(ref)
         if hit is None:
-            r = ref.encode()
+            r = ref.encode("utf-8", "surrogatepass")  # the library names what it cannot find
             handle = c_uint64(0)
             status, out = _native.call("dlroute_ruleset", self._handle, r, len(r), byref(handle))
             if status == _native.NO_RULESET:
@@ -298,6 +316,7 @@ class RuleSet:
         self.inputs: list[dict[str, Any]] = desc["inputs"]
         self.rules: list[str] = desc["rules"]
         self.device_types: dict[str, int] = {d["name"]: d["code"] for d in desc["device_types"]}
+        self._want = _encode.want_of(self.inputs)
 
     def __repr__(self) -> str:
         return f"<dlroute.RuleSet {self.ref}>"
@@ -307,8 +326,18 @@ class RuleSet:
         line ``dlroute resolve --json`` writes for that line (without the
         newline): the decision, ``{"input_error":...}`` or
         ``{"eval_error":...}``. It never raises for a bad input; that is
-        the line's to say."""
-        data = line.encode() if isinstance(line, str) else bytes(line)
+        the line's to say (a str with a lone surrogate, which UTF-8 cannot
+        encode, is the ``invalid_utf8`` line).
+
+        Raises:
+            TypeError: line is neither a str nor bytes-like.
+        """
+        if isinstance(line, str):
+            data = line.encode("utf-8", "surrogatepass")  # as the bytes of a line that is not UTF-8
+        elif isinstance(line, (bytes, bytearray, memoryview)):
+            data = bytes(line)
+        else:
+            raise TypeError(f"a line is a str or bytes, not {type(line).__name__}")
         hit = self._lines.get(data)
         if hit is not None:
             return hit
@@ -330,8 +359,12 @@ class RuleSet:
 
         Raises:
             InputError: the input is not valid for the rule set (code
-                ``unknown_field``, ``wrong_type``, ...).
+                ``unknown_field``, ``wrong_type``, ...), including a value
+                no JSON input can hold (bytes, an object, ``nan``:
+                ``wrong_type``; a str with a lone surrogate:
+                ``invalid_utf8``).
             EvalError: the rules could not decide it.
+            TypeError: input is not a dict.
         """
         # The key holds the types too: True == 1 == 1.0 in Python, and the
         # rules tell them apart. An input holding a list is not hashable,
@@ -345,7 +378,7 @@ class RuleSet:
             raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}") from None
         if hit is not None:
             return _copy(hit)
-        decision = self._decide("dlroute_resolve_json", _line(input))
+        decision = self._decide("dlroute_resolve_json", self._line(input))
         if key is not None:
             _remember(self._decisions, key, decision)
         return _copy(decision)
@@ -355,7 +388,7 @@ class RuleSet:
         ``{"decision": {...}, "trace": {"rules": [...], "values": [...]}}``,
         each rule tried and each value computed, with its position in the
         rule file. Raises as :meth:`resolve`."""
-        return self._decide("dlroute_explain_json", _line(input))
+        return self._decide("dlroute_explain_json", self._line(input))
 
     def exchange(self, input: dict[str, Any]) -> Exchange:
         """Decides an input of an exchange rule set (``"exchange"``: the
@@ -368,10 +401,15 @@ class RuleSet:
                 host here can make.
         """
         step = c_int32(0)
-        data = _line(input)
+        data = self._line(input)
         status, out = _native.call("dlroute_exchange_json", self._handle, data, len(data), byref(step))
         decision = self._answer(status, out)
         return Exchange(_native.STEPS[step.value], decision)
+
+    def _line(self, input: dict[str, Any]) -> bytes:
+        if not isinstance(input, dict):
+            raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}")
+        return _encode.encode_fields(input, lambda k: f"input {k}", self._want)
 
     def _decide(self, entry: str, data: bytes) -> dict[str, Any]:
         status, out = _native.call(entry, self._handle, data, len(data))
@@ -386,12 +424,6 @@ class RuleSet:
             cls = InputError if kind == "input_error" else EvalError
             raise cls(e["code"], f"{_position(e)}{e['message']}", e)
         raise _native.fail(status, out, f"RuleSet({self.ref})")
-
-
-def _line(input: dict[str, Any]) -> bytes:
-    if not isinstance(input, dict):
-        raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}")
-    return json.dumps(input, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _remember(memo: dict, key: Any, value: Any) -> None:

@@ -33,7 +33,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
-from . import _native
+from . import _encode, _native
 from .errors import EvalError, InputError, NoRuleSetError, release_warning
 
 if TYPE_CHECKING:
@@ -201,8 +201,19 @@ def _request(entry: str, engine: Engine, data: bytes, what: str) -> str:
     raise _native.fail(status, out, what)
 
 
-def _dumps(v: Any) -> bytes:
-    return json.dumps(v, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+def _dumps(req: dict[str, Any]) -> bytes:
+    """The request's JSON; a field of the array or kwargs with no JSON form
+    is an InputError naming it (_encode). A ref with a lone surrogate goes
+    as the bytes it would be, and the library answers invalid_utf8."""
+    try:
+        return _encode.dumps(req).encode()
+    except (TypeError, ValueError, RecursionError):
+        pass
+    if "array" in req:
+        _encode.encode_fields(req["array"], lambda k: f"the array: input {k}")
+    if "kwargs" in req:
+        _encode.encode_fields(req["kwargs"], lambda k: f"from_dlpack's {k}")
+    return _encode.dumps(req).encode("utf-8", "surrogatepass")
 
 
 def _warn(cells: list[Cell], strict: bool, stacklevel: int) -> None:
