@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/cost"
 )
 
@@ -59,3 +60,18 @@ func (s *sizeBounds) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 func (s *sizeBounds) EstimateCallCost(function, overloadID string, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
 	return nil
 }
+
+// InterruptAbove is the estimated cost above which an expression checks
+// its context while it runs: every interruptEvery steps of a
+// comprehension, it stops with CodeCanceled once the context is done.
+// One below it runs in about a millisecond (a unit of cost is 100 to
+// 350 ns: RATIONALE.md, "Why does a deadline stop an expression only
+// above a cost?"), and is checked only before it starts.
+const InterruptAbove = 10_000
+
+// interruptEvery is how many comprehension steps an interruptible
+// expression takes between two looks at its context.
+const interruptEvery = 100
+
+// interruptible is a program that is evaluated with ContextEval.
+type interruptible struct{ cel.Program }
