@@ -19,6 +19,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/rules"
 )
 
 // RunnerConfig configures NewRunner. Only Module is required.
@@ -185,7 +186,14 @@ func (r *Runner) LoadLazy(ctx context.Context, fsys fs.FS) error {
 }
 
 func (r *Runner) load(ctx context.Context, fsys fs.FS, export string) error {
-	archive, err := abi.PackFS(fsys)
+	// The module takes an archive's parsed.bin as this host's word, so
+	// only the embedded rules' goes with them; any other directory's
+	// expressions are parsed from their text (engine.Options.TrustParsed).
+	pack := abi.PackText
+	if rules.Embedded(fsys) {
+		pack = abi.PackFS
+	}
+	archive, err := pack(fsys)
 	if err != nil {
 		return err
 	}

@@ -91,8 +91,9 @@ type ruleSet struct {
 // output is a JSON array of error objects (StatusLoadError) or one error
 // object (StatusBadArgument).
 //
-// Rules a caller gives are compiled whole at open, so that every error in
-// them is reported at once. The embedded rules, which their tests prove
+// Rules a caller gives are compiled whole at open, from their text (a
+// directory's parsed.bin is not read: engine.Options.TrustParsed), so
+// that every error in them is reported at once. The embedded rules, which their tests prove
 // load, are compiled a version at a time as RuleSet asks for them, and
 // without their tests.yaml (engine.Options.SkipTests): a process that
 // decides with jax alone does not compile exchange, nor jax's tests.
@@ -114,7 +115,8 @@ func Open(path, key string) (uint64, []byte, Status) {
 }
 
 // find returns the rule set ref of the rules, compiling it (and what it
-// imports) first for the embedded rules. o.mu is held.
+// imports) first for the embedded rules, with their parsed.bin. o.mu is
+// held.
 func (o *openRules) find(ref string) (*engine.RuleSet, error) {
 	if o.catalog != nil {
 		return o.catalog.RuleSet(ref)
@@ -122,7 +124,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, error) {
 	if o.cache == nil {
 		o.cache = engine.NewCache()
 	}
-	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true})
+	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true, TrustParsed: true})
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +136,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, error) {
 // embedded rules. o.mu is held.
 func (o *openRules) whole() (*engine.Catalog, error) {
 	if o.catalog == nil {
-		cat, err := engine.Load(o.fsys, engine.Options{})
+		cat, err := engine.Load(o.fsys, engine.Options{TrustParsed: true})
 		if err != nil {
 			return nil, err
 		}
