@@ -688,7 +688,7 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 	if err != nil || est.Max > limit {
 		opts = append(opts, cel.CostLimit(limit), cel.CostTracking(resultCharge{regex: regex}))
 	}
-	long := err != nil || est.Max > InterruptAbove
+	long := (err != nil || est.Max > InterruptAbove) && loops(ast)
 	if long {
 		opts = append(opts, cel.InterruptCheckFrequency(interruptEvery))
 	}

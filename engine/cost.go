@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 )
 
@@ -61,12 +62,14 @@ func (s *sizeBounds) EstimateCallCost(function, overloadID string, target *cost.
 	return nil
 }
 
-// InterruptAbove is the estimated cost above which an expression checks
-// its context while it runs: every interruptEvery steps of a
-// comprehension, it stops with CodeCanceled once the context is done.
-// One below it runs in about a millisecond (a unit of cost is 100 to
-// 350 ns: RATIONALE.md, "Why does a deadline stop an expression only
-// above a cost?"), and is checked only before it starts.
+// InterruptAbove is the estimated cost above which an expression with a
+// comprehension (all, exists, map, filter) checks its context while it
+// runs: every interruptEvery steps of a comprehension, it stops with
+// CodeCanceled once the context is done. One below it runs in about a
+// millisecond (a unit of cost is 100 to 350 ns: RATIONALE.md, "Why does
+// a deadline stop an expression only above a cost?"), and one without a
+// comprehension runs each of its calls once; both are checked only
+// before they start.
 const InterruptAbove = 10_000
 
 // interruptEvery is how many comprehension steps an interruptible
@@ -75,3 +78,13 @@ const interruptEvery = 100
 
 // interruptible is a program that is evaluated with ContextEval.
 type interruptible struct{ cel.Program }
+
+// loops reports whether ast has a comprehension, the only place cel-go
+// looks at a context while it evaluates.
+func loops(ast *cel.Ast) bool {
+	found := false
+	celast.PostOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		found = found || e.Kind() == celast.ComprehensionKind
+	}))
+	return found
+}
