@@ -66,8 +66,8 @@ func (s *sizeBounds) EstimateCallCost(function, overloadID string, target *cost.
 // comprehension (all, exists, map, filter) checks its context while it
 // runs: every interruptEvery steps of a comprehension, it stops with
 // CodeCanceled once the context is done. One below it runs in about a
-// millisecond (a unit of cost is 100 to 350 ns: RATIONALE.md, "Why does
-// a deadline stop an expression only above a cost?"), and one without a
+// millisecond (a unit of cost is 90 to 350 ns: RATIONALE.md, "Why does
+// a deadline stop an expression only where it loops?"), and one without a
 // comprehension runs each of its calls once; both are checked only
 // before they start.
 const InterruptAbove = 10_000

@@ -133,7 +133,7 @@ func regexInsts(pattern string) (uint64, error) {
 		}
 		return 0, fmt.Errorf("does not compile: %v", err)
 	}
-	if bound := sizeBound(re); bound > MaxRegexInsts {
+	if bound := programBound(re); bound > MaxRegexInsts {
 		return 0, fmt.Errorf("%w (up to %d, over MaxRegexInsts = %d)", errTooManyInsts, bound, MaxRegexInsts)
 	}
 	prog, err := syntax.Compile(re.Simplify())
@@ -142,6 +142,10 @@ func regexInsts(pattern string) (uint64, error) {
 	}
 	return uint64(len(prog.Inst)), nil
 }
+
+// programBound bounds the instructions of re's program: its own, and
+// the program's fail and match.
+func programBound(re *syntax.Regexp) uint64 { return cost.SafeAdd(sizeBound(re), 2) }
 
 // sizeBound bounds the instructions re compiles to, as regexp/syntax's
 // parser bounds them for its own limit (calcSize in parse.go), without
