@@ -171,7 +171,9 @@ func (r *Runner) Prewarm(ctx context.Context) error {
 // service stay, and the error is the module's engine.ErrorList. Instances
 // load the new rules before their next call, each compiling a version
 // when it is first asked for (dlroute_load_lazy): the bytes compiled in
-// the first.
+// the first. The directory's parsed.bin goes with it only for the
+// embedded rules (rules.Embedded): any other directory's expressions are
+// parsed from their text.
 func (r *Runner) Load(ctx context.Context, fsys fs.FS) error {
 	return r.load(ctx, fsys, "dlroute_load")
 }
