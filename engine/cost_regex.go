@@ -100,14 +100,16 @@ func (r *regexCost) call(est cost.Estimator, str, pattern cost.AstNode) *cost.Ca
 	n := cost.EstimateSize(est, str).Max
 	c := matchCost(insts, n)
 	if c > r.limit {
-		r.refused = append(r.refused, refusedCall{id: id, code: CodeCostLimit,
-			message: fmt.Sprintf("matches: the pattern %.40q compiles to %d instructions; on a string of %d code points it costs up to %d, over the cost limit of %d", text, insts, n, c, r.limit),
-			hint:    regexHint})
+		msg := fmt.Sprintf("matches: the pattern %.40q compiles to %d instructions; on a string of %d code points it costs up to %d, over the cost limit of %d", text, insts, n, c, r.limit)
+		if n == maxUint64 {
+			msg = fmt.Sprintf("matches: the string's size has no bound here (a value's, or one a call builds), so a pattern of %d instructions (%.40q) has no bound on its cost", insts, text)
+		}
+		r.refused = append(r.refused, refusedCall{id: id, code: CodeCostLimit, message: msg, hint: regexHint})
 	}
 	return cost.NewCallEstimate(cost.RangedCostEstimate(1, c), nil)
 }
 
-const regexHint = "a matches costs a tenth per instruction of its pattern's compiled program and code point of the string (an input is MaxStringLen); " +
+const regexHint = "a matches costs a tenth per instruction of its pattern's compiled program and code point of the string (an input is MaxStringLen; match an input or a literal, whose sizes are known); " +
 	"bounded repetition such as .{0,1000} compiles to an instruction or two per repeat: anchor the pattern, repeat less, or test with contains, startsWith and endsWith"
 
 // matchCost is the cost of one matches of a program of insts

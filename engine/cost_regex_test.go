@@ -30,6 +30,7 @@ func TestLoadRefusesCostlyPatterns(t *testing.T) {
 		{"the global form", "matches(platform_version, '.{0,300}b')", engine.CodeCostLimit, "(platform_version, '"},
 		{"a repeated group", "platform_version.matches('(?:" + strings.Repeat(".", 30) + "){1000}')", engine.CodeCostLimit, "('(?:"},
 		{"a pattern over MaxRegexInsts", "platform_version.matches('" + strings.Repeat(".{0,1000}", 600) + "')", engine.CodeCostLimit, "('.{0,1000}"},
+		{"a string of no known size", "gpu_matches.size() > 0 && gpu_matches[0].marker.matches('^cuda')", engine.CodeCostLimit, "('^cuda')"},
 		{"a pattern that does not compile", "platform_version.matches('(cuda')", engine.CodeCELType, "('(cuda"},
 	}
 	for _, tt := range tests {
