@@ -80,15 +80,18 @@ func TestBoundedPatternsAnswerQuickly(t *testing.T) {
 		}
 		rs := ruleSet(t, cat, "jax@v3")
 		in := engine.Input{"platform": "evil", "platform_version": worst}
-		start := time.Now()
-		d0, err0 := rs.Resolve(context.Background(), in)
-		d := time.Since(start)
-		if d0.Rule == "cpu" || engine.Errors(err0) != nil && engine.Errors(err0)[0].Code.Input() {
-			t.Errorf("%s: Resolve got %v, %v: the pattern matched, or the input is wrong", pattern, d0, err0)
+		d := time.Hour // the best of 5: a shared machine's pauses are not the engine's
+		for range 5 {
+			start := time.Now()
+			d0, err0 := rs.Resolve(context.Background(), in) // inputs this long are never memoised
+			d = min(d, time.Since(start))
+			if d0.Rule == "cpu" || engine.Errors(err0) != nil && engine.Errors(err0)[0].Code.Input() {
+				t.Fatalf("%s: Resolve got %v, %v: the pattern matched, or the input is wrong", pattern, d0, err0)
+			}
 		}
 		t.Logf("%s: %v", pattern, d)
-		if d > 100*time.Millisecond {
-			t.Errorf("%s: Resolve on %d characters took %v, want under 100 ms", pattern, engine.MaxStringLen, d)
+		if limit := 100 * time.Millisecond * raceSlowdown; d > limit {
+			t.Errorf("%s: Resolve on %d characters took %v, want under %v", pattern, engine.MaxStringLen, d, limit)
 		}
 	}
 }
