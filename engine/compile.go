@@ -744,18 +744,26 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 	growth := &stringGrowth{limit: limit, checked: ast.NativeRep()}
-	est, err := env.EstimateCost(ast, &b.sizes, growth.options()...)
-	if gerr := growth.err(e, what); gerr != nil {
-		b.add(gerr)
+	regex := &regexCost{limit: limit, checked: ast.NativeRep()}
+	est, err := env.EstimateCost(ast, &b.sizes, append(growth.options(), regex.options()...)...)
+	if rerr := cmp.Or(regex.err(e, what), growth.err(e, what)); rerr != nil {
+		b.add(rerr)
 		return c, nil
 	}
 	if err != nil || est.Max > limit {
-		opts = append(opts, cel.CostLimit(limit), cel.CostTracking(resultCharge{}))
+		opts = append(opts, cel.CostLimit(limit), cel.CostTracking(resultCharge{regex: regex}))
+	}
+	long := (err != nil || est.Max > InterruptAbove) && loops(ast)
+	if long {
+		opts = append(opts, cel.InterruptCheckFrequency(interruptEvery))
 	}
 	prg, err := env.Program(ast, opts...)
 	if err != nil {
 		b.add(e.errAt(CodeCELType, 1, 0, "%s: %v", what, err))
 		return c, nil
+	}
+	if long {
+		prg = interruptible{prg}
 	}
 	c.ast, c.prg = ast, prg
 	if cacheable {

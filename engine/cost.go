@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
 )
 
@@ -58,4 +60,31 @@ func (s *sizeBounds) EstimateSize(node cost.AstNode) *cost.SizeEstimate {
 
 func (s *sizeBounds) EstimateCallCost(function, overloadID string, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
 	return nil
+}
+
+// InterruptAbove is the estimated cost above which an expression with a
+// comprehension (all, exists, map, filter) checks its context while it
+// runs: every interruptEvery steps of a comprehension, it stops with
+// CodeCanceled once the context is done. One below it runs in about a
+// millisecond (a unit of cost is 90 to 350 ns: RATIONALE.md, "Why does
+// a deadline stop an expression only where it loops?"), and one without a
+// comprehension runs each of its calls once; both are checked only
+// before they start.
+const InterruptAbove = 10_000
+
+// interruptEvery is how many comprehension steps an interruptible
+// expression takes between two looks at its context.
+const interruptEvery = 100
+
+// interruptible is a program that is evaluated with ContextEval.
+type interruptible struct{ cel.Program }
+
+// loops reports whether ast has a comprehension, the only place cel-go
+// looks at a context while it evaluates.
+func loops(ast *cel.Ast) bool {
+	found := false
+	celast.PostOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		found = found || e.Kind() == celast.ComprehensionKind
+	}))
+	return found
 }

@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"regexp/syntax"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 )
 
@@ -69,6 +71,31 @@ func TestStringGrowthBoundsHold(t *testing.T) {
 		t.Logf("%s: %d <= %d", tt.expr, got, bound)
 		if got > bound {
 			t.Errorf("%s built %d code points; the bound at load is %d", tt.expr, got, bound)
+		}
+	}
+}
+
+// TestRegexInstsHold checks regexCost's count of a pattern's program: it
+// is cel-go's own (types.RegexProgramSize), and the bound it refuses a
+// pattern by before compiling it is never below the count.
+func TestRegexInstsHold(t *testing.T) {
+	for _, p := range []string{
+		"b", "^cuda 1[2-9]", `cuda [0-9]+\.[0-9]+`, ".{0,1000}b", "a{3,}", "a{2,5}", "(?i)CUDA|rocm|oneapi",
+		`\pL+`, "(?:" + strings.Repeat(".", 30) + "){30}", "((a|b)*c)?d{0,7}", "(?:(?:a{0,10}){0,10}){0,10}", "",
+	} {
+		got, err := regexInsts(p)
+		if err != nil {
+			t.Fatalf("%q: %v", p, err)
+		}
+		want, err := types.RegexProgramSize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re, _ := syntax.Parse(p, syntax.Perl)
+		bound := programBound(re)
+		t.Logf("%.40q: %d instructions, bound %d", p, got, bound)
+		if got != uint64(want) || bound < got {
+			t.Errorf("%q: counted %d, cel-go counts %d; bound %d", p, got, want, bound)
 		}
 	}
 }

@@ -62,7 +62,7 @@ func (s *stringGrowth) options() []cost.Option {
 // code point read, and one per code point written, as cel-go charges.
 func (s *stringGrowth) result(function string, at cost.AstNode, scan, size uint64) *cost.CallEstimate {
 	if size > s.limit {
-		s.over = append(s.over, grownCall{id: s.callOf(at), function: function, size: size})
+		s.over = append(s.over, grownCall{id: callOf(s.checked, at), function: function, size: size})
 	}
 	read, _ := cost.EstimateStringScan(cost.RangedSizeEstimate(0, scan))
 	c := read.Add(cost.FixedCostEstimate(1)).Add(cost.RangedCostEstimate(0, size))
@@ -179,15 +179,15 @@ func elemSize(est cost.Estimator, node cost.AstNode, list cost.SizeEstimate) uin
 	return maxUint64
 }
 
-// callOf is the id of the call whose receiver (or, for a global call,
-// first argument) is node, for the error's position.
-func (s *stringGrowth) callOf(node cost.AstNode) int64 {
-	if node == nil || node.Expr() == nil || s.checked == nil {
+// callOf is the id of the call in checked whose receiver (or, for a
+// global call, first argument) is node, for the error's position.
+func callOf(checked *celast.AST, node cost.AstNode) int64 {
+	if node == nil || node.Expr() == nil || checked == nil {
 		return 0
 	}
 	child := node.Expr().ID()
 	var id int64
-	celast.PostOrderVisit(s.checked.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+	celast.PostOrderVisit(checked.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if id != 0 || e.Kind() != celast.CallKind {
 			return
 		}
@@ -220,14 +220,17 @@ func (s *stringGrowth) err(e expression, what string) *Error {
 
 // resultCharge makes the run-time cost tracker charge format and
 // strings.quote by the size of their result, as cel-go's own models
-// charge replace and join; cel-go has no model for them.
-type resultCharge struct{}
+// charge replace and join (cel-go has no model for them), and matches
+// by its pattern's program (regexCost).
+type resultCharge struct {
+	regex *regexCost
+}
 
-func (resultCharge) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
+func (r resultCharge) CallCost(function, overloadID string, args []ref.Val, result ref.Val) *uint64 {
 	switch overloadID {
 	case overloadFormat, overloadQuote:
 		c := 1 + cost.ActualSize(result)
 		return &c
 	}
-	return nil
+	return r.regex.charge(overloadID, args)
 }

@@ -40,8 +40,12 @@
 //
 // Limits are on by default: MaxRuleFileSize for a rule file, MaxStringLen
 // and MaxListLen for inputs, DefaultCostLimit for the CEL cost of one
-// expression, DefaultMemoSize for the decisions a rule set remembers. The
-// context given to Resolve bounds evaluation time.
+// expression (a matches counted by its pattern's compiled program, up to
+// MaxRegexInsts instructions, and a pattern that is not a literal refused),
+// DefaultMemoSize for the decisions a rule set remembers. The context
+// given to Resolve bounds evaluation time: it is checked before each
+// expression, and inside a comprehension whose cost may pass
+// InterruptAbove.
 //
 // # Compatibility
 //

@@ -28,9 +28,12 @@ import (
 // "Why do the embedded rules arrive parsed?"). An expression the file
 // does not hold, or holds for other macros or another cel-go, is parsed
 // from its text as before; the file WriteParsed makes never changes what
-// a rule means, only how fast it is read. The file is trusted as the
-// rules beside it are: one that gave a text another expression would
-// change a rule as an edit of rules.yaml does.
+// a rule means, only how fast it is read. The file is not text anyone
+// reviews: one that gave a text another expression would change a rule
+// behind the text that Lint, Explain and the tests show, so Load reads
+// it only where Options.TrustParsed says it is as trusted as the binary
+// (the embedded rules), and parses a directory from elsewhere from its
+// text.
 
 // ParsedFile is the file at the root of a rules directory that holds its
 // expressions parsed (WriteParsed). It is optional.

@@ -34,7 +34,7 @@ func withoutParsedFile() fstest.MapFS {
 // version alike, and the file is the one WriteParsed makes of them.
 func TestParsedFileDecidesAsText(t *testing.T) {
 	ctx := context.Background()
-	with, err := Load(rules.FS, Options{})
+	with, err := Load(rules.FS, Options{TrustParsed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +62,11 @@ func TestParsedFileDecidesAsText(t *testing.T) {
 	}
 }
 
-// TestParsedFileIsUsed: Load takes an expression's parsed form from the
-// file rather than parsing its text, which a file that says the catch-all
-// rule's `true` is `false` shows; the same file written for a parser with
-// other macros is not used.
+// TestParsedFileIsUsed: where Options.TrustParsed says so, Load takes an
+// expression's parsed form from the file rather than parsing its text,
+// which a file that says the catch-all rule's `true` is `false` shows;
+// the same file written for a parser with other macros is not used, and
+// without TrustParsed (a directory from elsewhere: issue 25) no file is.
 func TestParsedFileIsUsed(t *testing.T) {
 	ctx := context.Background()
 	data, err := WriteParsed(withoutParsedFile(), Options{})
@@ -93,16 +94,18 @@ func TestParsedFileIsUsed(t *testing.T) {
 	}
 	mystery := Input{"platform": "mystery", "platform_version": "mystery 1"}
 	for _, c := range []struct {
-		key  string
-		want Code // of the catch-all's input
+		key     string
+		trusted bool
+		want    Code // of the catch-all's input
 	}{
-		{x.key, CodeNoMatch},       // true is false: no rule matches
-		{"macros has:1:false", ""}, // a file for other macros: the text decides
+		{x.key, true, CodeNoMatch},       // true is false: no rule matches
+		{"macros has:1:false", true, ""}, // a file for other macros: the text decides
+		{x.key, false, ""},               // a file not trusted: the text decides
 	} {
 		x.key = c.key
 		fsys := withoutParsedFile()
 		fsys[ParsedFile] = &fstest.MapFile{Data: x.encode()}
-		cat, err := Load(fsys, Options{Select: []string{"jax@v3"}})
+		cat, err := Load(fsys, Options{Select: []string{"jax@v3"}, TrustParsed: c.trusted})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,25 +114,29 @@ func TestParsedFileIsUsed(t *testing.T) {
 		if got := Code(""); err != nil {
 			got = Errors(err)[0].Code
 			if got != c.want {
-				t.Errorf("key %.40s...: %v, want code %q", c.key, err, c.want)
+				t.Errorf("key %.40s..., trusted %v: %v, want code %q", c.key, c.trusted, err, c.want)
 			}
 		} else if c.want != "" || d.Rule != "unsupported-platform" {
-			t.Errorf("key %.40s...: decided %v, want code %q", c.key, d, c.want)
+			t.Errorf("key %.40s..., trusted %v: decided %v, want code %q", c.key, c.trusted, d, c.want)
 		}
 	}
 }
 
-// TestParsedFileErrors: a ParsedFile that is not one is an error at its
-// position, with a hint; an expression taken from the file that fails
-// to type-check where it is used is positioned as from its text.
+// TestParsedFileErrors: a trusted ParsedFile that is not one is an error
+// at its position, with a hint (one not trusted is not read); an
+// expression taken from the file that fails to type-check where it is
+// used is positioned as from its text.
 func TestParsedFileErrors(t *testing.T) {
 	for _, data := range []string{"not a parsed file", parsedMagic, parsedMagic + "key\n\x05ab"} {
 		fsys := withoutParsedFile()
 		fsys[ParsedFile] = &fstest.MapFile{Data: []byte(data)}
-		_, err := Load(fsys, Options{})
+		_, err := Load(fsys, Options{TrustParsed: true})
 		list := Errors(err)
 		if len(list) != 1 || list[0].Code != CodeSchema || list[0].Pos == nil || list[0].Pos.File != "rules/parsed.bin" || !strings.Contains(list[0].Hint, "go generate ./rules") {
 			t.Errorf("%q: %v, want one schema error at rules/parsed.bin with a hint", data, err)
+		}
+		if _, err := Load(fsys, Options{Select: []string{"jax@v3"}}); err != nil {
+			t.Errorf("%q, not trusted: %v, want it not read", data, err)
 		}
 	}
 
@@ -144,7 +151,7 @@ func TestParsedFileErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	typo[ParsedFile] = &fstest.MapFile{Data: data}
-	_, fromFile := Load(typo, Options{Select: []string{"jax@v3"}})
+	_, fromFile := Load(typo, Options{Select: []string{"jax@v3"}, TrustParsed: true})
 	if fromText == nil || !strings.Contains(fromText.Error(), "shards") {
 		t.Fatalf("jax@v3 without shards: %v", fromText)
 	}

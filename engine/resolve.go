@@ -107,18 +107,30 @@ func (a *activation) importDecision(i int, val *value) (ref.Val, *Error) {
 func (a *activation) Parent() interpreter.Activation { return nil }
 
 // eval evaluates one expression. The context is checked before each
-// expression rather than inside it: cel-go's ContextEval sets up a
-// cancelable context per call, which cost a third of an uncached decision,
-// and the cost limit already bounds how long one expression can run.
+// expression, and inside one whose worst case passes InterruptAbove
+// (interruptible): cel-go's ContextEval sets up a cancelable context per
+// call, which cost a third of an uncached decision, so an expression
+// proved cheaper runs without it.
 func (a *activation) eval(c compiled) (ref.Val, *Error) {
 	if err := a.ctx.Err(); err != nil {
 		return nil, &Error{Code: CodeCanceled, Message: err.Error(), err: err}
 	}
-	out, _, err := c.prg.Eval(a)
+	var out ref.Val
+	var err error
+	if p, ok := c.prg.(interruptible); ok {
+		out, _, err = p.ContextEval(a.ctx, a)
+	} else {
+		out, _, err = c.prg.Eval(a)
+	}
 	if a.err != nil {
 		return nil, a.err
 	}
 	if err != nil {
+		if cerr := a.ctx.Err(); cerr != nil && errors.Is(err, interpreter.InterruptError{}) {
+			e := c.expr.errAt(CodeCanceled, 1, 0, "%v", cerr)
+			e.err = cerr
+			return nil, e
+		}
 		code := CodeEval
 		var cancel interpreter.EvalCancelledError
 		if errors.As(err, &cancel) && cancel.Cause == interpreter.CostLimitExceeded {

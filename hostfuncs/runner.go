@@ -19,6 +19,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/rules"
 )
 
 // RunnerConfig configures NewRunner. Only Module is required.
@@ -170,7 +171,9 @@ func (r *Runner) Prewarm(ctx context.Context) error {
 // service stay, and the error is the module's engine.ErrorList. Instances
 // load the new rules before their next call, each compiling a version
 // when it is first asked for (dlroute_load_lazy): the bytes compiled in
-// the first.
+// the first. The directory's parsed.bin goes with it only for the
+// embedded rules (rules.Embedded): any other directory's expressions are
+// parsed from their text.
 func (r *Runner) Load(ctx context.Context, fsys fs.FS) error {
 	return r.load(ctx, fsys, "dlroute_load")
 }
@@ -185,7 +188,14 @@ func (r *Runner) LoadLazy(ctx context.Context, fsys fs.FS) error {
 }
 
 func (r *Runner) load(ctx context.Context, fsys fs.FS, export string) error {
-	archive, err := abi.PackFS(fsys)
+	// The module takes an archive's parsed.bin as this host's word, so
+	// only the embedded rules' goes with them; any other directory's
+	// expressions are parsed from their text (engine.Options.TrustParsed).
+	pack := abi.PackText
+	if rules.Embedded(fsys) {
+		pack = abi.PackFS
+	}
+	archive, err := pack(fsys)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/interop"
+	shipped "github.com/dlroute/dlroute/rules"
 )
 
 // interop.json is `dlroute interop --json` of the rules served, as one
@@ -86,7 +87,7 @@ func interopJSON(rules fs.FS, st rulesState) ([]byte, error) {
 }
 
 func decideInterop(rules fs.FS, doc *interopDoc) error {
-	cat, err := engine.Load(rules, engine.Options{})
+	cat, err := engine.Load(rules, engine.Options{TrustParsed: shipped.Embedded(rules)})
 	if err != nil {
 		return err
 	}

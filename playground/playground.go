@@ -48,6 +48,7 @@ import (
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
+	shipped "github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasm/node"
 )
 
@@ -203,7 +204,10 @@ func addFiles(files map[string][]byte, dir fs.FS) error {
 }
 
 // rulesJSON reads the files of every <name>/<version>/ into rules.json,
-// and the directory's engine.ParsedFile, if it has one.
+// and, for the embedded rules, their engine.ParsedFile: the module takes
+// the file the page hands it as the host's word, and a served directory's
+// is no more trusted than anyone who can write to it
+// (engine.Options.TrustParsed).
 func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 	if rules == nil {
 		return nil, errors.New("playground: no rules")
@@ -213,8 +217,8 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 		Revision string            `json:"revision,omitempty"`
 		Live     bool              `json:"live,omitempty"`
 		Files    map[string]string `json:"files"`
-		// Parsed is the directory's engine.ParsedFile, which the page
-		// hands the module with every load (base64 in the JSON).
+		// Parsed is the embedded rules' engine.ParsedFile, which the
+		// page hands the module with every load (base64 in the JSON).
 		Parsed []byte `json:"parsed,omitempty"`
 	}{doc.source, doc.revision, doc.live, map[string]string{}, nil}
 	err := fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
@@ -233,7 +237,7 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("playground: reading the rules: %w", err)
 	}
-	if _, err := fs.Stat(rules, engine.ParsedFile); err == nil {
+	if _, err := fs.Stat(rules, engine.ParsedFile); err == nil && shipped.Embedded(rules) {
 		if out.Parsed, err = engine.ReadFile(rules, engine.ParsedFile); err != nil {
 			return nil, fmt.Errorf("playground: reading the rules: %w", err)
 		}

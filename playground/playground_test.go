@@ -165,6 +165,7 @@ func TestRulesJSON(t *testing.T) {
 		"jax/v9/rules.yaml": {Data: []byte("rules: []\n")},
 		"README.md":         {Data: []byte("not a rules file")},
 		"jax/v9/deep/x":     {Data: []byte("too deep")},
+		engine.ParsedFile:   {Data: []byte("a served directory's: not the host's word")},
 	}
 	h, err := playground.New(playground.Options{Rules: dir, Source: "/tmp/mine", Module: fakeModule})
 	if err != nil {
@@ -179,7 +180,7 @@ func TestRulesJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Source != "/tmp/mine" || len(got.Files) != 1 || got.Files["jax/v9/rules.yaml"] != "rules: []\n" || got.Parsed != nil {
-		t.Errorf("rules.json = %+v, want only jax/v9/rules.yaml from /tmp/mine, and no parsed", got)
+		t.Errorf("rules.json = %+v, want only jax/v9/rules.yaml from /tmp/mine, and no parsed (a served directory's parsed.bin stays behind)", got)
 	}
 
 	// The embedded rules' parsed.bin goes with them, for the page to hand

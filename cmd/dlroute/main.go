@@ -153,7 +153,9 @@ func loadCatalog(path string) (*engine.Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Load(fsys, engine.Options{Root: cmp.Or(strings.TrimSuffix(path, "/"), "rules"), Cache: loads})
+	// Only the embedded rules' parsed.bin is as trusted as this binary;
+	// a directory's is not read (engine.Options.TrustParsed).
+	return engine.Load(fsys, engine.Options{Root: cmp.Or(strings.TrimSuffix(path, "/"), "rules"), Cache: loads, TrustParsed: path == ""})
 }
 
 // loads keeps what loadCatalog made in this process, so a second load

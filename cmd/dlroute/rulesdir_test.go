@@ -19,6 +19,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/rulesource"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -193,6 +194,35 @@ func TestRulesDirEvalError(t *testing.T) {
 	want := fmt.Sprintf(`{"eval_error":{"line":1,"code":"eval_error","message":"division by zero","position":{"file":%q,"line":%d,"column":11}}}`, rulesFile, line) + "\n" + cpuDecision + "\n"
 	if out.String() != want || errOut.Len() > 0 || status != 1 {
 		t.Errorf("dlroute resolve --json --rules DIR\ngot status %d, stderr %q, stdout:\n%swant status 1, stdout:\n%s", status, errOut.String(), out.String(), want)
+	}
+}
+
+// A parsed.bin beside byte-for-byte shipped text (issue 25's: `true` is
+// `false`) does not change what --rules DIR decides, natively or in the
+// module: a directory's expressions are parsed from their text.
+func TestRulesDirParsedFileIsNotTaken(t *testing.T) {
+	dir, _, _ := copyRules(t)
+	backdoor, err := ruletest.Backdoor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, engine.ParsedFile), backdoor, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// As in a process of its own: the programs loads keeps from the
+	// embedded rules would hide what the directory's file does.
+	kept := loads
+	loads = engine.NewCache()
+	defer func() { loads = kept }()
+	engines := []string{"native"}
+	if !testing.Short() {
+		engines = append(engines, "wasm")
+	}
+	for _, kind := range engines {
+		stdout, stderr, status := runDlroute(t, "resolve", "--rules", dir, "--engine", kind, "--platform", "mystery", "--platform-version", "backdoor 1")
+		if !strings.Contains(stdout, "unsupported-platform") || status != 0 {
+			t.Errorf("dlroute resolve --rules DIR --engine %s (a hand-made parsed.bin in DIR)\ngot status %d, stdout %q, stderr:\n%s\nwant the catch-all rule unsupported-platform", kind, status, stdout, stderr)
+		}
 	}
 }
 

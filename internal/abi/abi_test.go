@@ -2,10 +2,14 @@ package abi
 
 import (
 	"encoding/json"
+	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/dlroute/dlroute/engine"
 )
 
 func TestArchiveRoundTrip(t *testing.T) {
@@ -30,6 +34,36 @@ func TestArchiveRoundTrip(t *testing.T) {
 		got := out.(fstest.MapFS)[name]
 		if got == nil || string(got.Data) != string(f.Data) {
 			t.Errorf("%s: got %v, want %q", name, got, f.Data)
+		}
+	}
+}
+
+// TestPackTextLeavesParsedOut: PackText packs what PackFS does but the
+// root's parsed.bin (a version folder's file of that name is rules text).
+func TestPackTextLeavesParsedOut(t *testing.T) {
+	in := fstest.MapFS{
+		"jax/v3/rules.yaml":           {Data: []byte("rules: []\n")},
+		engine.ParsedFile:             {Data: []byte("not the host's word")},
+		"jax/v3/" + engine.ParsedFile: {Data: []byte("a file of the version")},
+	}
+	for _, c := range []struct {
+		pack func(fs.FS) ([]byte, error)
+		want []string
+	}{
+		{PackFS, []string{"jax/v3/parsed.bin", "jax/v3/rules.yaml", "parsed.bin"}},
+		{PackText, []string{"jax/v3/parsed.bin", "jax/v3/rules.yaml"}},
+	} {
+		archive, err := c.pack(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := UnpackFS(archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Sorted(maps.Keys(out.(fstest.MapFS)))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("packed %v, want %v", got, c.want)
 		}
 	}
 }

@@ -23,13 +23,21 @@ const MaxArchiveSize = 64 << 20
 
 // PackFS writes every regular file of fsys into an archive, sorted by path
 // so that equal directories give equal archives.
-func PackFS(fsys fs.FS) ([]byte, error) {
+func PackFS(fsys fs.FS) ([]byte, error) { return pack(fsys, true) }
+
+// PackText is PackFS without the engine.ParsedFile at the root: the
+// archive of rules whose parsed.bin the module must not take, since it is
+// not as trusted as the host (the module takes an archive's as the
+// host's word: engine.Options.TrustParsed).
+func PackText(fsys fs.FS) ([]byte, error) { return pack(fsys, false) }
+
+func pack(fsys fs.FS, parsed bool) ([]byte, error) {
 	var names []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() {
+		if d.Type().IsRegular() && (parsed || p != engine.ParsedFile) {
 			names = append(names, p)
 		}
 		return nil

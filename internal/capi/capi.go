@@ -122,8 +122,9 @@ type ruleSet struct {
 // output is a JSON array of error objects (StatusLoadError) or one error
 // object (StatusBadArgument).
 //
-// Rules a caller gives are compiled whole at open, so that every error in
-// them is reported at once. The embedded rules, which their tests prove
+// Rules a caller gives are compiled whole at open, from their text (a
+// directory's parsed.bin is not read: engine.Options.TrustParsed), so
+// that every error in them is reported at once. The embedded rules, which their tests prove
 // load, are compiled a version at a time as RuleSet asks for them, and
 // without their tests.yaml (engine.Options.SkipTests): a process that
 // decides with jax alone does not compile exchange, nor jax's tests.
@@ -169,9 +170,9 @@ func load(path, key string) (uint64, []byte, Status) {
 }
 
 // find returns the rule set ref of the rules, compiling it (and what it
-// imports) first for the embedded rules, and the warning of a release ref
-// that no version was checked against (engine.Catalog.Lookup). o.mu is
-// held.
+// imports) first for the embedded rules, with their parsed.bin, and the
+// warning of a release ref that no version was checked against
+// (engine.Catalog.Lookup). o.mu is held.
 func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, error) {
 	if o.catalog != nil {
 		return o.catalog.Lookup(ref)
@@ -179,7 +180,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, e
 	if o.cache == nil {
 		o.cache = engine.NewCache()
 	}
-	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true})
+	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true, TrustParsed: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,7 +192,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, e
 // embedded rules. o.mu is held.
 func (o *openRules) whole() (*engine.Catalog, error) {
 	if o.catalog == nil {
-		cat, err := engine.Load(o.fsys, engine.Options{})
+		cat, err := engine.Load(o.fsys, engine.Options{TrustParsed: true})
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -231,6 +232,30 @@ func TestRuleSetReleaseWarning(t *testing.T) {
 					t.Errorf("%q RuleSet(%s) = handle %d, %s's is %d", path, ref, rh, rs.Ref(), pinned)
 				}
 			}
+		}
+	}
+}
+
+// TestOpenDirParsedFileIsNotTaken: a hand-made parsed.bin beside the
+// shipped text (issue 25's: `true` is `false`) does not change what a
+// directory's rules decide; the embedded rules decide alike.
+func TestOpenDirParsedFileIsNotTaken(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, rules.FS); err != nil {
+		t.Fatal(err)
+	}
+	backdoor, err := ruletest.Backdoor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, engine.ParsedFile), backdoor, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dir, ""} {
+		rh := takeRuleSet(t, openRulesT(t, path), "jax@v3")
+		out, st := ResolveJSON(context.Background(), rh, []byte(`{"platform":"mystery","platform_version":"backdoor 1"}`))
+		if st != StatusOK || !bytes.Contains(out, []byte("unsupported-platform")) {
+			t.Errorf("Open(%q): resolve_json got %s %s, want the catch-all rule unsupported-platform", path, st, out)
 		}
 	}
 }

@@ -166,7 +166,7 @@ func catalogOf(h uint64, refs ...string) (*engine.Catalog, []byte, Status) {
 		o.cache = engine.NewCache()
 	}
 	sel := append(slices.Clone(refs), "jax-export@*")
-	cat, err := engine.Load(o.fsys, engine.Options{Select: sel, Reuse: o.last, Cache: o.cache})
+	cat, err := engine.Load(o.fsys, engine.Options{Select: sel, Reuse: o.last, Cache: o.cache, TrustParsed: true}) // the embedded rules
 	if err != nil {
 		if noRuleSet(err) {
 			return nil, errorJSON(err), StatusNoRuleSet

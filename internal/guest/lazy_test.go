@@ -162,3 +162,24 @@ func TestGuestLoadLazyTests(t *testing.T) {
 		t.Errorf("Test(jax@v3), its tests.yaml broken: %s %s; want load_error at rules/jax/v3/tests.yaml:1", status, out)
 	}
 }
+
+// The module compiles the engine's bound on matches (issue 25): the rule
+// that cost one request 20 s natively and froze the pool in the module
+// is refused at Load, and the rules in service stay.
+func TestGuestLoadRefusesCostlyPattern(t *testing.T) {
+	g := lazyGuest(t, ruletest.Rules())
+	fsys := ruletest.Rules()
+	f := fsys["jax/v3/rules.yaml"]
+	pattern := strings.Repeat(".{0,1000}", 42) + "b"
+	f.Data = []byte(strings.Replace(string(f.Data), "when: platform == 'cpu'", `when: "platform == 'evil' && platform_version.matches('`+pattern+`')"`, 1))
+	archive, err := abi.PackFS(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, status := g.Load(archive); status != abi.StatusLoadError || !strings.Contains(string(out), `"code":"cost_limit"`) {
+		t.Errorf("Load of issue 25's rule: %s %.300s, want load_error with cost_limit", status, out)
+	}
+	if _, out, status := g.RuleSet("jax"); status != abi.StatusOK {
+		t.Errorf("RuleSet(jax) after a refused Load: %s %s", status, out)
+	}
+}

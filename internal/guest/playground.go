@@ -49,7 +49,7 @@ func (g *Guest) Test(ctx context.Context, h uint32) ([]byte, abi.Status) {
 	rs := hd.rs
 	if hd.lazy != nil && len(rs.Cases()) == 0 {
 		if hd.tested == nil {
-			cat, err := engine.Load(hd.lazy, engine.Options{Select: []string{rs.Ref()}, Cache: g.cache})
+			cat, err := engine.Load(hd.lazy, engine.Options{Select: []string{rs.Ref()}, Cache: g.cache, TrustParsed: true})
 			if err != nil {
 				return errorsJSON(loadErrors(err)), abi.StatusLoadError
 			}

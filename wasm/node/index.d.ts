@@ -75,7 +75,7 @@ export interface LoadOptions {
  */
 export function load(options?: LoadOptions): Promise<Engine>;
 
-/** packRules reads a rules directory into the archive the module loads (wasm/ABI.md), the bytes Go's abi.PackFS writes. */
+/** packRules reads a rules directory into the archive the module loads (wasm/ABI.md), the bytes Go's abi.PackFS writes; a directory other than DEFAULT_RULES goes without its parsed.bin (abi.PackText). */
 export function packRules(dir: string | URL): Promise<Uint8Array>;
 
 /** Engine is the module, started, with its rules. Calls are synchronous; one engine serves one thread. */

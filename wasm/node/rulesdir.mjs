@@ -1,8 +1,11 @@
 // A rules directory on disk, packed into the rules archive (archive.js)
 // the module loads: the same bytes Go's abi.PackFS writes for the same
-// directory, every regular file sorted by its slash-separated path.
+// directory, every regular file sorted by its slash-separated path, and
+// for any directory but the package's own rules, the bytes of
+// abi.PackText: without the parsed.bin at its root, which the module
+// takes as the host's word (engine.Options.TrustParsed).
 
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -17,16 +20,20 @@ const encoder = new TextEncoder();
 /**
  * packRules reads a rules directory (holding <name>/<version>/ folders;
  * a path or a file: URL) into an archive. Symbolic links are skipped, as
- * Go's fs.WalkDir skips them. A directory that cannot be read is a
+ * Go's fs.WalkDir skips them. The directory's parsed.bin goes with it
+ * only when it is DEFAULT_RULES, the package's own: another directory's
+ * could make a rule mean what its text does not say, so its expressions
+ * are parsed from their text. A directory that cannot be read is a
  * LoadError with one error of code read_error.
  */
 export async function packRules(dir) {
   const root = dir instanceof URL ? fileURLToPath(dir) : String(dir);
-  const files = [];
+  let files = [];
   try {
     const st = await stat(root);
     if (!st.isDirectory()) throw new Error(`${root} is not a directory`);
     await walk(root, "", files);
+    if (!(await isDefaultRules(root))) files = files.filter((f) => f.name !== "parsed.bin");
     files.sort((a, b) => Buffer.compare(a.path, b.path));
     for (const f of files) f.data = await readFile(join(root, f.name));
   } catch (err) {
@@ -35,6 +42,15 @@ export async function packRules(dir) {
     ]);
   }
   return encodeArchive(files.map((f) => [f.name, f.data]));
+}
+
+/** isDefaultRules reports whether root is DEFAULT_RULES, by its real path. */
+async function isDefaultRules(root) {
+  try {
+    return (await realpath(root)) === (await realpath(fileURLToPath(DEFAULT_RULES)));
+  } catch {
+    return false;
+  }
 }
 
 async function walk(root, rel, files) {

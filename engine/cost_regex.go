@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"regexp/syntax"
+
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/overloads"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+)
+
+// regexCost makes the cost of matches what RE2 spends on it. Go's
+// regexp runs a pattern's compiled program over the string, each
+// instruction at most once per code point (the NFA; the backtracker and
+// the one-pass matcher do less), so one call costs up to
+// insts·(len(s)+1) steps however short the pattern's text: '.{0,1000}'
+// is nine characters and 2,003 instructions. cel-go charges a tenth of
+// a unit per code point times a quarter per character of the pattern; a
+// regexCost charges a tenth of a unit per code point for every
+// instruction, from the pattern's compiled program and the string's
+// declared limit, at load and, for an expression that is tracked, at run
+// time.
+//
+// One call runs to its end before any tracker can stop it, so a call
+// that could pass the cost limit by itself is refused at load, as
+// stringGrowth refuses a string that could. So is a pattern that is not
+// a string literal: from an input of MaxStringLen bytes RE2 can compile
+// millions of instructions ('(?:...){1000}'), which no expression of
+// the cost limit could afford to run.
+type regexCost struct {
+	limit   uint64
+	checked *celast.AST
+	insts   map[string]uint64 // the instructions of each literal pattern met
+	refused []refusedCall     // in estimate order
+}
+
+// refusedCall is a call the estimate refuses, and why.
+type refusedCall struct {
+	id      int64
+	code    Code
+	message string
+	hint    string
+}
+
+// MaxRegexInsts is the most instructions a pattern's compiled program may
+// have: at a tenth of a unit per instruction and code point, a larger one
+// passes DefaultCostLimit on an empty string. A pattern whose size, as
+// Go's regexp/syntax reckons it from the parsed pattern, passes it is
+// refused before it is compiled.
+const MaxRegexInsts = 10 * DefaultCostLimit
+
+func (r *regexCost) options() []cost.Option {
+	return []cost.Option{
+		cost.OverloadCostEstimate(overloads.Matches, r.global),
+		cost.OverloadCostEstimate(overloads.MatchesString, r.member),
+	}
+}
+
+// member is s.matches(pattern).
+func (r *regexCost) member(est cost.Estimator, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	if target == nil || len(args) != 1 {
+		return nil
+	}
+	return r.call(est, *target, args[0])
+}
+
+// global is matches(s, pattern).
+func (r *regexCost) global(est cost.Estimator, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	if len(args) != 2 {
+		return nil
+	}
+	return r.call(est, args[0], args[1])
+}
+
+func (r *regexCost) call(est cost.Estimator, str, pattern cost.AstNode) *cost.CallEstimate {
+	id := callOf(r.checked, str)
+	text, ok := literalString(pattern)
+	if !ok {
+		r.refused = append(r.refused, refusedCall{id: id, code: CodeCostLimit,
+			message: "matches has a pattern that is not a string literal, so its cost has no bound",
+			hint:    "write the pattern as a string literal, such as platform_version.matches('^cuda 12'); a pattern from an input can compile to millions of instructions"})
+		return nil
+	}
+	insts, err := regexInsts(text)
+	if err != nil {
+		code, hint := CodeCELType, "matches takes RE2 syntax (Go's regexp)"
+		if errors.Is(err, errTooManyInsts) {
+			code, hint = CodeCostLimit, regexHint
+		}
+		r.refused = append(r.refused, refusedCall{id: id, code: code, message: fmt.Sprintf("matches: the pattern %.40q %v", text, err), hint: hint})
+		return nil
+	}
+	if r.insts == nil {
+		r.insts = map[string]uint64{}
+	}
+	r.insts[text] = insts
+	n := cost.EstimateSize(est, str).Max
+	c := matchCost(insts, n)
+	if c > r.limit {
+		msg := fmt.Sprintf("matches: the pattern %.40q compiles to %d instructions; on a string of %d code points it costs up to %d, over the cost limit of %d", text, insts, n, c, r.limit)
+		if n == maxUint64 {
+			msg = fmt.Sprintf("matches: the string's size has no bound here (a value's, or one a call builds), so a pattern of %d instructions (%.40q) has no bound on its cost", insts, text)
+		}
+		r.refused = append(r.refused, refusedCall{id: id, code: CodeCostLimit, message: msg, hint: regexHint})
+	}
+	return cost.NewCallEstimate(cost.RangedCostEstimate(1, c), nil)
+}
+
+const regexHint = "a matches costs a tenth per instruction of its pattern's compiled program and code point of the string (an input is MaxStringLen; match an input or a literal, whose sizes are known); " +
+	"bounded repetition such as .{0,1000} compiles to an instruction or two per repeat: anchor the pattern, repeat less, or test with contains, startsWith and endsWith"
+
+// matchCost is the cost of one matches of a program of insts
+// instructions on a string of n code points: 1 for the call and a tenth
+// per instruction and position.
+func matchCost(insts, n uint64) uint64 {
+	steps := cost.SafeMultiply(insts, cost.SafeAdd(n, 1))
+	return cost.SafeAdd(1, steps/10+min(steps%10, 1))
+}
+
+var errTooManyInsts = errors.New("compiles to too many instructions")
+
+// regexInsts is the size of pattern's compiled RE2 program, as cel-go's
+// types.RegexProgramSize counts it (Parse, Simplify, Compile, and the
+// program's instructions); a pattern whose size bound passes
+// MaxRegexInsts is refused without compiling it.
+func regexInsts(pattern string) (uint64, error) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		var serr *syntax.Error
+		if errors.As(err, &serr) && serr.Code == syntax.ErrLarge {
+			return 0, fmt.Errorf("%w (more than Go's regexp takes)", errTooManyInsts)
+		}
+		return 0, fmt.Errorf("does not compile: %v", err)
+	}
+	if bound := programBound(re); bound > MaxRegexInsts {
+		return 0, fmt.Errorf("%w (up to %d, over MaxRegexInsts = %d)", errTooManyInsts, bound, MaxRegexInsts)
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0, fmt.Errorf("does not compile: %v", err)
+	}
+	return uint64(len(prog.Inst)), nil
+}
+
+// programBound bounds the instructions of re's program: its own, and
+// the program's fail and match.
+func programBound(re *syntax.Regexp) uint64 { return cost.SafeAdd(sizeBound(re), 2) }
+
+// sizeBound bounds the instructions re compiles to, as regexp/syntax's
+// parser bounds them for its own limit (calcSize in parse.go), without
+// expanding a repeat.
+func sizeBound(re *syntax.Regexp) uint64 {
+	var size uint64
+	switch re.Op {
+	case syntax.OpLiteral:
+		size = uint64(len(re.Rune))
+	case syntax.OpCapture, syntax.OpStar:
+		size = 2 + sizeBound(re.Sub[0])
+	case syntax.OpPlus, syntax.OpQuest:
+		size = 1 + sizeBound(re.Sub[0])
+	case syntax.OpConcat, syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			size = cost.SafeAdd(size, sizeBound(sub))
+		}
+		size = cost.SafeAdd(size, uint64(len(re.Sub)))
+	case syntax.OpRepeat:
+		sub := sizeBound(re.Sub[0])
+		if re.Max == -1 {
+			size = cost.SafeAdd(2, cost.SafeMultiply(uint64(max(re.Min, 1)), sub))
+		} else {
+			size = cost.SafeAdd(cost.SafeMultiply(uint64(re.Max), cost.SafeAdd(sub, 1)), 1)
+		}
+	}
+	return cost.SafeAdd(max(size, 1), 1) // and the match or fail after it
+}
+
+// literalString is the value of a string literal node.
+func literalString(n cost.AstNode) (string, bool) {
+	e := n.Expr()
+	if e == nil || e.Kind() != celast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return string(s), ok
+}
+
+// err is the load error for the first call refused, at its position in e.
+func (r *regexCost) err(e expression, what string) *Error {
+	if len(r.refused) == 0 {
+		return nil
+	}
+	c := r.refused[0]
+	loc := r.checked.SourceInfo().GetStartLocation(c.id)
+	err := e.errAt(c.code, loc.Line(), loc.Column(), "%s: %s", what, c.message)
+	err.Hint = c.hint
+	return err
+}
+
+// charge is what the run-time tracker charges a matches: the same as at
+// load, from the string's real size. Every pattern is a literal whose
+// size the estimate counted; nil leaves any other call to cel-go.
+func (r *regexCost) charge(overloadID string, args []ref.Val) *uint64 {
+	if r == nil || overloadID != overloads.Matches && overloadID != overloads.MatchesString || len(args) != 2 {
+		return nil
+	}
+	pattern, ok := args[1].(types.String)
+	if !ok {
+		return nil
+	}
+	insts, ok := r.insts[string(pattern)]
+	if !ok {
+		return nil
+	}
+	c := matchCost(insts, cost.ActualSize(args[0]))
+	return &c
+}
