@@ -200,7 +200,8 @@ class TorchChecker(Checker):
 
         if "hip" in dflt and bool(eff("hip")) != self.hip:
             raise Unreachable("needs a ROCm build of torch" if eff("hip") else "needs a torch that is not a ROCm build")
-        if "gpu_build" in dflt and bool(eff("gpu_build")) != self.gpu_build:
+        # gpu_build decides only the consumer's request (its stream).
+        if inp.get("call") == "request" and "gpu_build" in dflt and bool(eff("gpu_build")) != self.gpu_build:
             raise Unreachable("needs a CUDA or ROCm build of torch" if eff("gpu_build") else
                               "needs a CPU-only build of torch")
         if eff("xla_on_cuda"):

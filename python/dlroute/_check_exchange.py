@@ -48,7 +48,7 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
             try:
                 cell = engine.interop(p_ref, c_ref, array=array_of(x)[1], copy=copy, device=device)
             except DlrouteError as e:
-                notes.append(f"{label}: not asked, dlroute interop has no such cell ({e.code}: {e})")
+                notes.append(f"{label}: not asked: {str(e).splitlines()[0]}")
                 break
             if device == "cuda" and not _has_cuda(consumer):
                 out.append(Result(label, f"{p_ref} -> {c_ref}", name, "unreachable", "needs a CUDA device"))
