@@ -67,13 +67,15 @@ class Recorder:
 
 
 def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict[str, Any],
-            params: tuple[str, ...], device: tuple[int, int] = (1, 0)) -> tuple[Outcome, Outcome]:
+            device: tuple[int, int] = (1, 0)) -> tuple[Outcome, Outcome]:
     """The consumer's calls of a recording producer, and the request the
     rules decide: the exception (and that no further call was made), or the
     keywords and values of attempt ``attempt``."""
     attempt = inp.get("attempt", 1)
     producer = Recorder(attempt - 1, inp.get("failed_message", ""), device)
-    kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None and k in params}
+    # A keyword the case gives is passed, as a caller would, even where the
+    # release's from_dlpack does not take it (its TypeError is the outcome).
+    kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
     decision, vals = explanation["decision"], values(explanation)
     try:
         consumer(producer, **kwargs)
@@ -139,7 +141,7 @@ class NumpyChecker(Checker):
             x = self.array(inp)
             return decided_export(explanation), export(x, dlpack_kwargs(inp), x.ctypes.data)
         if call == "request":
-            return request(np.from_dlpack, inp, explanation, ("device", "copy"))
+            return request(np.from_dlpack, inp, explanation)
         if call == "from_dlpack":
             return decided_import(explanation), self.import_(inp, defaults(rs))
         raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
@@ -200,10 +202,12 @@ class TorchChecker(Checker):
 
         if "hip" in dflt and bool(eff("hip")) != self.hip:
             raise Unreachable("needs a ROCm build of torch" if eff("hip") else "needs a torch that is not a ROCm build")
-        # gpu_build decides only the consumer's request (its stream).
-        if inp.get("call") == "request" and "gpu_build" in dflt and bool(eff("gpu_build")) != self.gpu_build:
-            raise Unreachable("needs a CUDA or ROCm build of torch" if eff("gpu_build") else
-                              "needs a CPU-only build of torch")
+        # gpu_build decides only the request to a GPU producer (its stream).
+        gpu_producer = tuple(inp.get("producer_device", [1, 0]))[0] in (2, 3, 10, 11, 13)
+        if inp.get("call") == "request" and gpu_producer:
+            if "gpu_build" in dflt and bool(eff("gpu_build")) != self.gpu_build:
+                raise Unreachable("needs a CUDA or ROCm build of torch" if eff("gpu_build") else
+                                  "needs a CPU-only build of torch")
         if eff("xla_on_cuda"):
             raise Unreachable("needs torch_xla on a CUDA device")
         gpu = "a ROCm device" if self.hip else "a CUDA device"
@@ -225,10 +229,8 @@ class TorchChecker(Checker):
             raise Unreachable(f"needs {gpu}")
         if asked and asked.split(":")[0] not in ("cpu", "cuda", "meta"):
             raise Unreachable(f"needs a torch {asked.split(':')[0]} device")
-        if inp.get("call") == "request":
-            code = tuple(inp.get("producer_device", [1, 0]))[0]
-            if code in (2, 3, 10, 11, 13) and not self.cuda:
-                raise Unreachable(f"needs {gpu}: torch.from_dlpack asks the current stream of a GPU producer")
+        if inp.get("call") == "request" and gpu_producer and self.gpu_build and not self.cuda:
+            raise Unreachable(f"needs {gpu}: torch.from_dlpack asks the current stream of a GPU producer")
         if inp.get("call") == "from_dlpack" and tuple(inp.get("capsule_device", [1, 0]))[0] in (2, 13):
             raise Unreachable("a kDLCUDA capsule needs device memory behind it; the runner's are host memory")
 
@@ -267,9 +269,7 @@ class TorchChecker(Checker):
             pointer = t.data_ptr() if t.layout == torch.strided else 0
             return decided_export(explanation), export(t, dlpack_kwargs(inp), pointer)
         if call == "request":
-            device = tuple(inp.get("producer_device", [1, 0]))
-            params = tuple(inspect.signature(torch.from_dlpack).parameters)[1:]
-            return request(torch.from_dlpack, inp, explanation, params, device)
+            return request(torch.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
         return decided_import(explanation), self.import_(inp, dflt)
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
@@ -316,7 +316,7 @@ class TorchChecker(Checker):
 def _torch_device(y: Any, hip: bool) -> list[int]:
     """A tensor's device as DLPack writes it (a tensor on torch's hip
     device has no __dlpack_device__ in 1.13; an mps tensor's is kDLMetal)."""
-    code = {"cpu": 1, "cuda": 10 if hip else 2, "mps": 8, "xpu": 14, "privateuseone": 12,
+    code = {"cpu": 1, "cuda": 10 if hip else 2, "hip": 10, "mps": 8, "xpu": 14, "privateuseone": 12,
             "meta": 1}.get(y.device.type, -1)
     return [code, y.device.index or 0]
 
@@ -373,9 +373,7 @@ class CupyChecker(Checker):
             if call == "__dlpack__":
                 return decided_export(explanation), export(x, dlpack_kwargs(inp), x.data.ptr)
             if call == "request":
-                return request(cp.from_dlpack, inp, explanation,
-                               tuple(inspect.signature(cp.from_dlpack).parameters)[1:],
-                               tuple(inp.get("producer_device", [1, 0])))
+                return request(cp.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
         raise Unreachable("the runner does not make cupy capsules by hand")
 
     def arrays(self) -> list[tuple[str, Any]]:

@@ -332,6 +332,16 @@ def run(libraries: Sequence[str] | None = None, *, rules: str | Path | None = No
 
     from . import load
 
+    with warnings.catch_warnings():
+        # The libraries' own warnings (torch 1.13 under numpy 2) are not the report's.
+        warnings.simplefilter("ignore")
+        return _run(libraries, rules, ruleset, exchanges)
+
+
+def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Sequence[str],
+         exchanges: bool) -> Report:
+    from . import load
+
     root = rules_dir(rules)
     names = list(libraries or LIBRARIES)
     forced = {r.split("@")[0]: r for r in ruleset}
@@ -345,9 +355,7 @@ def run(libraries: Sequence[str] | None = None, *, rules: str | Path | None = No
         if release is None:
             report.notes.append(f"{lib} is not installed (or does not import) here: nothing to run")
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            checker = _checkers()[lib]()
+        checker = _checkers()[lib]()
         checkers[lib] = checker
         for name in checker.rulesets:
             if name in forced:
