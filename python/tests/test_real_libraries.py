@@ -5,9 +5,11 @@ run on that release's own functions, and the exchanges between each pair,
 and must agree byte for byte. A case this machine cannot reach is counted
 with its reason (a CUDA tensor without a CUDA device), never run.
 
-An installed release that no version covers yet is run against the nearest
-and reported, not failed: extending a range is a measured step, taken when
-the runner shows no difference.
+An installed release that no version covers yet (Debian's torch says
+1.13.0a0, before torch@v1's 1.13.1) is run against the nearest: where it
+holds, it must keep holding; where it differs, it is reported, not failed:
+extending a range is a measured step, taken when the runner shows no
+difference.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def test_installed_release_agrees_with_its_version(report: check.Report, library
         diffs = [r for r in rows if r.status == "differ"]
         assert ran, f"{t.ref}: no case of it could run on {library} {t.release}"
         assert all(r.why for r in rows if r.status == "unreachable"), "an unreachable case says why"
-        if not t.covered:
+        if not t.covered and diffs:
             pytest.skip(f"{library} {t.release} is covered by no version yet; the nearest, {t.ref}, "
                         f"differs in {len(diffs)} of {len(ran)} cases")
         assert not diffs, f"{t.ref} differs from {library} {t.release} in {len(diffs)} of {len(ran)}:\n" + \
