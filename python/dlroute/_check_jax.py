@@ -144,6 +144,8 @@ def _why(key: str, case: Any, here: Any) -> str:
         return f"needs a jax {case} client (this jax's is {here})"
     if key == "devices":
         return f"needs an array over {case} devices"
+    if isinstance(case, (dict, list)):
+        return f"states other {key} than this process's"
     return f"states {key} {case!r}; this process's is {here!r}"
 
 

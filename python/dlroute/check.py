@@ -81,6 +81,8 @@ class Target:
     ref: str
     covered: bool
     range: str
+    #: how the manifest says this release was checked ("run", "source"), or None
+    checked: str | None = None
 
 
 @dataclass
@@ -149,6 +151,17 @@ def release_tuple(release: str) -> tuple[int, ...]:
 
 def _padded(t: tuple[int, ...], n: int = 4) -> tuple[int, ...]:
     return t + (0,) * (n - len(t))
+
+
+def checked_as(root: Path, ref: str, release: str) -> str | None:
+    """How ref's manifest says release was checked against its real code
+    (mirrors.releases.checked: "run" or "source"), or None."""
+    name, version = ref.split("@")
+    path = root / name / version / "manifest.yaml"
+    if not path.is_file():
+        return None
+    rel = ((_yaml(path).get("mirrors") or {}).get("releases") or {})
+    return (rel.get("checked") or {}).get(release)
 
 
 def choose_version(root: Path, name: str, release: str) -> tuple[str, bool, str]:
@@ -362,7 +375,7 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
                 ref, covered, span = forced[name], False, "given"
             else:
                 ref, covered, span = choose_version(root, name, release)
-            report.targets.append(Target(lib, name, release, ref, covered, span))
+            report.targets.append(Target(lib, name, release, ref, covered, span, checked_as(root, ref, release)))
             rs = engine.ruleset(ref)
             for case in load_cases(root, ref):
                 report.results.append(_one(lib, ref, case["name"], lambda: checker.run(name, case["input"], rs)))
@@ -394,6 +407,8 @@ def table(report: Report) -> str:
     lines: list[str] = []
     for t in report.targets:
         how = "covers it" if t.covered else f"is the nearest (releases {t.range}); it does not cover it"
+        if t.checked:
+            how += f" (its manifest: checked by {t.checked})"
         lines.append(f"{t.library} {t.release}: {t.ruleset} -> {t.ref} {how}")
     rows = report.counts()
     if rows:
