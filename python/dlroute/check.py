@@ -406,7 +406,8 @@ def table(report: Report) -> str:
     """The report as text: a table per library, then each difference."""
     lines: list[str] = []
     for t in report.targets:
-        how = "covers it" if t.covered else f"is the nearest (releases {t.range}); it does not cover it"
+        how = ("covers it" if t.covered else "was asked for (--ruleset)" if t.range == "given"
+               else f"is the nearest (releases {t.range}); it does not cover it")
         if t.checked:
             how += f" (its manifest: checked by {t.checked})"
         lines.append(f"{t.library} {t.release}: {t.ruleset} -> {t.ref} {how}")

@@ -92,3 +92,19 @@ def test_a_local_build_is_read_by_its_base_release() -> None:
 def test_an_unknown_library_is_refused(capsys: pytest.CaptureFixture) -> None:
     assert main(["check", "tensorflow"]) == 2
     assert "dlroute check knows numpy, torch, jax, cupy, not 'tensorflow'" in capsys.readouterr().err
+
+
+def test_another_era_of_numpy_is_told_apart(capsys: pytest.CaptureFixture) -> None:
+    """--ruleset runs a version other than the covering one: numpy 2.4's
+    and 2.5's exception types differ (PR #31000), so the other era's
+    version differs from the installed numpy, and the command exits 1."""
+    release = check.installed("numpy")
+    if release is None:
+        pytest.skip("numpy is not installed")
+    ref, covered, _ = check.choose_version(RULES, "numpy", release)
+    assert covered and ref in ("numpy@v1", "numpy@v2")
+    other = "numpy@v2" if ref == "numpy@v1" else "numpy@v1"
+    assert main(["check", "numpy", "--no-exchanges", "--ruleset", other]) == 1
+    out = capsys.readouterr().out
+    assert f"numpy {release}: numpy -> {other} was asked for (--ruleset)" in out
+    assert f"DIFFERS {other}: " in out
