@@ -136,7 +136,7 @@ def _yaml(path: Path) -> Any:
     try:
         import yaml
     except ImportError:
-        raise SystemExit("python -m dlroute check reads tests.yaml with PyYAML: pip install pyyaml") from None
+        raise ImportError("python -m dlroute check reads tests.yaml with PyYAML: pip install pyyaml") from None
     return yaml.safe_load(path.read_text())
 
 
@@ -461,7 +461,7 @@ def main(argv: list[str]) -> int:
             return 2
     try:
         report = run(args.libraries, rules=args.rules, ruleset=args.ruleset, exchanges=not args.no_exchanges)
-    except (DlrouteError, LookupError, OSError) as e:
+    except (DlrouteError, LookupError, OSError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(json.dumps(report.to_json()) if args.json else table(report))
