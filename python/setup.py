@@ -1,9 +1,12 @@
 """Builds libdlroute into the wheel: `pip install ./python` from a dlroute
 checkout runs `go build -buildmode=c-shared ./libdlroute` (Go and a C
 compiler are needed at install, not after) and installs the library
-inside the package, where dlroute/_build.py finds it."""
+inside the package, where dlroute/_build.py finds it, and a copy of the
+rules (with each version's tests.yaml) as dlroute/_rules, which
+`python -m dlroute check` runs against the installed libraries."""
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -25,6 +28,9 @@ class BuildWithLibrary(build_py):
         subprocess.run(["go", "build", "-trimpath", "-buildmode=c-shared", "-o", str(out), "./libdlroute"],
                        cwd=ROOT, env=dict(os.environ, CGO_ENABLED="1"), check=True)
         out.with_suffix(".h").unlink(missing_ok=True)
+        rules = Path(self.build_lib).resolve() / "dlroute" / "_rules"
+        shutil.rmtree(rules, ignore_errors=True)
+        shutil.copytree(ROOT / "rules", rules, ignore=shutil.ignore_patterns("*.go"))
 
 
 class BinaryDistribution(Distribution):

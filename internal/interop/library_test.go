@@ -93,7 +93,7 @@ func TestRefused(t *testing.T) {
 	for ref, want := range map[string]string{
 		"jax@v2":     "jax@v2 cannot be a producer: it mirrors no release of JAX",
 		"exchange":   "exchange@v2 cannot be a producer",
-		"jax-export": "jax-export@v1 cannot be a producer",
+		"jax-export": "jax-export@v2 cannot be a producer",
 		"nosuch":     "nosuch",
 	} {
 		if _, err := NewProducer(ctx, cat, ref); err == nil || !strings.Contains(err.Error(), want) {

@@ -3,11 +3,16 @@
     python -m dlroute resolve [--ruleset REF] [--rules PATH] [--key KEY] < inputs.jsonl
     python -m dlroute rulesets [--rules PATH] [--key KEY]
     python -m dlroute version
+    python -m dlroute check [numpy|torch|jax|cupy ...] [--json] [--ruleset REF] [--rules PATH]
 
 ``resolve`` reads one JSON input per line on stdin and writes, for each,
 the line ``RuleSet.resolve_json`` answers: what ``dlroute resolve --json``
 writes for that line alone (an error names line 1). Exit status 0; 1 when
 a line was not decided; 2 when the rules or the library cannot be used.
+
+``check`` runs the installed releases' own DLPack functions on every case
+of the rule-set version that covers each (:mod:`dlroute.check`): exit
+status 0 when all agree, 1 on any difference, 2 when it cannot run.
 """
 
 from __future__ import annotations
@@ -20,6 +25,11 @@ from . import DlrouteError, library_version, load, __version__
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["check"]:
+        from . import check
+
+        return check.main(args_in[1:])
     p = argparse.ArgumentParser(prog="python -m dlroute", description="dlroute's rules, in process")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("resolve", help="answer JSON input lines on stdin as `dlroute resolve --json` does")
@@ -28,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd.add_argument("--rules", default=None, help="a rules directory or bundle (default: the embedded rules)")
         cmd.add_argument("--key", default=None, help="the public key a bundle must be signed by")
     sub.add_parser("version", help="print the package's and the library's versions")
-    args = p.parse_args(argv)
+    sub.add_parser("check", help="run the installed numpy, torch, jax, cupy against their rules (check --help)")
+    args = p.parse_args(args_in)
     try:
         if args.command == "version":
             print(f"dlroute {__version__} (libdlroute {library_version()})")

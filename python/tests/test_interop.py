@@ -25,6 +25,7 @@ with warnings.catch_warnings():
 
 import dlroute  # noqa: E402
 from dlroute import interop  # noqa: E402
+from dlroute import check  # noqa: E402
 from dlroute.arrays import host_array  # noqa: E402
 from dlroute.routing import DecidedError  # noqa: E402
 from standin import GpuArray  # noqa: E402
@@ -32,9 +33,10 @@ from standin import GpuArray  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to initialize NumPy:UserWarning")
 
 SEED = {"platform": "gpu", "platform_version": "<unknown>"}
-# Debian's torch says 1.13.0a0, which no release range matches; its rule
-# set is named (rules/torch/v1/manifest.yaml).
-TORCH = "torch@v1"
+# The torch rule set for the torch installed here, as the conformance runner
+# chooses it: Debian's torch says 1.13.0a0, which no release range matches,
+# and is read by its base release (torch@v1, rules/torch/v1/manifest.yaml).
+TORCH = check.choose_version(check.rules_dir(), "torch", torch.__version__)[0]
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,15 @@
-"""DLPack capsules made by hand, and read back, with ctypes: a producer on any
-device type for the consumers under test (numpy refuses a kDLCUDA capsule
-before it reads a byte, so host memory can stand behind any device), and
-the fields of a capsule a real library made."""
+"""DLPack capsules made by hand, and read back, with ctypes (for
+:mod:`dlroute.check`): a producer on any device type for the consumers
+under test (numpy refuses a kDLCUDA capsule before it reads a byte, so host
+memory can stand behind any device), and the fields of a capsule a real
+library made: its name, device, data pointer, and for a versioned capsule
+its DLPack version and flags. numpy is imported only to make a capsule."""
 
 from __future__ import annotations
 
 import ctypes
 from typing import Any
 
-import numpy as np
 
 
 class DLDevice(ctypes.Structure):
@@ -65,9 +66,13 @@ _keep: list[Any] = []
 
 
 def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int, int] = (1, 0),
-                 flags: int = 0, data: np.ndarray | None = None) -> Any:
+                 flags: int = 0, data: Any = None, used: bool = False) -> Any:
     """A "dltensor" or "dltensor_versioned" capsule of a float64 vector in
-    host memory (data, or six fresh numbers), labelled with device."""
+    host memory (data, or six fresh numbers), labelled with device; used
+    names it "used_dltensor" ("used_dltensor_versioned"), as a consumer
+    renames a capsule it has read."""
+    import numpy as np
+
     arr = np.arange(6.0) if data is None else data
     shape = (ctypes.c_int64 * 1)(arr.shape[0])
     strides = (ctypes.c_int64 * 1)(1)
@@ -78,6 +83,8 @@ def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int
     else:
         m = DLManagedTensor(t, None, None)
         name = b"dltensor"
+    if used:
+        name = b"used_" + name
     _keep.extend([arr, shape, strides, m])
     return _new(ctypes.addressof(m), name, None)
 
@@ -96,14 +103,18 @@ class CapsuleProducer:
 
 
 def read_capsule(capsule: Any) -> dict[str, Any]:
-    """The name, device, data pointer and (versioned) flags of an unused capsule."""
+    """The name, device, data pointer and, for a versioned capsule, the
+    DLPack version (major, minor) and flags of an unused capsule; None for
+    those of an unversioned one."""
     name = _get_name(capsule).decode()
     p = _get_pointer(capsule, name.encode())
     if name == "dltensor_versioned":
         m = DLManagedTensorVersioned.from_address(p)
         flags: int | None = m.flags
+        version: tuple[int, int] | None = (m.version.major, m.version.minor)
     else:
         m = DLManagedTensor.from_address(p)
-        flags = None
+        flags = version = None
     t = m.dl_tensor
-    return {"capsule": name, "device": (t.device.device_type, t.device.device_id), "data": t.data, "flags": flags}
+    return {"capsule": name, "device": (t.device.device_type, t.device.device_id), "data": t.data or 0,
+            "version": version, "flags": flags}

@@ -1,0 +1,386 @@
+"""The runner's numpy, torch and cupy sides (:mod:`dlroute.check`).
+
+A case's input becomes a real call: ``x.__dlpack_device__()``,
+``x.__dlpack__(**keywords)`` on an array made as the input describes, the
+consumer's ``from_dlpack`` of a producer that records how it is asked (the
+``request`` cases), or of a capsule (``from_dlpack``). Arrays on devices
+this machine has no memory for are stood for by capsules made by hand
+(numpy refuses a device it cannot read before it touches a byte); a case
+that needs a device, build or backend this machine lacks is Unreachable,
+saying which.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from ._capsules import CapsuleProducer, make_capsule, read_capsule
+from .check import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import,
+                    observed_export, raised, values)
+
+Explain = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def dlpack_kwargs(inp: dict[str, Any]) -> dict[str, Any]:
+    """__dlpack__'s keywords as the input passes them, in its order."""
+    kw: dict[str, Any] = {}
+    for k in inp.get("keywords", []):
+        v = inp.get(k)
+        kw[k] = tuple(v) if isinstance(v, list) else v
+    return kw
+
+
+def export(x: Any, kwargs: dict[str, Any], pointer: int) -> Outcome:
+    try:
+        capsule = x.__dlpack__(**kwargs)
+    except Exception as e:  # the library's own exception is the outcome
+        return raised(e)
+    return observed_export(capsule, pointer)
+
+
+def _as_json(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+class Recorder:
+    """A producer that records each __dlpack__ call (keywords in order) and
+    answers with a real numpy capsule, after raising TypeError(fail) for the
+    first ``failures`` calls; ``device`` is what __dlpack_device__ says."""
+
+    def __init__(self, failures: int = 0, fail: str = "", device: tuple[int, int] = (1, 0)) -> None:
+        self.calls: list[list[tuple[str, Any]]] = []
+        self.device_calls = 0
+        self.failures, self.fail, self.device = failures, fail, device
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        self.device_calls += 1
+        return self.device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        import numpy as np
+
+        self.calls.append(list(kwargs.items()))
+        if len(self.calls) <= self.failures:
+            raise TypeError(self.fail)
+        return np.arange(6.0).__dlpack__(max_version=kwargs.get("max_version"))
+
+
+def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict[str, Any],
+            device: tuple[int, int] = (1, 0)) -> tuple[Outcome, Outcome]:
+    """The consumer's calls of a recording producer, and the request the
+    rules decide: the exception (and that no further call was made), or the
+    keywords and values of attempt ``attempt``."""
+    attempt = inp.get("attempt", 1)
+    producer = Recorder(attempt - 1, inp.get("failed_message", ""), device)
+    # A keyword the case gives is passed, as a caller would, even where the
+    # release's from_dlpack does not take it (its TypeError is the outcome).
+    kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
+    decision, vals = explanation["decision"], values(explanation)
+    try:
+        consumer(producer, **kwargs)
+        error: Outcome | None = None
+    except Exception as e:
+        error = raised(e)
+    got: Outcome = {"calls_dlpack_device": producer.device_calls > 0}
+    want: Outcome = {"calls_dlpack_device": bool(vals.get("calls_dlpack_device"))}
+    if "error" in decision:
+        want.update({"raise": [decision["error"]["type"], decision["error"]["message"]], "calls": attempt - 1})
+        got.update(error or {"raise": None})
+        got["calls"] = len(producer.calls)
+        return want, got
+    want.update({"keywords": vals.get("request_keywords"), "kwargs": vals.get("request_kwargs")})
+    if error is not None:
+        got.update(error)
+    elif len(producer.calls) < attempt:
+        got["calls"] = len(producer.calls)
+    else:
+        call = producer.calls[attempt - 1]
+        got.update({"keywords": [k for k, _ in call], "kwargs": {k: _as_json(v) for k, v in call}})
+    return want, got
+
+
+def defaults(explain_rs: Any) -> dict[str, Any]:
+    return {i["name"]: i.get("default") for i in explain_rs.inputs}
+
+
+# --- numpy ------------------------------------------------------------------------
+
+
+class NumpyChecker(Checker):
+    library = "numpy"
+    rulesets = ("numpy",)
+
+    def __init__(self) -> None:
+        import numpy
+
+        self.np = numpy
+
+    def array(self, inp: dict[str, Any]) -> Any:
+        """The array the input describes: one numpy made, or one made from a
+        capsule on origin_device (versioned, so writeable; the one
+        __dlpack_device__ case on kDLCUDAHost reads the unversioned branch)."""
+        np = self.np
+        dev = tuple(inp.get("origin_device", [1, 0]))
+        if dev == (1, 0):
+            x = np.arange(6.0)
+        else:
+            unversioned = inp["call"] == "__dlpack_device__" and dev == (3, 0)
+            x = np.from_dlpack(CapsuleProducer(make_capsule(dev, versioned=not unversioned)))
+        if not inp.get("writeable", True):
+            x.flags.writeable = False
+        return x
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        np = self.np
+        call = inp.get("call")
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            return decided_device(explanation), {"device": list(self.array(inp).__dlpack_device__())}
+        if call == "__dlpack__":
+            x = self.array(inp)
+            return decided_export(explanation), export(x, dlpack_kwargs(inp), x.ctypes.data)
+        if call == "request":
+            return request(np.from_dlpack, inp, explanation)
+        if call == "from_dlpack":
+            return decided_import(explanation), self.import_(inp, defaults(rs))
+        raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """np.from_dlpack of the capsule the input describes: torch's where
+        torch is here and makes it (unversioned kDLCPU), numpy's own where
+        it makes that version, else one made by hand."""
+        np = self.np
+        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+        versioned = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned") == "dltensor_versioned"
+        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
+        own = read_capsule(np.arange(1.0).__dlpack__(max_version=(1, 0)))["version"]
+        if dev == (1, 0) and versioned and version == own:
+            capsule = np.arange(6.0).__dlpack__(max_version=(1, 0))
+        else:
+            capsule = make_capsule(dev, versioned=versioned, version=version)
+        pointer = read_capsule(capsule)["data"]
+        try:
+            y = np.from_dlpack(CapsuleProducer(capsule))
+        except Exception as e:
+            return raised(e)
+        return {"device": list(y.__dlpack_device__()), "copy": y.ctypes.data != pointer}
+
+    def arrays(self) -> list[tuple[str, Any]]:
+        np = self.np
+        ro = np.arange(6.0)
+        ro.flags.writeable = False
+        return [("np.arange(6.0)", np.arange(6.0)), ("a read-only np.arange(6.0)", ro)]
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.np.from_dlpack(x, **kwargs)
+
+    def devices(self) -> list[Any]:
+        return [None, "cpu"]
+
+
+# --- torch ------------------------------------------------------------------------
+
+
+class TorchChecker(Checker):
+    library = "torch"
+    rulesets = ("torch",)
+
+    def __init__(self) -> None:
+        import torch
+        import torch.utils.dlpack  # noqa: F401
+
+        self.torch = torch
+        self.cuda = bool(torch.cuda.is_available())
+        self.hip = bool(getattr(torch.version, "hip", None))
+        self.gpu_build = bool(torch.version.cuda or torch.version.hip)
+
+    def _needs(self, inp: dict[str, Any], dflt: dict[str, Any]) -> None:
+        """Raises Unreachable for a case that needs what this torch lacks."""
+        def eff(k: str) -> Any:
+            return inp.get(k, dflt.get(k))
+
+        if "hip" in dflt and bool(eff("hip")) != self.hip:
+            raise Unreachable("needs a ROCm build of torch" if eff("hip") else "needs a torch that is not a ROCm build")
+        # gpu_build decides only the request to a GPU producer (its stream).
+        gpu_producer = tuple(inp.get("producer_device", [1, 0]))[0] in (2, 3, 10, 11, 13)
+        if inp.get("call") == "request" and gpu_producer:
+            if "gpu_build" in dflt and bool(eff("gpu_build")) != self.gpu_build:
+                raise Unreachable("needs a CUDA or ROCm build of torch" if eff("gpu_build") else
+                                  "needs a CPU-only build of torch")
+        if eff("xla_on_cuda"):
+            raise Unreachable("needs torch_xla on a CUDA device")
+        gpu = "a ROCm device" if self.hip else "a CUDA device"
+        t = inp.get("device_type", "cpu")
+        if t == "cuda" or eff("pinned"):
+            if not self.cuda:
+                raise Unreachable(f"needs {gpu}")
+            idx = inp.get("device_index") or 0
+            if idx >= self.torch.cuda.device_count():
+                raise Unreachable(f"needs {idx + 1} CUDA devices")
+            if "current_device" in inp and inp["current_device"] != self.torch.cuda.current_device():
+                raise Unreachable("needs another current CUDA device")
+        elif t not in ("cpu", "meta"):
+            raise Unreachable(f"needs a torch {t} device")
+        asked = str(inp.get("device") or "")
+        dl = inp.get("dl_device") or [1, 0]
+        if (asked.startswith("cuda") or (inp.get("call") == "__dlpack__" and dl and dl[0] in (2, 3, 13))) \
+                and not self.cuda:
+            raise Unreachable(f"needs {gpu}")
+        if asked and asked.split(":")[0] not in ("cpu", "cuda", "meta"):
+            raise Unreachable(f"needs a torch {asked.split(':')[0]} device")
+        if inp.get("call") == "request" and gpu_producer and self.gpu_build and not self.cuda:
+            raise Unreachable(f"needs {gpu}: torch.from_dlpack asks the current stream of a GPU producer")
+        if inp.get("call") == "from_dlpack" and tuple(inp.get("capsule_device", [1, 0]))[0] in (2, 13):
+            raise Unreachable("a kDLCUDA capsule needs device memory behind it; the runner's are host memory")
+
+    def tensor(self, inp: dict[str, Any]) -> Any:
+        torch = self.torch
+        t = inp.get("device_type", "cpu")
+        if t == "cuda":
+            t = f"cuda:{inp.get('device_index') or 0}"
+        x = torch.arange(6.0, device=t)
+        if inp.get("pinned"):
+            x = x.pin_memory()
+        if inp.get("conj"):
+            x = torch.arange(6.0, device=t).to(torch.complex64).conj()
+        if inp.get("layout", "strided") == "sparse_coo":
+            x = x.to_sparse()
+        if inp.get("requires_grad"):
+            x = x.requires_grad_()
+        return x
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        torch = self.torch
+        dflt = defaults(rs)
+        call = inp.get("call")
+        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
+            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+        self._needs(inp, dflt)
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            try:
+                got: Outcome = {"device": [int(v) for v in self.tensor(inp).__dlpack_device__()]}
+            except Exception as e:
+                got = raised(e)
+            return decided_device(explanation), got
+        if call == "__dlpack__":
+            t = self.tensor(inp)
+            pointer = t.data_ptr() if t.layout == torch.strided else 0
+            return decided_export(explanation), export(t, dlpack_kwargs(inp), pointer)
+        if call == "request":
+            return request(torch.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
+        return decided_import(explanation), self.import_(inp, dflt)
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """torch.from_dlpack of the capsule the input describes: numpy's own
+        where numpy makes it (unversioned kDLCPU), else one made by hand;
+        with device=, copy= or a later attempt, handed out by a producer
+        whose first attempt-1 __dlpack__ calls raise TypeError."""
+        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+        name = inp.get("capsule", dflt.get("capsule") or "dltensor")
+        used = name.startswith("used_")
+        versioned = name.removeprefix("used_") == "dltensor_versioned"
+        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
+        if dev == (1, 0) and not versioned and not used:
+            import numpy as np
+
+            capsule = np.arange(6.0).__dlpack__()
+        else:
+            capsule = make_capsule(dev, versioned=versioned, version=version, used=used)
+        pointer = read_capsule(capsule)["data"] if not used else None
+        kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
+        attempt = inp.get("attempt", 1)
+        source: Any = capsule
+        if kwargs or attempt > 1:
+            source = _Handing(capsule, dev, attempt - 1, inp.get("failed_message", "x"))
+        try:
+            y = self.torch.from_dlpack(source, **kwargs)
+        except Exception as e:
+            return raised(e)
+        return {"device": _torch_device(y, self.hip), "copy": pointer is not None and y.data_ptr() != pointer}
+    def arrays(self) -> list[tuple[str, Any]]:
+        out = [("torch.arange(6.0)", self.torch.arange(6.0))]
+        if self.cuda:
+            out.append(("torch.arange(6.0, device='cuda')", self.torch.arange(6.0, device="cuda")))
+        return out
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.torch.from_dlpack(x, **kwargs)
+
+    def devices(self) -> list[Any]:
+        params = inspect.signature(self.torch.from_dlpack).parameters
+        return [None, "cpu", "cuda"] if "device" in params else [None]
+
+
+def _torch_device(y: Any, hip: bool) -> list[int]:
+    """A tensor's device as DLPack writes it (a tensor on torch's hip
+    device has no __dlpack_device__ in 1.13; an mps tensor's is kDLMetal)."""
+    code = {"cpu": 1, "cuda": 10 if hip else 2, "hip": 10, "mps": 8, "xpu": 14, "privateuseone": 12,
+            "meta": 1}.get(y.device.type, -1)
+    return [code, y.device.index or 0]
+
+
+class _Handing:
+    """A producer that hands out one capsule, after raising TypeError for
+    its first ``failures`` __dlpack__ calls."""
+
+    def __init__(self, capsule: Any, device: tuple[int, int], failures: int, message: str) -> None:
+        self.capsule, self.device, self.failures, self.message = capsule, device, failures, message
+        self.calls = 0
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.device
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise TypeError(self.message)
+        return self.capsule
+
+
+# --- cupy -------------------------------------------------------------------------
+
+
+class CupyChecker(Checker):
+    """CuPy needs a CUDA or ROCm device for every array it makes: where it
+    imports, each case runs as numpy's do, on its own arrays."""
+
+    library = "cupy"
+    rulesets = ("cupy",)
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.cupy = cupy
+        try:
+            self.devices_here = cupy.cuda.runtime.getDeviceCount()
+        except Exception:
+            self.devices_here = 0
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        if not self.devices_here:
+            raise Unreachable("needs a CUDA device (every CuPy array lives on one)")
+        cp = self.cupy
+        call = inp.get("call")
+        if inp.get("hip") or inp.get("managed") or inp.get("device_id", 0) >= self.devices_here:
+            raise Unreachable("needs a ROCm build, managed memory or more devices")
+        explanation = rs.explain(inp)
+        with cp.cuda.Device(inp.get("device_id", 0)):
+            x = cp.arange(6.0)
+            if call == "__dlpack_device__":
+                return decided_device(explanation), {"device": [int(v) for v in x.__dlpack_device__()]}
+            if call == "__dlpack__":
+                return decided_export(explanation), export(x, dlpack_kwargs(inp), x.data.ptr)
+            if call == "request":
+                return request(cp.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
+        raise Unreachable("the runner does not make cupy capsules by hand")
+
+    def arrays(self) -> list[tuple[str, Any]]:
+        return [("cupy.arange(6.0)", self.cupy.arange(6.0))] if self.devices_here else []
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.cupy.from_dlpack(x, **kwargs)
+
+    def devices(self) -> list[Any]:
+        return [None]

@@ -1,0 +1,153 @@
+"""The runner's jax side (:mod:`dlroute.check`): two rule sets.
+
+- ``jax`` (``__dlpack_device__``): the installed release's own
+  ``ArrayImpl.__dlpack_device__`` (jax/_src/array.py, called unchanged)
+  runs on stand-ins that answer exactly the attributes it reads, so every
+  case is reachable on any machine, and so is a generated space of
+  platforms, tricky ``platform_version`` strings, memory kinds, hardware
+  ids and shard counts.
+- ``jax-export`` (``x.__dlpack__``): the real export of a real array here.
+  The rules get the facts the code reads from this very process (the
+  client's platform, the backends and those that failed to start, the
+  device's repr and str); a case that states other facts (a cuda client,
+  two devices) is unreachable here. Beside the cases, every combination of
+  ``stream``, ``max_version``, ``dl_device`` and ``copy`` below.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from types import SimpleNamespace
+from typing import Any, Iterable
+
+from .check import Checker, Outcome, Unreachable, decided_device, decided_export, observed_export, raised
+
+PLATFORMS = ["cpu", "gpu", "tpu", "METAL", "neuron", ""]
+PLATFORM_VERSIONS = [
+    "cpu", "cuda 12030", "rocm 60200", "oneapi 2026.0", "<unknown>", "", "CUDA 12", "ROCm",
+    "nvfork 1.0", "HIP build, rocm 60200", "cuda-rocm", "xcudax", "rocmcuda", "PJRT C API\ncuda",
+    "TFRT TPU v5 lite", "sycl oneapi",
+]
+MEMORY_KINDS = [None, "device", "pinned_host", "unpinned_host", "PINNED_HOST"]
+HARDWARE_IDS = [None, 0, 3]
+SHARDS = [0, 1, 2]
+
+STREAMS = [None, 0, 1, -1]
+MAX_VERSIONS = [None, (1, 0), (0, 5), (0, 4), (2, 0), (1,), (1, 3), (0, 9), (1, 0, 0), ()]
+DL_DEVICES = [None, (), (0, 0), (1, 0), (1, 1), (2, 0), (3, 0), (10, 0), (20, 0), (99, 0)]
+COPIES = [None, True, False]
+
+
+def standin(inp: dict[str, Any]) -> Any:
+    """An object with what ArrayImpl.__dlpack_device__ reads: _arrays,
+    platform(), sharding.memory_kind and sharding._internal_device_list
+    (jax/_src/array.py's _get_device), whose device has client.platform_version
+    and local_hardware_id."""
+    device = SimpleNamespace(client=SimpleNamespace(platform_version=inp.get("platform_version", "")),
+                             local_hardware_id=inp.get("local_hardware_id"))
+    sharding = SimpleNamespace(memory_kind=inp.get("memory_kind"), _internal_device_list=[device])
+    platform = inp.get("platform", "")
+    return SimpleNamespace(_arrays=[object()] * inp.get("shards", 1), platform=lambda: platform, sharding=sharding)
+
+
+class JaxChecker(Checker):
+    library = "jax"
+    rulesets = ("jax", "jax-export")
+
+    def __init__(self) -> None:
+        import jax
+        import jax.numpy as jnp
+        from jax._src import array as jax_array
+        from jax._src import xla_bridge
+
+        self.jax, self.jnp, self.impl, self.xla_bridge = jax, jnp, jax_array.ArrayImpl, xla_bridge
+        self.x = jnp.arange(4.0)
+        self.keywords = tuple(inspect.signature(self.impl.__dlpack__).parameters)[1:]
+
+    # --- __dlpack_device__ on stand-ins ---
+
+    def device(self, inp: dict[str, Any]) -> Outcome:
+        try:
+            code, device_id = self.impl.__dlpack_device__(standin(inp))
+        except Exception as e:  # the outcome compared is the exception itself
+            return raised(e)
+        return {"device": [int(code), device_id]}
+
+    # --- the export, on this process's array ---
+
+    def facts(self) -> dict[str, Any]:
+        """What the export reads of x and of this process, as jax-export's
+        inputs name them."""
+        (dev,) = self.x.devices()
+        return {
+            "client_platform": dev.client.platform,
+            "memory_kind": self.x.sharding.memory_kind,
+            "local_hardware_id": dev.local_hardware_id,
+            "devices": 1,
+            "backends": list(self.xla_bridge.backends()),
+            "backend_errors": dict(self.xla_bridge._backend_errors),
+            "device_repr": repr(dev),
+            "device_str": str(dev),
+        }
+
+    def export(self, kwargs: dict[str, Any]) -> Outcome:
+        kwargs = {k: v for k, v in kwargs.items() if k in self.keywords or v is not None}
+        try:
+            capsule = self.x.__dlpack__(**kwargs)
+        except Exception as e:
+            return raised(e)
+        return observed_export(capsule, self.x.unsafe_buffer_pointer())
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        if name == "jax":
+            return decided_device(rs.explain(inp)), self.device(inp)
+        real = self.facts()
+        for k, v in inp.items():
+            if k in real and v != real[k]:
+                raise Unreachable(_why(k, v, real[k]))
+        if "local_device_ids" in inp:
+            raise Unreachable("states the ids each backend finds (local_device_ids): not this process's")
+        full = dict(real, **inp)
+        kwargs = {k: tuple(full[k]) if isinstance(full.get(k), list) else full.get(k)
+                  for k in ("stream", "max_version", "dl_device", "copy")}
+        return decided_export(rs.explain(full)), self.export(kwargs)
+
+    def sweeps(self, name: str, rs: Any) -> Iterable[tuple[str, Outcome, Outcome]]:
+        if name == "jax":
+            for p, pv, mk, hw, shards in itertools.product(PLATFORMS, PLATFORM_VERSIONS, MEMORY_KINDS,
+                                                           HARDWARE_IDS, SHARDS):
+                inp = {"platform": p, "platform_version": pv, "memory_kind": mk, "local_hardware_id": hw,
+                       "shards": shards}
+                yield f"generated: {inp}", decided_device(rs.explain(inp)), self.device(inp)
+            return
+        real = self.facts()
+        for stream, mv, dl, copy in itertools.product(STREAMS, MAX_VERSIONS, DL_DEVICES, COPIES):
+            kwargs = {"stream": stream, "max_version": mv, "dl_device": dl, "copy": copy}
+            if any(v is not None and k not in self.keywords for k, v in kwargs.items()):
+                continue  # a keyword this release does not take
+            inp = dict(real, stream=stream, copy=copy, max_version=None if mv is None else list(mv),
+                       dl_device=None if dl is None else list(dl))
+            yield f"x.__dlpack__({_call(kwargs)})", decided_export(rs.explain(inp)), self.export(kwargs)
+
+    # --- exchanges ---
+
+    def arrays(self) -> list[tuple[str, Any]]:
+        return [("jnp.arange(6.0)", self.jnp.arange(6.0))]
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.jax.dlpack.from_dlpack(x, **kwargs)
+
+
+def _why(key: str, case: Any, here: Any) -> str:
+    if key == "client_platform":
+        return f"needs a jax {case} client (this jax's is {here})"
+    if key == "devices":
+        return f"needs an array over {case} devices"
+    if isinstance(case, (dict, list)):
+        return f"states other {key} than this process's"
+    return f"states {key} {case!r}; this process's is {here!r}"
+
+
+def _call(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if v is not None)
