@@ -93,8 +93,8 @@ func TestInteropJSON(t *testing.T) {
 	// Each cell says what both sides were checked against: cupy@v1 was
 	// read from source only, so no cell into it was run here.
 	if c, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "cupy@v1"); !ok || c.Checked.Run ||
-		len(c.Checked.Producer) != 2 || c.Checked.Producer[1].RuleSet != "jax-export@v1" || c.Checked.Consumer[0].Checked["14.2.0"] != "source" {
-		t.Errorf("jax@v3 gpu <unknown> into cupy@v1: checked %+v, want jax@v3 and jax-export@v1 into cupy@v1, 14.2.0 from source", c.Checked)
+		len(c.Checked.Producer) != 2 || c.Checked.Producer[1].RuleSet != "jax-export@v2" || c.Checked.Consumer[0].Checked["14.2.0"] != "source" {
+		t.Errorf("jax@v3 gpu <unknown> into cupy@v1: checked %+v, want jax@v3 and jax-export@v2 into cupy@v1, 14.2.0 from source", c.Checked)
 	}
 	for _, r := range doc.Rows {
 		for i, c := range r.Cells {

@@ -77,12 +77,12 @@ func TestDecide(t *testing.T) {
 		name:     "the seed's case into numpy",
 		producer: "jax", platform: "gpu <unknown>", memory: "device", consumer: "numpy",
 		outcome: Raises, err: "BufferError: Unsupported device in DLTensor.",
-		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 numpy@v2 unsupported-device"},
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 jax-export@v2 in-place", "from_dlpack@1 numpy@v2 unsupported-device"},
 	}, {
 		name:     "the seed's case into numpy 2.4, a RuntimeError",
 		producer: "jax", platform: "gpu <unknown>", memory: "device", consumer: "numpy@v1",
 		outcome: Raises, err: "RuntimeError: Unsupported device in DLTensor.",
-		steps: []string{"request@1 numpy@v1 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 numpy@v1 unsupported-device"},
+		steps: []string{"request@1 numpy@v1 ask", "__dlpack__@1 jax-export@v2 in-place", "from_dlpack@1 numpy@v1 unsupported-device"},
 	}, {
 		name:     "a numpy CPU array into torch, in place",
 		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "torch@v1",
@@ -120,19 +120,19 @@ func TestDecide(t *testing.T) {
 		name:     "a JAX CUDA array into torch, in place",
 		producer: "jax", platform: `gpu "cuda 12030"`, memory: "device", consumer: "torch@v1",
 		outcome: InPlace, device: "kDLCUDA",
-		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask-stream", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 torch@v1 import"},
+		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask-stream", "__dlpack__@1 jax-export@v2 in-place", "from_dlpack@1 torch@v1 import"},
 	}, {
 		name:     "JAX CUDA pinned host memory into numpy, in place",
 		producer: "jax", platform: `gpu "cuda 12030"`, memory: "pinned_host", consumer: "numpy",
 		outcome: InPlace, device: "kDLCUDAHost",
-		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 numpy@v2 import"},
+		steps: []string{"request@1 numpy@v2 ask", "__dlpack__@1 jax-export@v2 in-place", "from_dlpack@1 numpy@v2 import"},
 	}, {
 		// torch.from_dlpack's request (its own __dlpack_device__) says
 		// kDLCUDAHost, and torch@v1 imports no kDLCUDAHost capsule.
 		name:     "JAX CUDA pinned host memory into torch",
 		producer: "jax", platform: `gpu "cuda 12030"`, memory: "pinned_host", consumer: "torch@v1",
 		outcome: Raises, err: "RuntimeError: Unsupported device_type: 3",
-		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask", "__dlpack__@1 jax-export@v1 in-place", "from_dlpack@1 torch@v1 unsupported-device"},
+		steps: []string{"__dlpack_device__@1 jax@v3 gpu", "request@1 torch@v1 ask", "__dlpack__@1 jax-export@v2 in-place", "from_dlpack@1 torch@v1 unsupported-device"},
 	}, {
 		name:     "numpy's request refuses a device before any call",
 		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "numpy", args: engine.Input{"device": "cuda"},

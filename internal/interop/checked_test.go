@@ -22,9 +22,12 @@ func TestCellChecked(t *testing.T) {
 	}{
 		{"jax==0.10.2", "numpy@v1", []string{"jax@v1.1", "jax-export@v0.10", "numpy@v1"}, true, ""},
 		{"numpy@v1", "torch@v1", []string{"numpy@v1", "torch@v1"}, true, ""},
-		{"numpy@v1", "numpy@v2", []string{"numpy@v1", "numpy@v2"}, false, ""}, // numpy@v2 read from source only
-		// jax 0.12.0 is jax@v3's; no jax-export version was checked against it.
-		{"jax==0.12.0", "numpy@v1", []string{"jax@v3", "jax-export@v1", "numpy@v1"}, false, "jax-export==0.12.0"},
+		{"numpy@v1", "numpy@v2", []string{"numpy@v1", "numpy@v2"}, true, ""},
+		{"numpy@v2", "cupy@v1", []string{"numpy@v2", "cupy@v1"}, false, ""}, // cupy@v1 read from source only
+		// jax 0.12.0 is jax@v3's __dlpack_device__ and jax-export@v2's __dlpack__, each run on it.
+		{"jax==0.12.0", "numpy@v1", []string{"jax@v3", "jax-export@v2", "numpy@v1"}, true, ""},
+		// A jax newer than every release checked: both of its sides say so.
+		{"jax==0.13.0", "numpy@v1", []string{"jax@v3", "jax-export@v2", "numpy@v1"}, false, "jax==0.13.0 jax-export==0.13.0"},
 		{"numpy@v1", "numpy==9.1", []string{"numpy@v1", "numpy@v2"}, false, "numpy==9.1"},
 	} {
 		m, err := Options{Producers: []string{c.producer}, Consumers: []string{c.consumer}}.Decide(ctx, cat)

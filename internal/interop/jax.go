@@ -15,8 +15,9 @@ var gpuClients = []string{"cuda", "rocm", "oneapi"}
 
 // jaxProducer pairs jax version dev (its __dlpack_device__, w its
 // release warning) with the jax-export version for release, the release
-// the ref named, or where it named none dev's first release (its
-// __dlpack__). A jax version no release shipped has no export to pair
+// the ref named, or where it named none dev's last release, the newest
+// checked (its __dlpack__): `jax`, the newest version, is the jax a user
+// installs today. A jax version no release shipped has no export to pair
 // with.
 func jaxProducer(cat *engine.Catalog, dev *engine.RuleSet, w *engine.ReleaseWarning, release string) (*Producer, error) {
 	rel := dev.Manifest().Mirrors.Releases
@@ -24,7 +25,7 @@ func jaxProducer(cat *engine.Catalog, dev *engine.RuleSet, w *engine.ReleaseWarn
 		return nil, &RefusedError{Ref: dev.Ref(), Side: "producer", Reason: "it mirrors no release of JAX, so no version of jax-export (chosen by release) pairs with it for __dlpack__; name a version that a release shipped, such as jax==0.11.0"}
 	}
 	if release == "" {
-		release = rel.First
+		release = rel.Last
 	}
 	export, ew, err := cat.Lookup("jax-export" + engine.ReleaseRef + release)
 	if err != nil {

@@ -75,8 +75,9 @@ func TestArraysFromCases(t *testing.T) {
 func TestJAXPairsByRelease(t *testing.T) {
 	cat := shipped(t)
 	// A release ref pairs with jax-export's version for that release; a
-	// version ref with the one for its first release.
-	for ref, export := range map[string]string{"jax": "jax-export@v1", "jax==0.10.2": "jax-export@v0.10", "jax==0.11.2": "jax-export@v1"} {
+	// version ref with the one for its newest release checked (jax@v3's is
+	// 0.12.0.1).
+	for ref, export := range map[string]string{"jax": "jax-export@v2", "jax@v3": "jax-export@v2", "jax==0.10.2": "jax-export@v0.10", "jax==0.11.2": "jax-export@v1", "jax==0.12.0": "jax-export@v2"} {
 		p, err := NewProducer(context.Background(), cat, ref)
 		if err != nil {
 			t.Fatal(err)
