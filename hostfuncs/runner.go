@@ -76,7 +76,8 @@ const CodeModule engine.Code = "module_error"
 
 // Runner runs the dlroute module with wazero: it keeps a pool of
 // instances of a compiled Module, hands them the rules, and replaces an
-// instance that traps. It is safe for concurrent use.
+// instance that traps or is stopped at a call's deadline. It is safe for
+// concurrent use.
 type Runner struct {
 	cfg   RunnerConfig
 	m     *Module
