@@ -131,7 +131,7 @@ func collect(fsys fs.FS) ([]File, [][]byte, error) {
 	isDir := func(p string) bool {
 		st, err := fs.Stat(fsys, p)
 		if rootfs.IsOutside(err) && outside == nil {
-			outside = &Error{Code: CodeOutsideRoot, Path: p, Message: "the link leads outside the rules folder; " + rootfs.OutsideHint, err: err}
+			outside = &Error{Code: CodeOutsideRoot, Path: p, Message: outsideMessage, err: err}
 		}
 		return err == nil && st.IsDir()
 	}
@@ -195,10 +195,12 @@ func collect(fsys fs.FS) ([]File, [][]byte, error) {
 	return sortedFiles, sortedData, nil
 }
 
+const outsideMessage = "it leads outside the rules folder, and is not followed: copy the file in, or make the link point inside it"
+
 func readFile(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if rootfs.IsOutside(err) {
-		return nil, &Error{Code: CodeOutsideRoot, Path: name, Message: "the link leads outside the rules folder; " + rootfs.OutsideHint, err: err}
+		return nil, &Error{Code: CodeOutsideRoot, Path: name, Message: outsideMessage, err: err}
 	}
 	if err != nil {
 		return nil, &Error{Code: CodeMissingFile, Path: name, Message: err.Error(), err: err}

@@ -39,12 +39,16 @@ func TestRefusalsEchoNoFile(t *testing.T) {
 		make       func() error
 		reasonHas  string
 	}{
+		// Each put in place by a rename, so that the folder is never seen
+		// without the file.
 		{"a link out of the folder", live.CodeOutsideRoot, func() error {
-			os.Remove(tests)
-			return os.Symlink(outside, tests)
-		}, tests + " leads outside"},
+			link := filepath.Join(dir, "jax", "v3", ".link")
+			if err := os.Symlink(outside, link); err != nil {
+				return err
+			}
+			return os.Rename(link, tests)
+		}, "tests.yaml"},
 		{"a file that does not parse", "yaml_syntax", func() error {
-			os.Remove(tests)
 			return ruletest.WriteFile(tests, []byte(secret+"\n  : ["))
 		}, "/jax/v3/tests.yaml:"},
 	} {
