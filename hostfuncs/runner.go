@@ -268,7 +268,7 @@ func (r *Runner) stopped(ctx context.Context) error {
 
 // replaceTimeout bounds starting an instance in the place of a stopped
 // one: loading the rules and compiling the rule sets in use, which takes
-// a guest about a second for the embedded rules.
+// a guest seconds on a busy machine.
 const replaceTimeout = time.Minute
 
 // replace starts an instance in the place of one that was closed
