@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/dlroute/dlroute/internal/rootfs"
 )
 
 // BuildOptions configure Build. The zero value builds an unsigned bundle
@@ -122,8 +124,15 @@ func collect(fsys fs.FS) ([]File, [][]byte, error) {
 		}
 		return out, nil
 	}
+	// isDir follows links, as os.DirFS does; a link out of a folder that
+	// keeps its reads inside (rootfs.Open) is an error, not a file to
+	// leave out.
+	var outside error
 	isDir := func(p string) bool {
-		st, err := fs.Stat(fsys, p) // follows links, as os.DirFS does
+		st, err := fs.Stat(fsys, p)
+		if rootfs.IsOutside(err) && outside == nil {
+			outside = &Error{Code: CodeOutsideRoot, Path: p, Message: outsideMessage, err: err}
+		}
 		return err == nil && st.IsDir()
 	}
 	sets, err := visible(".")
@@ -132,6 +141,9 @@ func collect(fsys fs.FS) ([]File, [][]byte, error) {
 	}
 	for _, set := range sets {
 		if !isDir(set) {
+			if outside != nil {
+				return nil, nil, outside
+			}
 			continue // rules/README.md, rules/rules.go
 		}
 		versions, err := visible(set)
@@ -140,6 +152,9 @@ func collect(fsys fs.FS) ([]File, [][]byte, error) {
 		}
 		for _, version := range versions {
 			if !isDir(version) {
+				if outside != nil {
+					return nil, nil, outside
+				}
 				continue
 			}
 			names, err := visible(version)
@@ -180,8 +195,13 @@ func collect(fsys fs.FS) ([]File, [][]byte, error) {
 	return sortedFiles, sortedData, nil
 }
 
+const outsideMessage = "it leads outside the rules folder, and is not followed: copy the file in, or make the link point inside it"
+
 func readFile(fsys fs.FS, name string) ([]byte, error) {
 	f, err := fsys.Open(name)
+	if rootfs.IsOutside(err) {
+		return nil, &Error{Code: CodeOutsideRoot, Path: name, Message: outsideMessage, err: err}
+	}
 	if err != nil {
 		return nil, &Error{Code: CodeMissingFile, Path: name, Message: err.Error(), err: err}
 	}

@@ -18,6 +18,11 @@ const (
 	CodeNotRegular Code = "not_regular"    // a member, or the bundle file itself, is a link, device or anything but a regular file (or a member folder)
 )
 
+// CodeOutsideRoot is Build's code for a file or folder of the rules
+// directory that leads outside it (a link), when the directory is read
+// with rootfs.Open, as every host reads one.
+const CodeOutsideRoot Code = "outside_root"
+
 // Codes for a manifest that does not vouch for the files.
 const (
 	CodeManifest    Code = "bad_manifest"    // the manifest is missing, malformed or of another format

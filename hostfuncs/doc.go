@@ -5,6 +5,13 @@
 // and decide from many goroutines), and RuleSet, a rule set of the module
 // that answers as engine.RuleSet does, byte for byte.
 //
+// # Deadlines
+//
+// A call into the module ends at its deadline, the caller's context's or
+// RunnerConfig.CallTimeout's, wherever the guest is: the runtime checks
+// at every loop (wazero's WithCloseOnContextDone), the call answers
+// engine.CodeCanceled, and the runner replaces the stopped instance.
+//
 // # Host functions
 //
 // platform_version answers the module's question about a device from

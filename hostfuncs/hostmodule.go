@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -127,18 +126,13 @@ func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint
 	return abi.HostOK
 }
 
-// withDeadline runs f, the host's own code, and gives up at the deadline
-// of the call into the module that it is part of (withCallDeadline), or
-// when ctx ends: a probe that hangs (a driver stuck in its init) makes the
-// call fail with a status instead of holding the guest forever. f goes on
-// in the background until it returns. A panic in f is an error, not the
-// end of the process.
+// withDeadline runs f, the host's own code, and gives up when ctx ends:
+// at the deadline of the call into the module that it is part of
+// (Runner.bounded), or when the caller gives up. A probe that hangs (a
+// driver stuck in its init) makes the call fail with a status instead of
+// holding the guest forever. f goes on in the background until it
+// returns. A panic in f is an error, not the end of the process.
 func withDeadline[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	if d, ok := ctx.Value(callDeadlineKey{}).(time.Time); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, d)
-		defer cancel()
-	}
 	type result struct {
 		v   T
 		err error
@@ -160,16 +154,4 @@ func withDeadline[T any](ctx context.Context, f func(context.Context) (T, error)
 		var zero T
 		return zero, context.Cause(ctx)
 	}
-}
-
-// callDeadlineKey is the context key of a call's deadline.
-type callDeadlineKey struct{}
-
-// withCallDeadline gives a call into the module its deadline as a value
-// that only the host functions turn into a timer, when one runs: a call
-// that reaches none, as almost every call does, sets no timer.
-// context.WithTimeout on every call was a third of the time of a decision
-// the guest remembers (BENCHMARKS.md, "A call's deadline").
-func withCallDeadline(ctx context.Context, d time.Time) context.Context {
-	return context.WithValue(ctx, callDeadlineKey{}, d)
 }

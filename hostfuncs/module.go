@@ -54,7 +54,7 @@ func Compile(ctx context.Context, cfg RunnerConfig) (*Module, error) {
 	if cfg.Host.Buffers == nil {
 		cfg.Host.Buffers = &Buffers{}
 	}
-	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(cfg.closeOnContextDone)
+	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(!cfg.uninterruptible)
 	if dir, err := cacheDir(cfg.CacheDir); err == nil {
 		if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
 			rc = rc.WithCompilationCache(cache)

@@ -40,22 +40,24 @@ type RunnerConfig struct {
 	// means DefaultMemoryLimitPages, and more than MaxMemoryLimitPages is
 	// refused.
 	MemoryLimitPages uint32
-	// CallTimeout bounds how long one call into the module waits for the
-	// host functions it calls (a probe, a copy); 0 means
-	// DefaultCallTimeout. The guest's own work is bounded by the CEL cost
-	// limit instead: wazero can only interrupt running code by checking at
-	// every loop (WithCloseOnContextDone), which doubled the cost of a miss
-	// and made a trivial export twelve times slower when measured
-	// (BenchmarkTurnedDown; figures and command in BENCHMARKS.md).
+	// CallTimeout bounds one decision in the module (a resolve, an
+	// explanation, an exchange): the guest's own work and the host
+	// functions it calls (a probe, a copy); 0 means DefaultCallTimeout.
+	// The caller's context bounds every call, a load's too, when its
+	// deadline comes first. A call still running at its deadline is
+	// stopped where it is (wazero's WithCloseOnContextDone) and answers
+	// engine.CodeCanceled; its instance is closed and a fresh one started
+	// in its place.
 	CallTimeout time.Duration
 	// MemoSize bounds the decisions each RuleSet remembers on the host
 	// side, in front of the module; 0 means engine.DefaultMemoSize,
 	// negative turns the memo off.
 	MemoSize int
 
-	// closeOnContextDone turns on wazero's WithCloseOnContextDone, which
-	// the runner does not use; BenchmarkTurnedDown shows why.
-	closeOnContextDone bool
+	// uninterruptible turns wazero's WithCloseOnContextDone off, for
+	// BenchmarkTurnedDown to measure what it costs: the guest then runs
+	// each call to its end, whatever the deadline.
+	uninterruptible bool
 }
 
 // Defaults of RunnerConfig.
@@ -75,7 +77,8 @@ const CodeModule engine.Code = "module_error"
 
 // Runner runs the dlroute module with wazero: it keeps a pool of
 // instances of a compiled Module, hands them the rules, and replaces an
-// instance that traps. It is safe for concurrent use.
+// instance that traps or is stopped at a call's deadline. It is safe for
+// concurrent use.
 type Runner struct {
 	cfg   RunnerConfig
 	m     *Module
@@ -122,7 +125,10 @@ func cacheDir(dir string) (string, error) {
 // made it or Module.Close was called and this was its last runner. Close
 // a runner once no call runs on it.
 func (r *Runner) Close(ctx context.Context) error {
-	if r.done.Swap(true) {
+	r.mu.Lock() // a replacement (replace) finishing now sees done, or is drained below
+	closed := r.done.Swap(true)
+	r.mu.Unlock()
+	if closed {
 		return nil
 	}
 	for {
@@ -154,13 +160,22 @@ func (r *Runner) Prewarm(ctx context.Context) error {
 			return err
 		}
 		held = append(held, inst)
-		if err := r.refresh(ctx, inst); err != nil {
+		if err := r.warm(ctx, inst, refs); err != nil {
 			return err
 		}
-		for _, ref := range refs {
-			if _, err := inst.handle(ctx, ref); err != nil {
-				return err
-			}
+	}
+	return nil
+}
+
+// warm loads the current rules into inst and compiles there the rule
+// sets refs name.
+func (r *Runner) warm(ctx context.Context, inst *instance, refs []string) error {
+	if err := r.refresh(ctx, inst); err != nil {
+		return err
+	}
+	for _, ref := range refs {
+		if _, err := inst.handle(ctx, ref); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -223,7 +238,9 @@ func (r *Runner) load(ctx context.Context, fsys fs.FS, export string) error {
 // with runs f on an idle instance, creating one when the pool has room,
 // and gives it back after. An instance whose call failed in wazero (a
 // trap) is closed and f runs once more on a fresh one, so the
-// caller's request is not lost to one bad instance.
+// caller's request is not lost to one bad instance. An instance stopped
+// at a call's deadline is closed and replaced, and the caller gets
+// engine.CodeCanceled: running f again would only meet the same deadline.
 func (r *Runner) with(ctx context.Context, f func(*instance) error) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
@@ -241,8 +258,63 @@ func (r *Runner) with(ctx context.Context, f func(*instance) error) error {
 		}
 		inst.close()
 		<-r.slots
+		if stopped := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled); stopped {
+			r.replace()
+			return r.stopped(ctx)
+		}
 	}
 	return &engine.Error{Code: CodeModule, Message: "the module failed twice on this request: " + err.Error()}
+}
+
+// stopped is the error of a call that wazero stopped at its deadline:
+// the caller's, or CallTimeout's.
+func (r *Runner) stopped(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return &engine.Error{Code: engine.CodeCanceled, Message: "the module was stopped mid-call: " + context.Cause(ctx).Error()}
+	}
+	return &engine.Error{Code: engine.CodeCanceled, Message: fmt.Sprintf("the module was stopped mid-call: the call ran past RunnerConfig.CallTimeout (%v)", r.cfg.CallTimeout),
+		Hint: "a rule set whose decisions take this long is one to fix; a longer CallTimeout only waits longer"}
+}
+
+// replaceTimeout bounds starting an instance in the place of a stopped
+// one: loading the rules and compiling the rule sets in use, which takes
+// a guest seconds on a busy machine.
+const replaceTimeout = time.Minute
+
+// replace starts an instance in the place of one that was closed
+// mid-call, off the caller's path, with the current rules and every rule
+// set handed out compiled, so that the next call finds it ready. It gives
+// up quietly (the pool then starts one when a call needs it) when the
+// pool has no room, or the runner closes.
+func (r *Runner) replace() {
+	select {
+	case r.slots <- struct{}{}:
+	default:
+		return // a call is starting one already
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), replaceTimeout)
+		defer cancel()
+		inst, err := r.newInstance(ctx)
+		if err == nil {
+			r.mu.Lock()
+			refs := slices.Collect(maps.Keys(r.sets))
+			r.mu.Unlock()
+			if err = r.warm(ctx, inst, refs); err != nil {
+				inst.close()
+			}
+		}
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err != nil || r.done.Load() {
+			if err == nil {
+				inst.close()
+			}
+			<-r.slots
+			return
+		}
+		r.idle <- inst
+	}()
 }
 
 func (r *Runner) acquire(ctx context.Context) (*instance, error) {
@@ -377,6 +449,24 @@ func (inst *instance) grow(ctx context.Context, in, out uint32) error {
 // close closes the module.
 func (inst *instance) close() { inst.mod.Close(context.Background()) }
 
+// bounded gives a call into the module its deadline: ctx's, when it
+// comes before CallTimeout's, else CallTimeout's. wazero stops the guest
+// there, and the host functions give up there. ctx is kept as it is when
+// its own deadline comes first, as a request's does: a timer per call
+// costs more than a decision the guest remembers (RATIONALE.md, "Why
+// WithCloseOnContextDone, and what does it cost?").
+func (r *Runner) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	limit := time.Now().Add(r.cfg.CallTimeout)
+	if d, ok := ctx.Deadline(); ok && !d.After(limit) {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, limit)
+}
+
+// decides lists the exports that CallTimeout bounds; a load, and the
+// compile of a version, are bounded by the caller alone.
+var decides = map[string]bool{"dlroute_resolve": true, "dlroute_resolve_json": true, "dlroute_explain_json": true, "dlroute_exchange": true}
+
 // takesInput lists the exports with an input buffer before their output
 // buffer.
 var takesInput = map[string]bool{"dlroute_load": true, "dlroute_load_lazy": true, "dlroute_resolve": true, "dlroute_resolve_json": true, "dlroute_explain_json": true, "dlroute_exchange": true}
@@ -392,9 +482,11 @@ func (inst *instance) call(ctx context.Context, name string, input []byte, args 
 	if !inst.mod.Memory().Write(inst.in, input) {
 		return nil, 0, &trapError{fmt.Errorf("input buffer at %d is outside memory", inst.in)}
 	}
-	// The deadline reaches the host functions, the one place a call can
-	// wait on the world; see RunnerConfig.CallTimeout.
-	ctx = withCallDeadline(ctx, time.Now().Add(inst.r.cfg.CallTimeout))
+	if decides[name] {
+		var cancel context.CancelFunc
+		ctx, cancel = inst.r.bounded(ctx)
+		defer cancel()
+	}
 	for range 3 {
 		stack := append(inst.stack[:0], args...)
 		if takesInput[name] {

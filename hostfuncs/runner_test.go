@@ -15,6 +15,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/machine"
@@ -339,8 +340,10 @@ func TestConcurrentResolves(t *testing.T) {
 }
 
 // TestCallDeadline: a host function that hangs (a probe stuck in a
-// driver) fails the call after CallTimeout, naming the device, and the
-// runner goes on.
+// driver) fails the call at CallTimeout, and the runner goes on. Which of
+// two things ends it is a race at the deadline, and either is right: the
+// host function gives up (an error naming the device), or wazero stops
+// the guest (canceled).
 func TestCallDeadline(t *testing.T) {
 	needModule(t)
 	ctx := context.Background()
@@ -366,11 +369,68 @@ func TestCallDeadline(t *testing.T) {
 	}
 	start := time.Now()
 	_, err = rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 9})
-	if e := engine.Errors(err); len(e) != 1 || !strings.Contains(e[0].Message, "device 9") || time.Since(start) > 5*time.Second {
-		t.Fatalf("a hanging probe: got %v after %v, want an error naming device 9 after 200ms", err, time.Since(start))
+	if e := engine.Errors(err); len(e) != 1 || !strings.Contains(e[0].Message, "device 9") && e[0].Code != engine.CodeCanceled || time.Since(start) > 5*time.Second {
+		t.Fatalf("a hanging probe: got %v after %v, want an error naming device 9, or canceled, after 200ms", err, time.Since(start))
 	}
 	d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 0})
 	if err != nil || d.DeviceType != "kDLCUDA" {
 		t.Fatalf("after the deadline: got %v, %v; want kDLCUDA", d, err)
+	}
+}
+
+// TestGuestStoppedAtTheDeadline: a decision that keeps the guest busy for
+// seconds, with no host function to wait in, ends at the caller's
+// deadline, and at CallTimeout when the caller has none, with canceled;
+// the stopped instance is replaced, and the next call is answered.
+func TestGuestStoppedAtTheDeadline(t *testing.T) {
+	needModule(t)
+	ctx := context.Background()
+	const timeout = 300 * time.Millisecond
+	r, err := NewRunner(ctx, RunnerConfig{Module: module, Instances: 1, MemoSize: -1, CallTimeout: 2 * timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	if err := r.Load(ctx, ruletest.WithSlowRules(ruletest.Rules(), 100)); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := r.RuleSet(ctx, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := engine.Input{"platform": ruletest.SlowPlatform, "platform_version": "v"}
+	for _, c := range []struct {
+		name     string
+		deadline time.Duration // the caller's; 0: none, CallTimeout's
+		want     string
+	}{
+		{"the caller's deadline", timeout, "context deadline exceeded"},
+		{"CallTimeout", 0, "CallTimeout"},
+	} {
+		callCtx, cancel := ctx, context.CancelFunc(func() {})
+		limit := 2 * timeout
+		if c.deadline > 0 {
+			callCtx, cancel = context.WithTimeout(ctx, c.deadline)
+			limit = c.deadline
+		}
+		start := time.Now()
+		_, err := rs.Resolve(callCtx, slow)
+		took := time.Since(start)
+		cancel()
+		e := engine.Errors(err)
+		if len(e) != 1 || e[0].Code != engine.CodeCanceled || !strings.Contains(e[0].Message, c.want) || took > limit+time.Second {
+			t.Fatalf("%s: the slow rules got %v after %v; want canceled (%q) at %v", c.name, err, took, c.want, limit)
+		}
+		replaced := time.Now().Add(time.Minute) // replaceTimeout
+		for len(r.idle) == 0 && time.Now().Before(replaced) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if len(r.idle) == 0 {
+			t.Fatalf("%s: the stopped instance was not replaced in a minute", c.name)
+		}
+		d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "platform_version": "rocm 60200", "local_hardware_id": 1})
+		if err != nil || d.DeviceType != "kDLROCM" || d.DeviceID != 1 {
+			t.Fatalf("%s: after the stop got %v, %v; want kDLROCM 1", c.name, d, err)
+		}
 	}
 }

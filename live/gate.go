@@ -40,6 +40,15 @@ type Gate struct {
 	// refused at StageVerify. The activation's Event carries the
 	// RollbackError it let through, for the log.
 	AllowRollback bool
+	// MaxSequenceJump bounds how far ahead of the bundle in force (or the
+	// kept one at Open) a candidate's sequence may be when it is a
+	// counter, below MinTimeSequence; 0 means DefaultMaxSequenceJump. A
+	// sequence at or above MinTimeSequence is a time in Unix seconds, and
+	// is bounded by the clock instead: at most SequenceClockMargin after
+	// Now. A candidate beyond either is refused at StageVerify
+	// (CodeSequenceAhead), whatever AllowRollback says: accepted, it
+	// would put every later bundle before it.
+	MaxSequenceJump uint64
 }
 
 // Admit runs every step of the gate on a candidate and returns the
@@ -73,6 +82,9 @@ func (g Gate) verify(c *Candidate) (*bundle.Bundle, []byte, error) {
 	b, err := bundle.Read(archive, bundle.ReadOptions{Keys: g.Keys})
 	if err != nil {
 		return nil, nil, refuse(g.now(), StageVerify, c.Origin, "", err)
+	}
+	if ahead := SequenceAhead(b.Manifest.Sequence, 0, g.now(), 0); ahead != nil {
+		return nil, nil, refuse(g.now(), StageVerify, c.Origin, b.Manifest.Revision, ahead)
 	}
 	return b, archive, nil
 }

@@ -38,7 +38,7 @@ func TestGateAdmit(t *testing.T) {
 		{"a file changed", live.Gate{}, &live.Candidate{Origin: "b.tar.gz", Archive: withChangedFile(t, good)}, live.StageVerify, "digest_mismatch", "jax/v3/rules.yaml"},
 		{"truncated", live.Gate{}, &live.Candidate{Origin: "b.tar.gz", Archive: good[:len(good)/3]}, live.StageVerify, "truncated", "truncated"},
 		{"a path with ../", live.Gate{}, &live.Candidate{Origin: "b.tar.gz", Archive: withMember(t, good, "../../etc/cron.d/x", []byte("x"))}, live.StageVerify, "bad_path", "../../etc/cron.d/x"},
-		{"an import left out", live.Gate{}, &live.Candidate{Origin: "rules", Dir: ruletest.Without(base, "jax/v3")}, live.StageCompile, "import", "import jax@v3: there is no jax/v3 in rules"},
+		{"an import left out", live.Gate{}, &live.Candidate{Origin: "rules", Dir: ruletest.Without(base, "jax/v3")}, live.StageCompile, "import", "rules/exchange/v1/rules.yaml:11:8: import\n"},
 		{"a typo", live.Gate{}, &live.Candidate{Origin: "rules", Dir: ruletest.WithTypo(base)}, live.StageCompile, "cel_type", "rules/jax/v3/rules.yaml:"},
 		{"a failing test", live.Gate{}, &live.Candidate{Origin: "rules", Dir: ruletest.WithCase(base, "nvfork")}, live.StageTest, "test_failure", "rules/jax/v3/tests.yaml:"},
 		{"prepare fails", live.Gate{Prepare: prepareFails}, &live.Candidate{Origin: "rules", Dir: rules.FS}, live.StagePrepare, "prepare_failed", "the module is gone"},

@@ -35,7 +35,11 @@ type Refusal struct {
 	// Revision is the candidate's, when it got far enough to have one.
 	Revision string `json:"revision,omitempty"`
 	// Reason is the cause's text; for rules that do not load or pass, the
-	// first maxReasons errors with their positions.
+	// position and code of each of the first maxReasons errors, and never
+	// their messages: those quote the rule files (the line, the caret, a
+	// value), and Status is served to anyone who asks (serve's
+	// /v1/status, its log). Unwrap gives the errors whole, for the
+	// operator's own tools.
 	Reason string `json:"reason"`
 
 	err error
@@ -66,7 +70,10 @@ func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refu
 	var se *SourceError
 	var be *bundle.Error
 	var re *RollbackError
+	var ae *AheadError
 	switch list := engine.Errors(err); {
+	case errors.As(err, &ae):
+		r.Code = ae.Code
 	case errors.As(err, &se):
 		r.Code = se.Code
 	case errors.As(err, &re):
@@ -75,21 +82,28 @@ func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refu
 		r.Code = string(be.Code)
 	case len(list) > 0:
 		r.Code = string(list[0].Code)
-		var b strings.Builder
-		for i, e := range list[:min(len(list), maxReasons)] {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(e.Error())
-		}
-		if len(list) > maxReasons {
-			fmt.Fprintf(&b, "\n(and %d more)", len(list)-maxReasons)
-		}
-		r.Reason = b.String()
+		r.Reason = positions(list)
 	case stage == StagePrepare:
 		r.Code = CodePrepareFailed
 	}
 	return r
+}
+
+// positions is the Reason of rules that do not load or pass: one line
+// "file:line:col: code" per error, then where the messages are.
+func positions(list engine.ErrorList) string {
+	var b strings.Builder
+	for _, e := range list[:min(len(list), maxReasons)] {
+		if e.Pos != nil {
+			b.WriteString(e.Pos.String() + ": ")
+		}
+		b.WriteString(string(e.Code) + "\n")
+	}
+	if len(list) > maxReasons {
+		fmt.Fprintf(&b, "(and %d more)\n", len(list)-maxReasons)
+	}
+	b.WriteString("(the messages quote the files and are left out here: 'dlroute lint --rules' on the folder or bundle prints them)")
+	return b.String()
 }
 
 // Codes of a refusal whose cause has none of its own.
@@ -106,6 +120,9 @@ const (
 	CodeTooLarge    = "too_large"   // the body is larger than the source's limit
 	CodeRead        = "read_error"  // a file or folder could not be read
 	CodeNotRegular  = "not_regular" // a bundle file is a named pipe, a device, a folder: not a regular file
+	// CodeOutsideRoot: a file or folder of a rules directory leads outside
+	// it (a link), and is not read.
+	CodeOutsideRoot = "outside_root"
 )
 
 // SourceError is a source that could not be read: a StageFetch refusal.

@@ -221,7 +221,9 @@ func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept b
 		if active != nil {
 			inForce = placedOf(active.bundle, "in force")
 		}
-		if rollback = order(b, inForce, r.kept); rollback != nil && !g.AllowRollback {
+		if ahead := jumped(b, g.MaxSequenceJump, inForce, r.kept); ahead != nil {
+			err = refuse(g.now(), StageVerify, c.Origin, b.Manifest.Revision, ahead)
+		} else if rollback = order(b, inForce, r.kept); rollback != nil && !g.AllowRollback {
 			err = refuse(g.now(), StageVerify, c.Origin, b.Manifest.Revision, rollback)
 		}
 	}

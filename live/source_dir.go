@@ -3,7 +3,9 @@ package live
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/rootfs"
 )
 
 // Dir is a rules directory on disk, <name>/<version>/<file>, watched with
@@ -25,32 +28,62 @@ type DirSource struct{ path string }
 // String returns the directory's path.
 func (d *DirSource) String() string { return d.path }
 
-// Fetch offers the directory as it is now. A file in a version folder
-// that is not a regular file (or a link to one) is refused here with
+// Fetch offers the directory as it is now. Nothing outside it is read:
+// a file or folder that leads outside (a link to an absolute path, or
+// one whose ".." climbs out) is refused here with CodeOutsideRoot,
+// before any file is opened (rootfs.Open). A file in a version folder
+// that is not a regular file (or a link to one) is refused with
 // CodeNotRegular: a named pipe would block the read of it, and with it
-// every later check, and a device would never end. The candidate's Dir is
-// an engine.DirFS, which opens nothing else, without blocking, should one
-// be swapped in after this look.
+// every later check, and a device would never end. The candidate's Dir
+// opens nothing else, without blocking and inside the directory, should
+// one be swapped in after this look.
 func (d *DirSource) Fetch(context.Context) (*Candidate, error) {
 	st, err := os.Stat(d.path)
 	if err == nil && !st.IsDir() {
 		err = fmt.Errorf("%s is not a directory", d.path)
 	}
+	var fsys fs.FS
+	if err == nil {
+		fsys, err = rootfs.Open(d.path)
+	}
 	if err != nil {
 		return nil, &SourceError{Code: CodeRead, Message: err.Error(), err: err}
 	}
-	if err := d.regularFiles(); err != nil {
+	if err := d.regularFiles(fsys); err != nil {
 		return nil, err
 	}
-	return &Candidate{Origin: d.path, Dir: engine.DirFS(d.path)}, nil
+	return &Candidate{Origin: d.path, Dir: fsys}, nil
 }
 
 // regularFiles checks, without opening any, that every file of every
 // version folder, <name>/<version>/<file>, is a regular file, following
-// links as bundle.Build does. Hidden names are skipped, as Build skips
-// them.
-func (d *DirSource) regularFiles() error {
-	for _, set := range visible(d.path) {
+// links as bundle.Build does, and that none of them, nor a folder above
+// them, leads outside the directory. Hidden names are skipped, as Build
+// skips them.
+func (d *DirSource) regularFiles(fsys fs.FS) error {
+	visible := func(dir string) []string {
+		entries, _ := fs.ReadDir(fsys, dir)
+		var out []string
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), ".") {
+				out = append(out, path.Join(dir, e.Name()))
+			}
+		}
+		return out
+	}
+	var outside error
+	stat := func(name string) fs.FileInfo {
+		st, err := fs.Stat(fsys, name)
+		if rootfs.IsOutside(err) && outside == nil {
+			outside = &SourceError{Code: CodeOutsideRoot, Message: fmt.Sprintf("%s leads outside %s; %s", filepath.Join(d.path, filepath.FromSlash(name)), d.path, rootfs.OutsideHint), err: err}
+		}
+		return st
+	}
+	isDir := func(name string) bool {
+		st := stat(name)
+		return st != nil && st.IsDir()
+	}
+	for _, set := range visible(".") {
 		if !isDir(set) {
 			continue
 		}
@@ -59,28 +92,15 @@ func (d *DirSource) regularFiles() error {
 				continue
 			}
 			for _, file := range visible(version) {
-				st, err := os.Stat(file)
-				if err != nil || st.IsDir() || st.Mode().IsRegular() {
+				st := stat(file)
+				if st == nil || st.IsDir() || st.Mode().IsRegular() {
 					continue // gone, or a folder: what Build does with it
 				}
-				return &SourceError{Code: CodeNotRegular, Message: fmt.Sprintf("%s is %s, not a regular file; rule files are read only from regular files", file, engine.FileKind(st.Mode()))}
+				return &SourceError{Code: CodeNotRegular, Message: fmt.Sprintf("%s is %s, not a regular file; rule files are read only from regular files", filepath.Join(d.path, filepath.FromSlash(file)), engine.FileKind(st.Mode()))}
 			}
 		}
 	}
-	return nil
-}
-
-// visible is the paths of the entries of a folder whose names do not
-// start with a dot.
-func visible(dir string) []string {
-	entries, _ := os.ReadDir(dir)
-	var out []string
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, filepath.Join(dir, e.Name()))
-		}
-	}
-	return out
+	return outside
 }
 
 // Changes watches the directory, its rule-set folders and their version

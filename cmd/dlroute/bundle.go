@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/atomicfile"
+	"github.com/dlroute/dlroute/internal/rootfs"
 	"github.com/dlroute/dlroute/internal/rulesource"
 	"github.com/dlroute/dlroute/live"
 )
@@ -86,6 +88,7 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	sign := fs.String("sign", "", "sign with the private key in `KEY` (from 'dlroute bundle keygen')")
 	revision := fs.String("revision", "", "the bundle's revision, such as a git commit or a date (`REV`); default: a digest of its files")
 	sequence := fs.Uint64("sequence", 0, "order the bundle by `N`: a host refuses a bundle of a lower sequence than the one it serves (default: the time in Unix seconds, or one more than the bundle at -o FILE if that is higher; 0: unordered)")
+	force := fs.Bool("force-sequence", false, "build with a --sequence that hosts would refuse as from the future (a time more than a day after the clock, or a counter far ahead of the bundle at -o FILE)")
 	dirs, status, ok := parseSub(fs, args, stdout, stderr)
 	if !ok {
 		return status
@@ -98,6 +101,10 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	opts := bundle.BuildOptions{Revision: *revision, Sequence: *sequence}
 	if !flagGiven(fs, "sequence") {
 		opts.Sequence = nextSequence(*out, time.Now())
+	} else if ahead := sequenceAhead(*out, *sequence, time.Now()); ahead != nil && !*force {
+		fmt.Fprintf(stderr, "error: %s: %v\n", live.CodeSequenceAhead, ahead)
+		fmt.Fprintln(stderr, "hint: a host refuses it; leave --sequence out for the time now, or give --force-sequence if you mean it")
+		return 1
 	}
 	if *sign != "" {
 		key, err := os.ReadFile(*sign)
@@ -143,10 +150,23 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 // went back, are still in order where they replace each other.
 func nextSequence(out string, now time.Time) uint64 {
 	seq := uint64(max(now.Unix(), 1))
-	if prev, err := bundle.ReadFile(out, bundle.ReadOptions{}); err == nil && prev.Manifest.Sequence >= seq {
+	prev, err := bundle.ReadFile(out, bundle.ReadOptions{})
+	if err == nil && prev.Manifest.Sequence >= seq && prev.Manifest.Sequence < math.MaxUint64 && live.SequenceAhead(prev.Manifest.Sequence+1, 0, now, 0) == nil {
 		seq = prev.Manifest.Sequence + 1
 	}
 	return seq
+}
+
+// sequenceAhead is why a --sequence would be refused by a host as from
+// the future, as live.SequenceAhead says: a time after the clock and its
+// margin, or a counter further ahead of the bundle at out than a host
+// allows by default.
+func sequenceAhead(out string, seq uint64, now time.Time) *live.AheadError {
+	var from uint64
+	if prev, err := bundle.ReadFile(out, bundle.ReadOptions{}); err == nil {
+		from = prev.Manifest.Sequence
+	}
+	return live.SequenceAhead(seq, from, now, 0)
 }
 
 // flagGiven reports whether the command line set the flag name.
@@ -158,7 +178,8 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 
 // gatherRules reads the folders given to `bundle build` into one rules
 // directory (read as engine.DirFS reads: regular files only, never
-// blocking, none over MaxRuleFileSize). Each is a rules directory (rules/), a rule set's folder
+// blocking, none over MaxRuleFileSize; and nothing outside the folder
+// given, rootfs.Open). Each is a rules directory (rules/), a rule set's folder
 // (rules/jax) or a version's (rules/jax/v3), told apart by where its
 // manifest.yaml files are. root is the folder that holds them all when
 // there is one, so that errors point at the files on disk.
@@ -174,8 +195,12 @@ func gatherRules(dirs []string) (fstest.MapFS, string, error) {
 		case anyVersion(dir):
 			prefix, root = filepath.Base(dir)+"/", filepath.Dir(dir)
 		}
+		fsys, err := rootfs.Open(dir)
+		if err != nil {
+			return nil, "", err
+		}
 		found := 0
-		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
@@ -187,7 +212,7 @@ func gatherRules(dirs []string) (fstest.MapFS, string, error) {
 			if d.IsDir() || strings.Count(name, "/") != 2 || strings.HasPrefix(d.Name(), ".") {
 				return nil
 			}
-			data, err := engine.ReadFile(engine.DirFS(dir), filepath.ToSlash(rel))
+			data, err := engine.ReadFile(fsys, filepath.ToSlash(rel))
 			if err != nil {
 				return err
 			}

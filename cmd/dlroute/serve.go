@@ -25,6 +25,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var keys keyList
 	fs.Var(&keys, "key", "accept only bundles signed by the public key in `PUB` (a file, or the key); may repeat")
 	allowRollback := fs.Bool("allow-rollback", false, "activate a bundle older (by its sequence) than the one in force or kept, which is otherwise refused; logged")
+	maxJump := fs.Uint64("max-sequence-jump", live.DefaultMaxSequenceJump, "refuse a bundle whose sequence, a counter (below 1000000000), is more than `N` ahead of the one in force or kept; a sequence that is a time is refused when more than a day after the clock")
 	engineKind := engineFlag(fs)
 	keep := fs.String("keep", "", "keep the last good bundle in `FILE`, served at start if the source has nothing good (default: under the user cache directory; off: none)")
 	interval := fs.Duration("interval", live.DefaultInterval, "check the source every `DURATION` (and a watched folder or file on every change)")
@@ -58,7 +59,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer done()
 	err = serve.Run(ctx, serve.Options{
-		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback,
+		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback, MaxSequenceJump: *maxJump,
 		Prepare: prepare, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, StrictRelease: *strict, MaxBody: *maxBody,
 		Log: log,
 	})
@@ -98,7 +99,7 @@ func servePrepare(ctx context.Context, kind string, progress io.Writer) (func(co
 	if err != nil {
 		return nil, nil, err
 	}
-	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module})
+	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: serve.WasmInstances()})
 	if err != nil {
 		return nil, nil, err
 	}

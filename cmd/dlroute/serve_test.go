@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/internal/ruletest"
 )
 
@@ -306,5 +308,40 @@ func startServe(t *testing.T, args ...string) (url string, log *listenLog, stop 
 		if status := <-exited; status != 0 {
 			t.Errorf("after SIGTERM, serve exited with %d:\n%s", status, log)
 		}
+	}
+}
+
+// TestBundleBuildRefusesFutureSequence: `bundle build --sequence` with a
+// time far after the clock (2^64-1, the year 9999) is refused with
+// sequence_ahead unless forced; serve refuses the forced bundle; and a
+// build after it, with no --sequence, is the time now, not the forced
+// one plus one.
+func TestBundleBuildRefusesFutureSequence(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "rules.tar.gz")
+	rulesDir := filepath.Join(dir, "rules")
+	if err := ruletest.WriteDir(rulesDir, ruletest.Rules()); err != nil {
+		t.Fatal(err)
+	}
+	year9999 := strconv.FormatInt(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 10)
+	for _, seq := range []string{"18446744073709551615", year9999} {
+		var stderr strings.Builder
+		if status := run([]string{"bundle", "build", rulesDir, "-o", out, "--sequence", seq}, nil, io.Discard, &stderr); status != 1 || !strings.Contains(stderr.String(), "error: sequence_ahead") {
+			t.Errorf("bundle build --sequence %s: status %d\n%s; want 1, sequence_ahead", seq, status, stderr.String())
+		}
+	}
+	mustRun(t, "bundle", "build", rulesDir, "-o", out, "--sequence", "18446744073709551615", "--force-sequence")
+	var stderr strings.Builder
+	if status := run([]string{"serve", "--addr", "127.0.0.1:0", "--bundle", out, "--keep", "off"}, nil, io.Discard, &stderr); status != 1 || !strings.Contains(stderr.String(), "sequence_ahead") && !strings.Contains(stderr.String(), "from the future") {
+		t.Errorf("serve of a bundle of sequence 2^64-1: status %d\n%s; want 1, refused as from the future", status, stderr.String())
+	}
+	before := time.Now().Unix()
+	mustRun(t, "bundle", "build", rulesDir, "-o", out)
+	b, err := bundle.ReadFile(out, bundle.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq := b.Manifest.Sequence; seq < uint64(before) || seq > uint64(time.Now().Unix()) {
+		t.Errorf("bundle build after the forced one: sequence %d; want the time now, %d", seq, before)
 	}
 }

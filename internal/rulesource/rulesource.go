@@ -12,12 +12,13 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/rootfs"
 	"github.com/dlroute/dlroute/rules"
 )
 
 // Open returns the embedded rules when path is "", else the rules at
 // path: a directory (read as engine.DirFS reads it: regular files only,
-// never blocking), a bundle file with every digest checked and, when keys
+// never blocking; and nothing outside it, rootfs.Open), a bundle file with every digest checked and, when keys
 // are given, signed by one of them, or the plain .tar of a rules directory
 // the playground downloads (without keys). Its errors are *engine.Error
 // with code read_error and hint as their hint.
@@ -30,7 +31,11 @@ func Open(path string, keys []string, hint string) (fs.FS, error) {
 	case err != nil:
 		return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: hint}
 	case st.IsDir():
-		return engine.DirFS(path), nil
+		fsys, err := rootfs.Open(path)
+		if err != nil {
+			return nil, &engine.Error{Code: engine.CodeRead, Message: err.Error(), Hint: hint}
+		}
+		return fsys, nil
 	case st.Mode().IsRegular():
 		return openFile(path, keys, hint)
 	}

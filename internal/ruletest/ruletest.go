@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -69,6 +70,35 @@ func WithCase(fsys fstest.MapFS, marker string) fstest.MapFS {
 func WithTypo(fsys fstest.MapFS) fstest.MapFS {
 	out := clone(fsys)
 	out[rulesFile] = &fstest.MapFile{Data: bytes.Replace(fsys[rulesFile].Data, []byte("platform_version.contains(m.marker)"), []byte("platform_versoin.contains(m.marker)"), 1)}
+	return out
+}
+
+// SlowPlatform is the platform WithSlowRules's rules are slow for.
+const SlowPlatform = "slow"
+
+// WithSlowRules puts n rules before jax@v3's first, each a costly but
+// valid expression for platform "slow" that never holds: 14,400
+// comparisons over a table of 120 rows, about two thirds of the CEL cost
+// limit, so it loads and every rule is evaluated in turn (about 5 ms each
+// natively, 130 ms in the WebAssembly module, on a busy machine). An input on
+// the slow platform keeps an evaluation busy for as long as n says, with
+// no regular expression and nothing that a cost limit refuses; the tests
+// of the other platforms are untouched.
+func WithSlowRules(fsys fstest.MapFS, n int) fstest.MapFS {
+	out := clone(fsys)
+	var b strings.Builder
+	b.WriteString("\n  slow_rows:\n    doc: rows for the slow rules to go over\n    columns:\n      n: int\n    rows:\n")
+	for i := range 120 {
+		fmt.Fprintf(&b, "      - {n: %d}\n", i)
+	}
+	b.WriteString("\nvalues:\n")
+	data := bytes.Replace(fsys[rulesFile].Data, []byte("\nvalues:\n"), []byte(b.String()), 1)
+	b.Reset()
+	b.WriteString("rules:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: slow-%d\n    when: platform == '%s' && !slow_rows.all(a, slow_rows.all(b, platform_version != 'x%d'))\n    device: {type: kDLCPU, id: 0}\n\n", i, SlowPlatform, i)
+	}
+	out[rulesFile] = &fstest.MapFile{Data: bytes.Replace(data, []byte("\nrules:\n"), []byte("\n"+b.String()), 1)}
 	return out
 }
 

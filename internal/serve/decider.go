@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
@@ -108,6 +109,15 @@ func (m *module) Close() error { return m.runner.Close(context.Background()) }
 func (m *module) Decider(ctx context.Context, rs *engine.RuleSet) (Decider, error) {
 	return m.runner.RuleSet(ctx, rs.Ref())
 }
+
+// WasmInstances is how many module instances `serve --engine wasm` runs
+// at once: one fewer than GOMAXPROCS, and at least one. A guest holds its
+// thread until wazero's check at a loop header lets the Go scheduler in,
+// which can take tens of milliseconds; with a processor no guest can
+// hold, /healthz and /v1/status answer at once even while every instance
+// is busy with requests that run to their deadline (RATIONALE.md, "Why
+// WithCloseOnContextDone, and what does it cost?").
+func WasmInstances() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 // WasmPrepare returns a live.Gate.Prepare for `serve --engine wasm`: it
 // starts a runner of the compiled module for the snapshot (the module is

@@ -35,6 +35,10 @@ type Options struct {
 	// the kept one (live.Gate.AllowRollback); each such activation is
 	// logged as a warning.
 	AllowRollback bool
+	// MaxSequenceJump bounds how far a counter sequence may jump ahead of
+	// the bundle in force (live.Gate.MaxSequenceJump); 0 means
+	// live.DefaultMaxSequenceJump.
+	MaxSequenceJump uint64
 	// Prepare is the gate's live.Gate.Prepare: what decides each snapshot
 	// (WasmPrepare for the module); nil means NativePrepare(0). Engine
 	// names it in /v1/status and the log: "native" (the default) or
@@ -68,7 +72,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gate := live.Gate{Keys: opts.Keys, Prepare: opts.Prepare, AllowRollback: opts.AllowRollback}
+	gate := live.Gate{Keys: opts.Keys, Prepare: opts.Prepare, AllowRollback: opts.AllowRollback, MaxSequenceJump: opts.MaxSequenceJump}
 	if gate.Prepare == nil {
 		gate.Prepare = NativePrepare(0)
 	}

@@ -3,8 +3,10 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/hostfuncs"
@@ -73,4 +75,107 @@ func inputJSON(t *testing.T, in engine.Input) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestWasmAttackKeepsHealthz: under --engine wasm, as many requests as
+// the pool has instances (WasmInstances, as serve runs it), each keeping its guest busy for seconds, end at
+// the request's deadline with canceled; /healthz and /v1/status answer
+// within 100 ms throughout; and a normal request after them is answered
+// correctly by the instances started in the stopped ones' place.
+func TestWasmAttackKeepsHealthz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the WebAssembly module")
+	}
+	ctx := context.Background()
+	module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	instances := WasmInstances()
+	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: instances})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer compiled.Close(ctx)
+	// 100 rules of about 130 ms each in the guest: 13 s a request, if
+	// nothing stops it.
+	rules, err := live.Open(ctx, live.Config{
+		Source: live.Static("rules", ruletest.WithSlowRules(ruletest.Rules(), 100)),
+		Gate:   live.Gate{Prepare: WasmPrepare(compiled)},
+	})
+	if err != nil {
+		t.Fatalf("live.Open with the module: %v", err)
+	}
+	defer rules.Close()
+	const timeout = 500 * time.Millisecond
+	srv := newHandlerServer(t, Config{Rules: rules, Engine: "wasm", Timeout: timeout})
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	probe := func(path string) time.Duration {
+		start := time.Now()
+		resp, err := client.Get(srv.URL + path)
+		took := time.Since(start)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %v, %v", path, resp, err)
+		}
+		resp.Body.Close()
+		return took
+	}
+	paths := []string{"/healthz", "/v1/status"}
+	// The control, for the log: the same probes with no attack.
+	var control time.Duration
+	for i := range 10 {
+		control = max(control, probe(paths[i%2]))
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	type attack struct {
+		status int
+		body   string
+		took   time.Duration
+	}
+	attacks := make(chan attack, instances)
+	for range instances {
+		go func() {
+			start := time.Now()
+			status, _, body := srv.post(t, "", `{"platform":"`+ruletest.SlowPlatform+`","platform_version":"v"}`)
+			attacks <- attack{status, body, time.Since(start)}
+		}()
+	}
+	var worst time.Duration
+	var worstPath string
+	probes := 0
+	for done := 0; done < instances; {
+		select {
+		case a := <-attacks:
+			done++
+			if a.status != http.StatusInternalServerError || !strings.Contains(a.body, `"code":"canceled"`) || a.took > timeout+time.Second {
+				t.Errorf("an attack got %d after %v: %s; want 500 canceled at its %v deadline", a.status, a.took, a.body, timeout)
+			}
+		case <-time.After(20 * time.Millisecond):
+			path := paths[probes%2]
+			probes++
+			if took := probe(path); took > worst {
+				worst, worstPath = took, path
+			}
+		}
+	}
+	t.Logf("during the attack, %d probes, the slowest %v (%s); with none, the slowest of 10 took %v", probes, worst, worstPath, control)
+	if probes < 4 || worst > 100*time.Millisecond {
+		t.Errorf("during the attack, %d probes of /healthz and /v1/status; the slowest, %s, took %v (%v with no attack); want each within 100 ms", probes, worstPath, worst, control)
+	}
+	// The stopped instances are replaced off the request path, which
+	// takes a guest seconds (loading the rules, compiling jax@v3); until
+	// then a request waits for an instance, and past its deadline answers
+	// canceled.
+	replaced := time.Now().Add(time.Minute)
+	for {
+		status, _, body := srv.post(t, "", `{"platform":"gpu","platform_version":"rocm 60200","local_hardware_id":1}`)
+		if status == http.StatusOK && strings.Contains(body, `"device_type":"kDLROCM"`) {
+			break
+		}
+		if time.Now().After(replaced) || !strings.Contains(body, `"code":"canceled"`) {
+			t.Fatalf("after the attack: %d %s; want kDLROCM once the instances are replaced", status, body)
+		}
+	}
 }
