@@ -194,8 +194,12 @@ class TorchChecker(Checker):
         self.cuda = bool(torch.cuda.is_available())
         self.hip = bool(getattr(torch.version, "hip", None))
         self.gpu_build = bool(torch.version.cuda or torch.version.hip)
+        xpu = getattr(torch, "xpu", None)
+        self.xpu_build = bool(xpu is not None and getattr(xpu, "_is_compiled", lambda: False)())
+        name = getattr(torch._C, "_get_privateuse1_backend_name", lambda: "privateuseone")()
+        self.privateuse1_backend = name != "privateuseone"
 
-    def _needs(self, inp: dict[str, Any], dflt: dict[str, Any]) -> None:
+    def _needs(self, inp: dict[str, Any], dflt: dict[str, Any], rs: Any) -> None:
         """Raises Unreachable for a case that needs what this torch lacks."""
         def eff(k: str) -> Any:
             return inp.get(k, dflt.get(k))
@@ -208,6 +212,13 @@ class TorchChecker(Checker):
             if "gpu_build" in dflt and bool(eff("gpu_build")) != self.gpu_build:
                 raise Unreachable("needs a CUDA or ROCm build of torch" if eff("gpu_build") else
                                   "needs a CPU-only build of torch")
+        # A build fact this torch differs in matters only where the rules
+        # decide otherwise with this torch's value.
+        for k, what in (("xpu_build", "an XPU build of torch"),
+                        ("privateuse1_backend", "a registered PrivateUse1 backend")):
+            if k in dflt and bool(eff(k)) != getattr(self, k) and \
+                    rs.resolve(dict(inp, **{k: getattr(self, k)})) != rs.resolve(inp):
+                raise Unreachable(f"needs {what}" if eff(k) else f"needs a torch without {what}")
         if eff("xla_on_cuda"):
             raise Unreachable("needs torch_xla on a CUDA device")
         gpu = "a ROCm device" if self.hip else "a CUDA device"
@@ -250,24 +261,31 @@ class TorchChecker(Checker):
             x = x.requires_grad_()
         return x
 
+    def wrapped(self, x: Any, inp: dict[str, Any]) -> Any:
+        """x as the case hands it out: in a ReadOnlyTensorWrapper (torch 2.14
+        on, an export-only view) where the case says so."""
+        if inp.get("read_only_wrapper"):
+            return self.torch.utils.dlpack.ReadOnlyTensorWrapper(x)
+        return x
+
     def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
         torch = self.torch
         dflt = defaults(rs)
         call = inp.get("call")
         if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
             raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        self._needs(inp, dflt)
+        self._needs(inp, dflt, rs)
         explanation = rs.explain(inp)
         if call == "__dlpack_device__":
             try:
-                got: Outcome = {"device": [int(v) for v in self.tensor(inp).__dlpack_device__()]}
+                got: Outcome = {"device": [int(v) for v in self.wrapped(self.tensor(inp), inp).__dlpack_device__()]}
             except Exception as e:
                 got = raised(e)
             return decided_device(explanation), got
         if call == "__dlpack__":
             t = self.tensor(inp)
             pointer = t.data_ptr() if t.layout == torch.strided else 0
-            return decided_export(explanation), export(t, dlpack_kwargs(inp), pointer)
+            return decided_export(explanation), export(self.wrapped(t, inp), dlpack_kwargs(inp), pointer)
         if call == "request":
             return request(torch.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
         return decided_import(explanation), self.import_(inp, dflt)

@@ -96,13 +96,13 @@ def test_interop_cell_says_what_was_checked(engine: dlroute.Engine) -> None:
     assert [v["ruleset"] for v in both.checked["producer"]] == ["jax@v1.1", "jax-export@v0.10"]
     assert both.checked["consumer"][0]["checked"] == {"2.4.6": "run"}
 
-    # jax 0.12.0 is jax@v3's; no jax-export version was checked against it.
-    with pytest.warns(dlroute.UncheckedReleaseWarning, match="jax-export 0.12.0 is newer") as record:
-        newer = engine.interop("jax==0.12.0", "numpy@v1", array=CPU)
+    # jax 0.13.0 is newer than every release checked, on both of jax's sides.
+    with pytest.warns(dlroute.UncheckedReleaseWarning, match="0.13.0 is newer than every release") as record:
+        newer = engine.interop("jax==0.13.0", "numpy@v1", array=CPU)
     assert record[0].filename == __file__
-    assert not newer.run and [w["ref"] for w in newer.release_warnings] == ["jax-export==0.12.0"]
+    assert not newer.run and [w["ref"] for w in newer.release_warnings] == ["jax==0.13.0", "jax-export==0.13.0"]
     with pytest.raises(dlroute.NoRuleSetError, match="refused"):
-        engine.interop("jax==0.12.0", "numpy@v1", array=CPU, strict=True)
+        engine.interop("jax==0.13.0", "numpy@v1", array=CPU, strict=True)
 
 
 def test_interop_matrix_warns_once(engine: dlroute.Engine) -> None:
