@@ -4,7 +4,6 @@ host memory; the rules' exceptions with their exact type and message."""
 
 from __future__ import annotations
 
-import ctypes
 import warnings
 from typing import Any, Callable
 
@@ -21,6 +20,7 @@ with warnings.catch_warnings():
 import dlroute  # noqa: E402
 import dlroute.check  # noqa: E402
 from dlroute import routing  # noqa: E402
+from dlroute._capsules import read_capsule  # noqa: E402
 from dlroute.routing import DecidedError, Routed, from_dlpack  # noqa: E402
 from standin import GpuArray  # noqa: E402
 
@@ -38,22 +38,10 @@ JAX_VERSIONED = dlroute.check.release_tuple(jax.__version__) >= (0, 12)
 TORCH_1 = torch.__version__.startswith("1.")
 TORCH_NO_DEVICE = bool(torch.version.cuda) and not torch.cuda.is_available()
 
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_get_name = ctypes.pythonapi.PyCapsule_GetName
-_get_name.restype = ctypes.c_char_p
-_get_name.argtypes = [ctypes.py_object]
-
-
 def capsule_info(capsule: Any) -> tuple[str, int | None]:
-    """The capsule's name and, for a versioned one, the flags of its
-    DLManagedTensorVersioned (after version, manager_ctx and deleter)."""
-    name = _get_name(capsule).decode()
-    if name != "dltensor_versioned":
-        return name, None
-    p = _get_pointer(capsule, b"dltensor_versioned")
-    return name, ctypes.cast(p + 24, ctypes.POINTER(ctypes.c_uint64))[0]
+    """The capsule's name and, for a versioned one, its flags."""
+    info = read_capsule(capsule)
+    return info["capsule"], info["flags"]
 
 
 DATA = np.arange(12, dtype=np.float32).reshape(3, 4)
