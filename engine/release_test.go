@@ -222,3 +222,38 @@ func copyVersion(t *testing.T, fsys fstest.MapFS, name, version, releases string
 		fsys[name+"/"+version+"/"+base] = &fstest.MapFile{Data: data}
 	}
 }
+
+// TestInstalledReleasesUsersHave: the releases installed on the machines
+// the tests run on, as their packages report them, resolve to the version
+// checked against them: today's PyPI wheels without a warning, Debian's
+// torch (1.13.1 reporting 1.13.0a0+gitunknown) by its base release with
+// one, and a release newer than every one checked with one too.
+func TestInstalledReleasesUsersHave(t *testing.T) {
+	cat := loadEmbedded(t, engine.Options{})
+	for ref, want := range map[string]struct {
+		version string
+		warned  bool
+	}{
+		"numpy==2.5.5":                   {"numpy@v2", false},
+		"numpy==2.4.6":                   {"numpy@v1", false},
+		"torch==2.15.0":                  {"torch@v3", false},
+		"torch==2.15.0+cu128":            {"torch@v3", false},
+		"torch==2.11.0":                  {"torch@v2", false},
+		"torch==1.13.0a0+gitunknown":     {"torch@v1", true},
+		"torch==2.16.0":                  {"torch@v3", true},
+		"jax==0.12.0.1":                  {"jax@v3", false},
+		"jax-export==0.12.0.1":           {"jax-export@v2", false},
+		"jax-export==0.10.2":             {"jax-export@v0.10", false},
+		"jax-export==0.9.2":              {"jax-export@v0.5", false},
+		"jax-export==0.13.0.dev20261201": {"jax-export@v2", true},
+	} {
+		rs, w, err := cat.Lookup(ref)
+		if err != nil {
+			t.Errorf("Lookup(%s): %v", ref, err)
+			continue
+		}
+		if rs.Ref() != want.version || (w != nil) != want.warned {
+			t.Errorf("Lookup(%s) = %s, warning %v; want %s, a warning: %v", ref, rs.Ref(), w, want.version, want.warned)
+		}
+	}
+}

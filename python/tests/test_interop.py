@@ -34,8 +34,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:Failed to initialize NumPy:UserW
 
 SEED = {"platform": "gpu", "platform_version": "<unknown>"}
 # The torch rule set for the torch installed here, as the conformance runner
-# chooses it: Debian's torch says 1.13.0a0, which no release range matches,
-# and is read by its base release (torch@v1, rules/torch/v1/manifest.yaml).
+# chooses it: Debian's torch says 1.13.0a0+gitunknown, read by its base
+# release, 1.13.0, which torch@v1 covers (rules/torch/v1/manifest.yaml).
 TORCH = check.choose_version(check.rules_dir(), "torch", torch.__version__)[0]
 
 

@@ -5,11 +5,11 @@ run on that release's own functions, and the exchanges between each pair,
 and must agree byte for byte. A case this machine cannot reach is counted
 with its reason (a CUDA tensor without a CUDA device), never run.
 
-An installed release that no version covers yet (Debian's torch says
-1.13.0a0, before torch@v1's 1.13.1) is run against the nearest: where it
-holds, it must keep holding; where it differs, it is reported, not failed:
-extending a range is a measured step, taken when the runner shows no
-difference.
+An installed release that no version covers yet is run against the
+nearest: where it holds, it must keep holding; where it differs, it is
+reported, not failed: extending a range is a measured step, taken when the
+runner shows no difference. (Debian's torch says 1.13.0a0+gitunknown, read
+as 1.13.0, which torch@v1 covers.)
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ instead. A release inside a range answers without a warning."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
@@ -110,3 +111,22 @@ def test_interop_matrix_warns_once(engine: dlroute.Engine) -> None:
         cells = engine.interop_matrix(["numpy@v1"], ["numpy==9.1"])
     assert len(cells) > 1 and len(record) == 1
     assert all(not c.run and c.checked["consumer"][0]["ruleset"] == "numpy@v2" for c in cells)
+
+
+@pytest.mark.parametrize("library", ["numpy", "torch", "jax"])
+def test_installed_library_gets_its_version(engine: dlroute.Engine, library: str) -> None:
+    """The numpy, torch and jax installed here resolve to a version: a
+    release checked without a warning, a distribution's own build (Debian's
+    torch reports 1.13.0a0+gitunknown) by its base release, with one."""
+    import importlib.metadata
+
+    installed = importlib.metadata.version(library)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        rs = engine.ruleset_for_installed(library)
+    warned = [w for w in record if issubclass(w.category, dlroute.UncheckedReleaseWarning)]
+    assert rs.ref.startswith(library + "@")
+    if re.search(r"\d(a|b|rc|\.?dev)\d*", installed.split("+")[0]):  # a pre-release number
+        assert warned and "read as" in str(warned[0].message), installed
+    else:
+        assert not warned, f"{library} {installed}: {[str(w.message) for w in warned]}"
