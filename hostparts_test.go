@@ -1,7 +1,9 @@
 package dlroute
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,9 +41,20 @@ var debianParts = []debianPart{
 	}},
 }
 
+// python312 finds the Python 3.12 that the Python tests' second stack
+// runs on as libdlroute's harness does: pyenv's.
+func python312() bool {
+	if exec.Command("pyenv", "prefix", "3.12").Run() == nil {
+		return true
+	}
+	home, _ := os.UserHomeDir()
+	found, _ := filepath.Glob(filepath.Join(home, ".pyenv", "versions", "3.12.*", "bin", "python"))
+	return len(found) > 0
+}
+
 // TestHostPartsInstalled names, in one line at the start of the full run
 // (this package's tests run and print first), every part the run needs
-// that it cannot install itself, with the command that installs them all.
+// that it cannot install itself, with the commands that install them.
 // Without them the tests that use them skip, and CI fails them; what a
 // registry provides (the npm tools, the Python packages) the tests that
 // use it install. The quick loop (-short) runs no host and needs none.
@@ -56,8 +69,17 @@ func TestHostPartsInstalled(t *testing.T) {
 			whys = append(whys, p.why)
 		}
 	}
+	var install []string
 	if len(missing) > 0 {
-		t.Errorf("not installed: %s (for %s), so those tests skip: apt-get install -y %s; or run the quick loop, go test -short ./...",
-			strings.Join(missing, ", "), strings.Join(whys, "; "), strings.Join(missing, " "))
+		install = append(install, "apt-get install -y "+strings.Join(missing, " "))
+	}
+	if !python312() {
+		missing = append(missing, "Python 3.12")
+		whys = append(whys, "the Python tests on numpy 2.5.5, jax 0.12.0.1 and torch 2.15.0")
+		install = append(install, "pyenv install 3.12")
+	}
+	if len(missing) > 0 {
+		t.Errorf("not installed: %s (for %s), so those tests skip: %s; or run the quick loop, go test -short ./...",
+			strings.Join(missing, ", "), strings.Join(whys, "; "), strings.Join(install, " and "))
 	}
 }

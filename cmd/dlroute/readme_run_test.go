@@ -23,7 +23,8 @@ import (
 var readmeRunMark = regexp.MustCompile(`<!-- readme-test: (skip|first line|serves): ([^>]*) -->\s*$`)
 
 // readmeFailure is what a command a person pasted prints when the README
-// is wrong: dlroute's own errors and usage errors, the shell's (a command
+// is wrong, even where the block's last command, whose status is the
+// block's, succeeds: dlroute's own errors and usage errors, the shell's (a command
 // or a file that is not there), another tool's, a compiler's or a
 // script's error at its file and line, a Python traceback.
 var readmeFailure = regexp.MustCompile(`(?m)^error: |^(bash|cp|mkdir|sed|cat|gcc|ld|curl|python3|node): |^\S+\.(c|mjs|py):\d+|^Traceback |flag provided but not defined|^Usage: `)
@@ -151,7 +152,7 @@ func TestREADMESnippetsRun(t *testing.T) {
 			runUntil(t, cmd, &out, why, line)
 		} else if err := cmd.Run(); ctx.Err() != nil {
 			t.Errorf("README.md:%d: the block ran past 10 minutes:\n%s", line, out.String())
-		} else if readmeFailure.MatchString(out.String()) {
+		} else if err != nil || readmeFailure.MatchString(out.String()) {
 			t.Errorf("README.md:%d: the block, pasted, fails (%v):\n%s\noutput:\n%s", line, err, block, out.String())
 		} else {
 			for _, want := range shownOutputs(block) {
