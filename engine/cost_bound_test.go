@@ -76,14 +76,18 @@ func TestStringGrowthBoundsHold(t *testing.T) {
 }
 
 // TestRegexInstsHold checks regexCost's count of a pattern's program: it
-// is cel-go's own (types.RegexProgramSize), and the bound it refuses a
-// pattern by before compiling it is never below the count.
+// is cel-go's own (types.RegexProgramSize), the bound it refuses a
+// pattern by before compiling it is never below the count, and the lower
+// bound it refuses a call by before compiling is never above it.
 func TestRegexInstsHold(t *testing.T) {
 	for _, p := range []string{
 		"b", "^cuda 1[2-9]", `cuda [0-9]+\.[0-9]+`, ".{0,1000}b", "a{3,}", "a{2,5}", "(?i)CUDA|rocm|oneapi",
 		`\pL+`, "(?:" + strings.Repeat(".", 30) + "){30}", "((a|b)*c)?d{0,7}", "(?:(?:a{0,10}){0,10}){0,10}", "",
+		"(a*)*", "(?:a*)*b", "(?:a*)+?", "x{0}", "(?:)", "()", "(?:|a)", "[^a]", `\b^$`, "(?:a*){5}", "(?:a+){2,}",
+		"(a){3}(b)?", "(?s).{2}", "abc|abd|abe", "[a-c]{4,6}?", "(?:(?:a|b){3}){0,}", "(?:(){0,5}){4}",
 	} {
-		got, err := regexInsts(p)
+		r := &regexCost{limit: maxUint64}
+		got, err := r.count(p, 0)
 		if err != nil {
 			t.Fatalf("%q: %v", p, err)
 		}
@@ -92,10 +96,10 @@ func TestRegexInstsHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		re, _ := syntax.Parse(p, syntax.Perl)
-		bound := programBound(re)
-		t.Logf("%.40q: %d instructions, bound %d", p, got, bound)
-		if got != uint64(want) || bound < got {
-			t.Errorf("%q: counted %d, cel-go counts %d; bound %d", p, got, want, bound)
+		bound, least := programBound(re), programLeast(re)
+		t.Logf("%.40q: %d instructions, at least %d, at most %d", p, got, least, bound)
+		if got != uint64(want) || bound < got || least > got {
+			t.Errorf("%q: counted %d, cel-go counts %d; bounds %d to %d", p, got, want, least, bound)
 		}
 	}
 }
