@@ -32,6 +32,8 @@ func TestLoadRefusesCostlyPatterns(t *testing.T) {
 		{"a repeated group", "platform_version.matches('(?:" + strings.Repeat(".", 30) + "){1000}')", engine.CodeCostLimit, "('(?:"},
 		{"a pattern over MaxRegexInsts", "platform_version.matches('" + strings.Repeat(".{0,1000}", 600) + "')", engine.CodeCostLimit, "('.{0,1000}"},
 		{"a string of no known size", "gpu_matches.size() > 0 && gpu_matches[0].marker.matches('^cuda')", engine.CodeCostLimit, "('^cuda')"},
+		{"a string built before a pattern", "platform_version.replace('', platform_version) != '' && platform_version.matches('.{0,300}b')", engine.CodeCostLimit, "('', platform_version)"},
+		{"a pattern before a string built", "platform_version.matches('.{0,300}b') && platform_version.replace('', platform_version) != ''", engine.CodeCostLimit, "('.{0,300}b')"},
 		{"a pattern that does not compile", "platform_version.matches('(cuda')", engine.CodeCELType, "('(cuda"},
 	}
 	for _, tt := range tests {
