@@ -44,13 +44,8 @@ type regexCost struct {
 // use it, and the instructions compiled in all, which MaxLoadRegexInsts
 // bounds.
 type regexLoad struct {
-	counts   map[string]regexCount
+	counts   map[string]uint64
 	compiled uint64
-}
-
-type regexCount struct {
-	insts uint64
-	err   error
 }
 
 // refusedCall is a call the estimate refuses, and why.
@@ -144,13 +139,14 @@ func (r *regexCost) refuse(id int64, code Code, message, hint string) {
 // count is the instructions of pattern's program, for a matches on a
 // string of up to n code points. It compiles a pattern only when even a
 // lower bound of its program's size keeps that call within the limit,
-// only once a load, and only while the load's MaxLoadRegexInsts allow.
+// only once a load, and only while its size bound fits what is left of
+// the load's MaxLoadRegexInsts, so what a load compiles never passes it.
 func (r *regexCost) count(pattern string, n uint64) (uint64, error) {
 	if r.load == nil {
 		r.load = &regexLoad{}
 	}
-	if c, ok := r.load.counts[pattern]; ok {
-		return c.insts, c.err
+	if insts, ok := r.load.counts[pattern]; ok {
+		return insts, nil
 	}
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
@@ -160,7 +156,8 @@ func (r *regexCost) count(pattern string, n uint64) (uint64, error) {
 		}
 		return 0, fmt.Errorf("does not compile: %v", err)
 	}
-	if bound := programBound(re); bound > MaxRegexInsts {
+	bound := programBound(re)
+	if bound > MaxRegexInsts {
 		return 0, fmt.Errorf("%w (up to %d, over MaxRegexInsts = %d)", errTooManyInsts, bound, MaxRegexInsts)
 	}
 	least := programLeast(re)
@@ -170,8 +167,8 @@ func (r *regexCost) count(pattern string, n uint64) (uint64, error) {
 		}
 		return 0, fmt.Errorf("%w: at least %d, so on a string of %d code points it costs at least %d, over the cost limit of %d", errTooManyInsts, least, n, c, r.limit)
 	}
-	if left := MaxLoadRegexInsts - r.load.compiled; least > left {
-		return 0, fmt.Errorf("%w: at least %d, and the patterns before it in these rules compiled to %d; they may compile to MaxLoadRegexInsts = %d in all", errLoadInsts, least, r.load.compiled, MaxLoadRegexInsts)
+	if r.load.compiled+bound > MaxLoadRegexInsts {
+		return 0, fmt.Errorf("%w: up to %d, and the patterns before it in these rules compiled to %d; they may compile to MaxLoadRegexInsts = %d in all", errLoadInsts, bound, r.load.compiled, MaxLoadRegexInsts)
 	}
 	prog, err := syntax.Compile(re.Simplify())
 	if err != nil {
@@ -179,15 +176,11 @@ func (r *regexCost) count(pattern string, n uint64) (uint64, error) {
 	}
 	insts := uint64(len(prog.Inst))
 	r.load.compiled += insts
-	c := regexCount{insts: insts}
-	if r.load.compiled > MaxLoadRegexInsts {
-		c.err = fmt.Errorf("%w: %d, and with the patterns before it in these rules %d, over MaxLoadRegexInsts = %d in all", errLoadInsts, insts, r.load.compiled, MaxLoadRegexInsts)
-	}
 	if r.load.counts == nil {
-		r.load.counts = map[string]regexCount{}
+		r.load.counts = map[string]uint64{}
 	}
-	r.load.counts[pattern] = c
-	return c.insts, c.err
+	r.load.counts[pattern] = insts
+	return insts, nil
 }
 
 var regexHint = fmt.Sprintf("a matches costs a tenth per instruction of its compiled pattern and code point of the string, and an input is at most %s characters: "+
@@ -250,16 +243,18 @@ func sizeBound(re *syntax.Regexp) uint64 {
 
 // programLeast is a lower bound of the instructions of re's program:
 // those of every copy Simplify makes of a repeat (x{n,m} is m copies of
-// x, x{n,} n), its literals, classes and captures, and the program's fail
-// and match, but nothing for what Simplify may fold (x** is x*) or the
-// compiler may add (alternations, loops).
+// x, x{n,} n), an instruction for each literal rune, class and empty
+// width, two a capture, and the program's fail and match, but nothing for
+// what Simplify may fold (x** is x*) or the compiler may add
+// (alternations, loops).
 func programLeast(re *syntax.Regexp) uint64 { return cost.SafeAdd(leastInsts(re), 2) }
 
 func leastInsts(re *syntax.Regexp) uint64 {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return uint64(len(re.Rune))
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpEmptyMatch,
+		syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return 1
 	case syntax.OpCapture:
 		return cost.SafeAdd(2, leastInsts(re.Sub[0]))
