@@ -704,7 +704,9 @@ func (b *builder) parse(env *cel.Env, text string) (*cel.Ast, *cel.Issues) {
 }
 
 // earliest is whichever of two errors in one expression comes first in
-// it, or the one that is not nil.
+// it, or the one that is not nil: a matches' refusal and a string's.
+// Each is the first of its kind in estimate order, innermost first, so a
+// call refused for what an argument builds names the argument.
 func earliest(a, b *Error) *Error {
 	if a == nil || b == nil || a.Pos == nil || b.Pos == nil {
 		return cmp.Or(a, b)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"regexp/syntax"
@@ -291,24 +290,11 @@ func (r *regexCost) err(e expression, what string) *Error {
 	if len(r.refused) == 0 {
 		return nil
 	}
-	c := r.refused[first(r.checked, len(r.refused), func(i int) int64 { return r.refused[i].id })]
+	c := r.refused[0]
 	loc := r.checked.SourceInfo().GetStartLocation(c.id)
 	err := e.errAt(c.code, loc.Line(), loc.Column(), "%s: %s", what, c.message)
 	err.Hint = c.hint
 	return err
-}
-
-// first is which of n calls, the ith of them id(i), comes first in ast's
-// source.
-func first(ast *celast.AST, n int, id func(int) int64) int {
-	at := 0
-	for i := 1; i < n; i++ {
-		a, b := ast.SourceInfo().GetStartLocation(id(at)), ast.SourceInfo().GetStartLocation(id(i))
-		if cmp.Or(cmp.Compare(b.Line(), a.Line()), cmp.Compare(b.Column(), a.Column())) < 0 {
-			at = i
-		}
-	}
-	return at
 }
 
 // charge is what the run-time tracker charges a matches: the same as at

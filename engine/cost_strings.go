@@ -205,7 +205,7 @@ func (s *stringGrowth) err(e expression, what string) *Error {
 	if len(s.over) == 0 {
 		return nil
 	}
-	c := s.over[first(s.checked, len(s.over), func(i int) int64 { return s.over[i].id })]
+	c := s.over[0]
 	loc := s.checked.SourceInfo().GetStartLocation(c.id)
 	bound := "no bound"
 	if c.size != maxUint64 {
