@@ -157,7 +157,7 @@ func (r *regexCost) count(pattern string, n uint64) (uint64, error) {
 	}
 	bound := programBound(re)
 	if bound > MaxRegexInsts {
-		return 0, fmt.Errorf("%w (up to %d, over MaxRegexInsts = %d)", errTooManyInsts, bound, MaxRegexInsts)
+		return 0, fmt.Errorf("%w (up to %d, over the %s a pattern may have)", errTooManyInsts, bound, thousands(MaxRegexInsts))
 	}
 	least := programLeast(re)
 	if c := matchCost(least, n); c > r.limit {
@@ -167,7 +167,7 @@ func (r *regexCost) count(pattern string, n uint64) (uint64, error) {
 		return 0, fmt.Errorf("%w: at least %d, so on a string of %d code points it costs at least %d, over the cost limit of %d", errTooManyInsts, least, n, c, r.limit)
 	}
 	if r.load.compiled+bound > MaxLoadRegexInsts {
-		return 0, fmt.Errorf("%w: up to %d, and the patterns before it in these rules compiled to %d; they may compile to MaxLoadRegexInsts = %d in all", errLoadInsts, bound, r.load.compiled, MaxLoadRegexInsts)
+		return 0, fmt.Errorf("%w: up to %d, and the patterns before it in these rules to %d; the patterns of a load compile to at most %s in all", errLoadInsts, bound, r.load.compiled, thousands(MaxLoadRegexInsts))
 	}
 	prog, err := syntax.Compile(re.Simplify())
 	if err != nil {

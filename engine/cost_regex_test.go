@@ -160,7 +160,7 @@ func TestLoadBoundsPatternsCompiled(t *testing.T) {
 		if pos := errs[i].Pos; pos == nil || pos.Line != line || pos.Column != col {
 			t.Errorf("error at %v, want line %d column %d:\n%v", pos, line, col, errs[i])
 		}
-		if !strings.Contains(errs[i].Message, "MaxLoadRegexInsts") || errs[i].Hint == "" {
+		if !strings.Contains(errs[i].Message, "patterns of a load compile to at most") || errs[i].Hint == "" {
 			t.Errorf("the error does not say which limit, or has no hint:\n%v", errs[i])
 		}
 	}
