@@ -703,6 +703,20 @@ func (b *builder) parse(env *cel.Env, text string) (*cel.Ast, *cel.Issues) {
 	return ast, iss
 }
 
+// earliest is whichever of two errors in one expression comes first in
+// it, or the one that is not nil: a matches' refusal and a string's.
+// Each is the first of its kind in estimate order, innermost first, so a
+// call refused for what an argument builds names the argument.
+func earliest(a, b *Error) *Error {
+	if a == nil || b == nil || a.Pos == nil || b.Pos == nil {
+		return cmp.Or(a, b)
+	}
+	if cmp.Or(cmp.Compare(b.Pos.Line, a.Pos.Line), cmp.Compare(b.Pos.Column, a.Pos.Column)) < 0 {
+		return b
+	}
+	return a
+}
+
 // compile parses, type-checks and plans one expression. want lists the
 // output kinds allowed (nil: any); dyn is checked again at run time.
 func (b *builder) compile(env *cel.Env, e expression, what string, want []types.Kind, wantDesc string) (compiled, *cel.Ast) {
@@ -744,9 +758,9 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 	}
 	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
 	growth := &stringGrowth{limit: limit, checked: ast.NativeRep()}
-	regex := &regexCost{limit: limit, checked: ast.NativeRep()}
+	regex := &regexCost{limit: limit, checked: ast.NativeRep(), load: b.opts.regexes}
 	est, err := env.EstimateCost(ast, &b.sizes, append(growth.options(), regex.options()...)...)
-	if rerr := cmp.Or(regex.err(e, what), growth.err(e, what)); rerr != nil {
+	if rerr := earliest(regex.err(e, what), growth.err(e, what)); rerr != nil {
 		b.add(rerr)
 		return c, nil
 	}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"regexp/syntax"
 	"strings"
 	"testing"
@@ -76,14 +78,18 @@ func TestStringGrowthBoundsHold(t *testing.T) {
 }
 
 // TestRegexInstsHold checks regexCost's count of a pattern's program: it
-// is cel-go's own (types.RegexProgramSize), and the bound it refuses a
-// pattern by before compiling it is never below the count.
+// is cel-go's own (types.RegexProgramSize), the bound it refuses a
+// pattern by before compiling it is never below the count, and the lower
+// bound it refuses a call by before compiling is never above it.
 func TestRegexInstsHold(t *testing.T) {
 	for _, p := range []string{
 		"b", "^cuda 1[2-9]", `cuda [0-9]+\.[0-9]+`, ".{0,1000}b", "a{3,}", "a{2,5}", "(?i)CUDA|rocm|oneapi",
 		`\pL+`, "(?:" + strings.Repeat(".", 30) + "){30}", "((a|b)*c)?d{0,7}", "(?:(?:a{0,10}){0,10}){0,10}", "",
+		"(a*)*", "(?:a*)*b", "(?:a*)+?", "x{0}", "(?:)", "()", "(?:|a)", "[^a]", `\b^$`, "(?:a*){5}", "(?:a+){2,}",
+		"(a){3}(b)?", "(?s).{2}", "abc|abd|abe", "[a-c]{4,6}?", "(?:(?:a|b){3}){0,}", "(?:(){0,5}){4}",
 	} {
-		got, err := regexInsts(p)
+		r := &regexCost{limit: maxUint64}
+		got, err := r.count(p, 0)
 		if err != nil {
 			t.Fatalf("%q: %v", p, err)
 		}
@@ -92,10 +98,59 @@ func TestRegexInstsHold(t *testing.T) {
 			t.Fatal(err)
 		}
 		re, _ := syntax.Parse(p, syntax.Perl)
-		bound := programBound(re)
-		t.Logf("%.40q: %d instructions, bound %d", p, got, bound)
-		if got != uint64(want) || bound < got {
-			t.Errorf("%q: counted %d, cel-go counts %d; bound %d", p, got, want, bound)
+		bound, least := programBound(re), programLeast(re)
+		t.Logf("%.40q: %d instructions, at least %d, at most %d", p, got, least, bound)
+		if got != uint64(want) || bound < got || least > got {
+			t.Errorf("%q: counted %d, cel-go counts %d; bounds %d to %d", p, got, want, least, bound)
+		}
+	}
+}
+
+// TestRegexBoundsHoldOnRandomPatterns checks the two bounds of
+// TestRegexInstsHold on patterns built at random (a fixed seed) from
+// literals, classes, empty widths, captures, alternations and every
+// kind of repeat, nested.
+func TestRegexBoundsHoldOnRandomPatterns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 4))
+	atoms := []string{"a", "bc", ".", "[a-c]", `\d`, "^", "$", `\b`, `\B`, "(?:)", "(?i)x", "[^a]", `\pL`}
+	var gen func(depth int) string
+	gen = func(depth int) string {
+		if depth == 0 || rng.IntN(4) == 0 {
+			return atoms[rng.IntN(len(atoms))]
+		}
+		switch rng.IntN(9) {
+		case 0:
+			return gen(depth-1) + gen(depth-1)
+		case 1:
+			return gen(depth-1) + "|" + gen(depth-1)
+		case 2:
+			return "(" + gen(depth-1) + ")"
+		case 3:
+			return "(?:" + gen(depth-1) + ")*"
+		case 4:
+			return "(?:" + gen(depth-1) + ")+?"
+		case 5:
+			return "(?:" + gen(depth-1) + ")?"
+		case 6:
+			return fmt.Sprintf("(?:%s){%d}", gen(depth-1), rng.IntN(4))
+		case 7:
+			return fmt.Sprintf("(?:%s){%d,}", gen(depth-1), rng.IntN(4))
+		}
+		lo := rng.IntN(4)
+		return fmt.Sprintf("(?:%s){%d,%d}", gen(depth-1), lo, lo+rng.IntN(4))
+	}
+	for range 3000 {
+		p := gen(5)
+		re, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			continue // a repeat of nothing the parser refuses
+		}
+		want, err := types.RegexProgramSize(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if least, bound := programLeast(re), programBound(re); least > uint64(want) || bound < uint64(want) {
+			t.Errorf("%q: %d instructions, bounds %d to %d", p, want, least, bound)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,8 @@ func TestLoadRefusesCostlyPatterns(t *testing.T) {
 		{"a repeated group", "platform_version.matches('(?:" + strings.Repeat(".", 30) + "){1000}')", engine.CodeCostLimit, "('(?:"},
 		{"a pattern over MaxRegexInsts", "platform_version.matches('" + strings.Repeat(".{0,1000}", 600) + "')", engine.CodeCostLimit, "('.{0,1000}"},
 		{"a string of no known size", "gpu_matches.size() > 0 && gpu_matches[0].marker.matches('^cuda')", engine.CodeCostLimit, "('^cuda')"},
+		{"a string built before a pattern", "platform_version.replace('', platform_version) != '' && platform_version.matches('.{0,300}b')", engine.CodeCostLimit, "('', platform_version)"},
+		{"a pattern before a string built", "platform_version.matches('.{0,300}b') && platform_version.replace('', platform_version) != ''", engine.CodeCostLimit, "('.{0,300}b')"},
 		{"a pattern that does not compile", "platform_version.matches('(cuda')", engine.CodeCELType, "('(cuda"},
 	}
 	for _, tt := range tests {
@@ -112,5 +115,53 @@ func TestMatchesChargedAtRunTime(t *testing.T) {
 	_, err = rs.Resolve(context.Background(), engine.Input{"platform": "evil", "platform_version": strings.Repeat("a", engine.MaxStringLen-6)})
 	if errs := engine.Errors(err); len(errs) != 1 || errs[0].Code != engine.CodeCostLimit {
 		t.Errorf("Resolve got %v, want %s", err, engine.CodeCostLimit)
+	}
+}
+
+// TestLoadBoundsPatternsCompiled: patterns that each fit the cost limit
+// (on an empty literal, 80,003 instructions cost 8,001) are compiled
+// once each, by their text, and a load that would compile more than
+// MaxLoadRegexInsts of them in all (by their size bounds, 120,125 each)
+// is refused at each pattern past it, across expressions, before it is
+// compiled: a rules file of hundreds of such patterns compiles a few of
+// them.
+func TestLoadBoundsPatternsCompiled(t *testing.T) {
+	pattern := func(i int) string { return strings.Repeat(".{0,1000}", 40) + fmt.Sprint(i) }
+	call := func(i int) string { return "''.matches('" + pattern(i) + "')" }
+	places := []string{
+		"when: platform == 'cpu'",
+		"when: platform == 'gpu' && gpu_matches.size() == 0",
+		"when: platform == 'gpu' && local_hardware_id == null",
+		"when: platform == 'tpu' && memory_kind != 'pinned_host'",
+		"when: platform == 'tpu' && local_hardware_id == null",
+	}
+	load := func(patterns ...int) (string, error) {
+		fsys := versionFS(t, "v3")
+		var text string
+		for i, p := range patterns {
+			old := places[i]
+			text = edit(t, fsys, "jax/v3/rules.yaml", old, `when: "`+strings.TrimPrefix(old, "when: ")+` && !`+call(p)+`"`)
+		}
+		_, err := engine.Load(fsys, engine.Options{SkipTests: true})
+		return text, err
+	}
+	// The same pattern five times is compiled once; with another, two.
+	if _, err := load(0, 0, 1, 0, 0); err != nil {
+		t.Fatalf("Load refused two patterns of 80,003 instructions, one of them repeated:\n%v", err)
+	}
+	// A third pattern passes MaxLoadRegexInsts with the two before it.
+	text, err := load(0, 1, 0, 2, 3)
+	errs := engine.Errors(err)
+	if len(errs) != 2 || errs[0].Code != engine.CodeCostLimit || errs[1].Code != engine.CodeCostLimit {
+		t.Fatalf("Load got %v, want two %s, at the third and fourth patterns", err, engine.CodeCostLimit)
+	}
+	for i, p := range []int{2, 3} {
+		line, col := positionOf(t, text, "('"+pattern(p))
+		if pos := errs[i].Pos; pos == nil || pos.Line != line || pos.Column != col {
+			t.Errorf("error at %v, want line %d column %d:\n%v", pos, line, col, errs[i])
+		}
+		if !strings.Contains(errs[i].Message, "patterns of a load compile to at most") || errs[i].Hint == "" {
+			t.Errorf("the error does not say which limit, or has no hint:\n%v", errs[i])
+		}
 	}
 }

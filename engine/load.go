@@ -74,6 +74,7 @@ type Options struct {
 
 	parsed     *parsedIndex // the rules directory's ParsedFile, read by Load
 	parsedSink *parsedSink  // WriteParsed's: collects what is parsed, reads no ParsedFile
+	regexes    *regexLoad   // the matches patterns this Load compiled (cost_regex.go)
 }
 
 // DefaultMemoSize is how many decisions a rule set remembers when
@@ -116,6 +117,7 @@ type Catalog struct {
 func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	var errs ErrorList
 	opts.Cache.begin()
+	opts.regexes = &regexLoad{}
 	c := &Catalog{sets: map[string][]*RuleSet{}}
 	names, err := fs.ReadDir(fsys, ".")
 	if err != nil {

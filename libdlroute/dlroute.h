@@ -69,7 +69,10 @@
  *    request timeout; past it the call answers EVAL_ERROR (code
  *    canceled). Compiling rules (dlroute_open of a directory or bundle,
  *    the first dlroute_ruleset of an embedded version, the first interop
- *    call) is bounded by the rule files' limits instead (1 MiB a file).
+ *    call) is bounded by the rule files' limits instead (1 MiB a file)
+ *    and by the patterns of matches a load compiles (250,000
+ *    instructions in all, the engine's MaxLoadRegexInsts: a fraction of
+ *    a second).
  *  - handles: DLROUTE_MAX_OPEN (64) rules open at once in a process;
  *    one more dlroute_open is DLROUTE_TOO_MANY_OPEN until one is closed.
  *    Each costs about 0.6 MB before it compiles a version, tens of MB

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"maps"
 	"slices"
@@ -165,5 +166,21 @@ func TestDecisionRoundTrip(t *testing.T) {
 	}
 	if s := Pack(StatusTooSmall, 900); func() bool { st, v := Unpack(s); return st != StatusTooSmall || v != 900 }() {
 		t.Errorf("Pack/Unpack do not round-trip")
+	}
+}
+
+// TestJSONFieldNamesTheExtraValue: a JSON field of two values is refused
+// at the byte where the second starts (counted from 0, as an invalid
+// UTF-8 byte is), not past it.
+func TestJSONFieldNamesTheExtraValue(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		at    int
+	}{{"[1] [2]", 4}, {"[1]\n\t x", 6}, {`{"a":1}2`, 7}} {
+		b := append([]byte{TagJSON, byte(len(tt.value)), 0, 0, 0}, tt.value...)
+		_, _, err := DecodeFields(b, 1)
+		if want := fmt.Sprintf("after the JSON value (at byte %d)", tt.at); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error that says %q", tt.value, err, want)
+		}
 	}
 }

@@ -76,8 +76,10 @@ func decodeJSON(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
+	end := dec.InputOffset() // the value's end: Token reads past what follows it
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("unexpected data after the JSON value (at byte %d)", dec.InputOffset())
+		rest := data[end:]
+		return fmt.Errorf("unexpected data after the JSON value (at byte %d)", int(end)+len(rest)-len(bytes.TrimLeft(rest, " \t\r\n")))
 	}
 	return nil
 }

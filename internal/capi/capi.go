@@ -25,6 +25,7 @@ import (
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/memo"
 	"github.com/dlroute/dlroute/internal/rulesource"
+	"github.com/dlroute/dlroute/rules"
 )
 
 // Version is the C ABI's version, DLROUTE_ABI_VERSION in dlroute.h. It
@@ -180,7 +181,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, e
 	if o.cache == nil {
 		o.cache = engine.NewCache()
 	}
-	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true, TrustParsed: true})
+	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true, TrustParsed: rules.Embedded(o.fsys)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,7 +193,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, e
 // embedded rules. o.mu is held.
 func (o *openRules) whole() (*engine.Catalog, error) {
 	if o.catalog == nil {
-		cat, err := engine.Load(o.fsys, engine.Options{TrustParsed: true})
+		cat, err := engine.Load(o.fsys, engine.Options{TrustParsed: rules.Embedded(o.fsys)})
 		if err != nil {
 			return nil, err
 		}
