@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +20,10 @@ import (
 // readmeRunMark is the HTML comment before a ```sh block that says how
 // TestREADMESnippetsRun runs it: "skip: why", "first line: why" (the rest
 // cannot run inside a test), or "serves: TEXT" (it starts a server: the
-// block runs until its output shows TEXT, then is stopped). Unmarked
-// blocks run to their end.
-var readmeRunMark = regexp.MustCompile(`<!-- readme-test: (skip|first line|serves): ([^>]*) -->\s*$`)
+// block runs until its output shows TEXT, then is stopped), or "exits: N
+// why" (its last command's status, the block's, is N, as it documents).
+// Unmarked blocks run to their end and succeed.
+var readmeRunMark = regexp.MustCompile(`<!-- readme-test: (skip|first line|serves|exits): ([^>]*) -->\s*$`)
 
 // readmeFailure is what a command a person pasted prints when the README
 // is wrong, even where the block's last command, whose status is the
@@ -152,7 +155,7 @@ func TestREADMESnippetsRun(t *testing.T) {
 			runUntil(t, cmd, &out, why, line)
 		} else if err := cmd.Run(); ctx.Err() != nil {
 			t.Errorf("README.md:%d: the block ran past 10 minutes:\n%s", line, out.String())
-		} else if err != nil || readmeFailure.MatchString(out.String()) {
+		} else if status := exitStatus(err); status != wantStatus(mode, why) || readmeFailure.MatchString(out.String()) {
 			t.Errorf("README.md:%d: the block, pasted, fails (%v):\n%s\noutput:\n%s", line, err, block, out.String())
 		} else {
 			for _, want := range shownOutputs(block) {
@@ -197,6 +200,31 @@ func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, line in
 	if readmeFailure.MatchString(out.String()) {
 		t.Errorf("README.md:%d: the block, pasted, fails:\n%s", line, out.String())
 	}
+}
+
+// exitStatus is the status of a block that ran to its end.
+func exitStatus(err error) int {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+// wantStatus is the status a block must end with: 0, or the N of its
+// "exits: N why" mark.
+func wantStatus(mode, why string) int {
+	if mode != "exits" {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.Fields(why + " x")[0])
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 // shownOutputs is what a block says its commands print: a comment line
