@@ -393,7 +393,8 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
         release, why = probe(lib)
         if release is None:
             if named:
-                raise ImportError(f"{lib} was named but cannot be checked: {why}")
+                raise ImportError(f"{lib} was named but cannot be checked: {why}\nhint: install it (or fix its "
+                                  f"import), or leave {lib} off the command line to check what is installed")
             report.notes.append(f"{lib} is not checked: {why}")
             continue
         checker = _checkers()[lib]()
