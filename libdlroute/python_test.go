@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,19 @@ type pythonStack struct {
 	// first): the multi-GB torch install is faster (RATIONALE.md, "Why
 	// does the Python 3.12 stack install with uv?").
 	uv bool
+	// system names the releases base itself provides, outside
+	// requirements (Debian's torch), and the version the runner checks
+	// each against: it names no release range, so the nearest answers.
+	system map[string]systemRelease
 }
+
+// A systemRelease is a library the interpreter provides: its installed
+// version and the rule-set version the runner must choose for it.
+type systemRelease struct{ release, ref string }
+
+// checkedLibraries are the libraries each stack's runner must check: each
+// is named, so one that is missing or does not import fails the run.
+var checkedLibraries = []string{"numpy", "torch", "jax"}
 
 // uvRequirement is the uv that installs the 3.12 stack.
 const uvRequirement = "uv==0.9.5"
@@ -43,6 +56,7 @@ var pythonStacks = []pythonStack{
 		requirements: "python/requirements-py311.txt",
 		base:         debianPython,
 		systemSite:   true,
+		system:       map[string]systemRelease{"torch": {"1.13.0a0+gitunknown", "torch@v1"}},
 	},
 	{
 		name:         "py3.12-pypi",
@@ -65,36 +79,126 @@ func TestPython(t *testing.T) {
 	}
 	lib := filepath.Join(ctest.Library(t), "libdlroute.so")
 	if p := os.Getenv("DLROUTE_PYTHON"); p != "" {
-		runPythonTests(t, p, lib)
+		runPythonTests(t, p, lib, nil)
 		return
 	}
 	for _, s := range pythonStacks {
 		t.Run(s.name, func(t *testing.T) {
-			runPythonTests(t, venvFor(t, s), lib)
+			python := venvFor(t, s)
+			runPythonTests(t, python, lib, func(out []byte) { checkTargets(t, s, out) })
 		})
 	}
 }
 
-func runPythonTests(t *testing.T, python, lib string) {
+// runPythonTests runs pytest, then the runner on checkedLibraries; report,
+// where not nil, is given the runner's --json report.
+func runPythonTests(t *testing.T, python, lib string, report func(out []byte)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	env := append(os.Environ(), wasmbuild.EnvLibrary+"="+lib, "PYTHONPATH=python", "PYTHONDONTWRITEBYTECODE=1")
-	for _, args := range [][]string{
-		{"-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"},
-		{"-m", "dlroute", "check"},
-	} {
-		cmd := exec.CommandContext(ctx, python, args...)
+	runs := []struct {
+		args []string
+		json bool // stdout alone, a --json report
+	}{
+		{[]string{"-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"}, false},
+		{append([]string{"-m", "dlroute", "check"}, checkedLibraries...), false},
+		{append([]string{"-m", "dlroute", "check", "--json", "--no-exchanges"}, checkedLibraries...), true},
+	}
+	for _, r := range runs {
+		cmd := exec.CommandContext(ctx, python, r.args...)
 		cmd.Dir = ".."
 		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		t.Logf("%s:\n%s", strings.Join(args[1:], " "), out)
+		var out []byte
+		var err error
+		if r.json {
+			// The libraries' own warnings go to stderr, not into the JSON.
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err = cmd.Output()
+			if err != nil {
+				t.Logf("%s (stderr):\n%s", strings.Join(r.args[1:], " "), stderr.String())
+			}
+		} else {
+			out, err = cmd.CombinedOutput()
+			t.Logf("%s:\n%s", strings.Join(r.args[1:], " "), out)
+		}
 		if ctx.Err() != nil {
-			t.Fatalf("%s ran past 15 minutes", args[1])
+			t.Fatalf("%s ran past 15 minutes", r.args[1])
 		}
 		if err != nil {
-			t.Fatalf("%s %s: %v", python, strings.Join(args, " "), err)
+			t.Fatalf("%s %s: %v", python, strings.Join(r.args, " "), err)
+		}
+		if r.json && report != nil {
+			report(out)
 		}
 	}
+}
+
+// checkTargets asserts that the runner's --json report checked the
+// releases s pins (its requirements file, and its system releases): each
+// library's targets are that release, covered by the rule-set version
+// chosen, or, for a system release, its expected nearest version.
+func checkTargets(t *testing.T, s pythonStack, out []byte) {
+	t.Helper()
+	var report struct {
+		Targets []struct {
+			Library, Ruleset, Release, Ref string
+			Covered                        bool
+		}
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("check --json: %v\n%s", err, out)
+	}
+	pins, err := pinnedReleases(filepath.Join("..", s.requirements))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lib := range checkedLibraries {
+		want, ok := pins[lib]
+		sys, isSystem := s.system[lib]
+		if isSystem {
+			want = sys.release
+		} else if !ok {
+			t.Fatalf("%s pins no %s and the stack names no system release of it", s.requirements, lib)
+		}
+		n := 0
+		for _, tg := range report.Targets {
+			if tg.Library != lib {
+				continue
+			}
+			n++
+			if tg.Release != want {
+				t.Errorf("%s: the runner checked %s %s, want %s (%s)", s.name, lib, tg.Release, want, s.requirements)
+			}
+			switch {
+			case isSystem && tg.Ref != sys.ref:
+				t.Errorf("%s: %s %s was checked by %s, want %s", s.name, lib, tg.Release, tg.Ref, sys.ref)
+			case !isSystem && !tg.Covered:
+				t.Errorf("%s: %s %s: %s is only the nearest version; no version covers it", s.name, lib, tg.Release, tg.Ref)
+			}
+		}
+		if n == 0 {
+			t.Errorf("%s: the runner checked no %s", s.name, lib)
+		}
+	}
+}
+
+// pinnedReleases reads a requirements file's name==release pins, by the
+// lower-cased name.
+func pinnedReleases(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pins := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		name, release, ok := strings.Cut(strings.TrimSpace(line), "==")
+		if ok {
+			pins[strings.ToLower(strings.TrimSpace(name))] = strings.TrimSpace(release)
+		}
+	}
+	return pins, nil
 }
 
 // venvFor returns the interpreter of s's virtual environment, making it

@@ -199,26 +199,36 @@ class TorchChecker(Checker):
         name = getattr(torch._C, "_get_privateuse1_backend_name", lambda: "privateuseone")()
         self.privateuse1_backend = name != "privateuseone"
 
+    #: Build facts of the rules, each with what a case of either value needs
+    #: of this torch: (when the case says True, when it says False).
+    BUILDS = (("gpu_build", "a CUDA or ROCm build of torch", "a CPU-only build of torch"),
+              ("xpu_build", "an XPU build of torch", "a torch without an XPU build"),
+              ("privateuse1_backend", "a registered PrivateUse1 backend",
+               "a torch without a registered PrivateUse1 backend"))
+
     def _needs(self, inp: dict[str, Any], dflt: dict[str, Any], rs: Any) -> None:
-        """Raises Unreachable for a case that needs what this torch lacks."""
+        """Raises Unreachable for a case that needs a device or build this
+        torch lacks, saying which. A case runs where its build facts are
+        this torch's, or differ in none the rules decide on: a CPU-only
+        build's answer to a CUDA target (Torch not compiled with CUDA
+        enabled) runs on a CPU-only build, and a build without XPU's answer
+        to device='xpu' on one without XPU, no device needed."""
         def eff(k: str) -> Any:
             return inp.get(k, dflt.get(k))
 
         if "hip" in dflt and bool(eff("hip")) != self.hip:
             raise Unreachable("needs a ROCm build of torch" if eff("hip") else "needs a torch that is not a ROCm build")
-        # gpu_build decides only the request to a GPU producer (its stream).
+        call = inp.get("call")
         gpu_producer = tuple(inp.get("producer_device", [1, 0]))[0] in (2, 3, 10, 11, 13)
-        if inp.get("call") == "request" and gpu_producer:
-            if "gpu_build" in dflt and bool(eff("gpu_build")) != self.gpu_build:
-                raise Unreachable("needs a CUDA or ROCm build of torch" if eff("gpu_build") else
-                                  "needs a CPU-only build of torch")
         # A build fact this torch differs in matters only where the rules
         # decide otherwise with this torch's value.
-        for k, what in (("xpu_build", "an XPU build of torch"),
-                        ("privateuse1_backend", "a registered PrivateUse1 backend")):
+        for k, yes, no in self.BUILDS:
             if k in dflt and bool(eff(k)) != getattr(self, k) and \
                     rs.resolve(dict(inp, **{k: getattr(self, k)})) != rs.resolve(inp):
-                raise Unreachable(f"needs {what}" if eff(k) else f"needs a torch without {what}")
+                raise Unreachable(f"needs {yes}" if eff(k) else f"needs {no}")
+        # The case is a CPU-only build's answer, and this torch is one (the
+        # loop above): a CUDA target raises before any device is touched.
+        cpu_build = "gpu_build" in dflt and not eff("gpu_build") and not self.gpu_build
         if eff("xla_on_cuda"):
             raise Unreachable("needs torch_xla on a CUDA device")
         gpu = "a ROCm device" if self.hip else "a CUDA device"
@@ -233,16 +243,22 @@ class TorchChecker(Checker):
                 raise Unreachable("needs another current CUDA device")
         elif t not in ("cpu", "meta"):
             raise Unreachable(f"needs a torch {t} device")
-        asked = str(inp.get("device") or "")
+        asked = str(inp.get("device") or "").split(":")[0]
         dl = inp.get("dl_device") or [1, 0]
-        if (asked.startswith("cuda") or (inp.get("call") == "__dlpack__" and dl and dl[0] in (2, 3, 13))) \
-                and not self.cuda:
+        # kDLCUDAHost (3) as dl_device is no device torch names: refused on
+        # any torch, with or without a GPU.
+        cuda_target = asked == "cuda" or (call == "__dlpack__" and dl[0] in (2, 13))
+        if cuda_target and not self.cuda and not cpu_build:
             raise Unreachable(f"needs {gpu}")
-        if asked and asked.split(":")[0] not in ("cpu", "cuda", "meta"):
-            raise Unreachable(f"needs a torch {asked.split(':')[0]} device")
-        if inp.get("call") == "request" and gpu_producer and self.gpu_build and not self.cuda:
+        # device='xpu' on a build without XPU is refused before any device
+        # is looked for: it runs where the case and this torch lack XPU.
+        xpu_absent = asked == "xpu" and "xpu_build" in dflt and not eff("xpu_build") and not self.xpu_build
+        if asked and asked not in ("cpu", "cuda", "meta") and not xpu_absent:
+            raise Unreachable(f"needs a torch {asked} device")
+        if call == "request" and gpu_producer and self.gpu_build and not self.cuda:
             raise Unreachable(f"needs {gpu}: torch.from_dlpack asks the current stream of a GPU producer")
-        if inp.get("call") == "from_dlpack" and tuple(inp.get("capsule_device", [1, 0]))[0] in (2, 13):
+        capsule = tuple(inp.get("capsule_device", [1, 0]))[0]
+        if call == "from_dlpack" and capsule in (2, 13) and not (cpu_build and capsule == 2):
             raise Unreachable("a kDLCUDA capsule needs device memory behind it; the runner's are host memory")
 
     def tensor(self, inp: dict[str, Any]) -> Any:

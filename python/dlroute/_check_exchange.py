@@ -33,7 +33,7 @@ def _device(y: Any) -> list[int]:
     return [int(code), int(device_id)]
 
 
-def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str], notes: list[str]) -> list[Result]:
+def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str]) -> list[Result]:
     from .interop import array_of
 
     out: list[Result] = []
@@ -45,24 +45,43 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
         for (what, x), copy, device in itertools.product(producer.arrays(), COPIES, consumer.devices()):
             kwargs = {k: v for k, v in (("copy", copy), ("device", device)) if v is not None}
             name = f"{c}.from_dlpack({what}{''.join(f', {k}={v!r}' for k, v in kwargs.items())})"
+            refs_label = f"{p_ref} -> {c_ref}"
+            if device == "cuda" and not _has_cuda(consumer):
+                out.append(Result(label, refs_label, name, "unreachable", "needs a CUDA device"))
+                continue
             try:
                 cell = engine.interop(p_ref, c_ref, array=array_of(x)[1], copy=copy, device=device)
             except DlrouteError as e:
-                notes.append(f"{label}: not asked: {str(e).splitlines()[0]}")
-                break
-            if device == "cuda" and not _has_cuda(consumer):
-                out.append(Result(label, f"{p_ref} -> {c_ref}", name, "unreachable", "needs a CUDA device"))
+                out.append(_unanswered(label, refs_label, name, e, lambda: _consumed(consumer, x, kwargs)))
                 continue
             want: Outcome = ({"raise": [cell.error_type, cell.error_message]} if cell.outcome == "error"
                              else {"device": list(cell.device or ()), "copy": cell.copies})
-            try:
-                y = consumer.consume(x, kwargs)
-                got: Outcome = {"device": _device(y), "copy": pointer(y) != pointer(x)}
-            except Exception as e:
-                got = raised(e)
+            got = _consumed(consumer, x, kwargs)
             status = "agree" if want == got else "differ"
-            out.append(Result(label, f"{p_ref} -> {c_ref}", name, status, None, want, got))
+            out.append(Result(label, refs_label, name, status, None, want, got))
     return out
+
+
+def _consumed(consumer: Checker, x: Any, kwargs: dict[str, Any]) -> Outcome:
+    """What the consumer's from_dlpack made of x: its device and whether it
+    shares x's memory, or the exception."""
+    try:
+        y = consumer.consume(x, kwargs)
+        return {"device": _device(y), "copy": pointer(y) != pointer(x)}
+    except Exception as e:
+        return raised(e)
+
+
+def _unanswered(label: str, refs: str, name: str, e: DlrouteError, consumed: Any) -> Result:
+    """A combination the engine did not answer, counted, never dropped: a
+    consumer version that declares no consumer side (``no_ruleset``) is
+    unreachable, the engine's reason its why; any other error means the
+    rules failed to answer a real exchange, a difference against what the
+    consumer did."""
+    why = str(e).splitlines()[0]
+    if e.code == "no_ruleset":
+        return Result(label, refs, name, "unreachable", f"the rules do not answer it: {why}")
+    return Result(label, refs, name, "differ", None, {"rules_failed": why}, consumed())
 
 
 def _has_cuda(checker: Checker) -> bool:

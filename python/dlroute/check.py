@@ -155,13 +155,19 @@ def _padded(t: tuple[int, ...], n: int = 4) -> tuple[int, ...]:
 
 def checked_as(root: Path, ref: str, release: str) -> str | None:
     """How ref's manifest says release was checked against its real code
-    (mirrors.releases.checked: "run" or "source"), or None."""
+    (mirrors.releases.checked: "run" or "source"), or None. The release is
+    read by its base release, as choose_version reads it: 2.15.0+cpu is
+    2.15.0."""
     name, version = ref.split("@")
     path = root / name / version / "manifest.yaml"
     if not path.is_file():
         return None
     rel = ((_yaml(path).get("mirrors") or {}).get("releases") or {})
-    return (rel.get("checked") or {}).get(release)
+    base = _padded(release_tuple(release))
+    for key, how in (rel.get("checked") or {}).items():
+        if _padded(release_tuple(str(key))) == base:
+            return how
+    return None
 
 
 def choose_version(root: Path, name: str, release: str) -> tuple[str, bool, str]:
@@ -186,8 +192,12 @@ def choose_version(root: Path, name: str, release: str) -> tuple[str, bool, str]
         gap = min(abs(_distance(base, first)), abs(_distance(base, last or first)))
         if best is None or gap < best[0]:
             best = (gap, ref, span)
-    if covering:  # two ranges that both claim it: the one that starts later is the closer
-        _, ref, span = max(covering)
+    if len(covering) > 1:  # the engine refuses overlapping ranges too
+        raise LookupError(f"{release} lies in the releases of {len(covering)} versions of {name}: "
+                          + ", ".join(f"{ref} ({span})" for _, ref, span in covering)
+                          + "; a release is covered by one version only")
+    if covering:
+        _, ref, span = covering[0]
         return ref, True, span
     if best is None:
         raise LookupError(f"no version of {name} names the releases it mirrors")
@@ -316,17 +326,29 @@ def _checkers() -> dict[str, Callable[[], Checker]]:
 
 def installed(library: str) -> str | None:
     """The release of ``library`` installed here, or None; it must import."""
+    return probe(library)[0]
+
+
+def probe(library: str) -> tuple[str | None, str | None]:
+    """(release, None) for a library installed here that imports, else
+    (None, why): it is not installed, or the exception its import raised.
+    The release is the distribution's (``numpy``, ``torch``), else the
+    module's ``__version__`` (CuPy installs as ``cupy-cuda12x``)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        release = version(library)
-    except PackageNotFoundError:
-        return None
+        module = importlib.import_module(library)
+    except ModuleNotFoundError as e:
+        if e.name == library:
+            return None, "it is not installed here"
+        return None, f"its import raised {type(e).__name__}: {e}"
+    except Exception as e:  # any failure to import: reported, never guessed around
+        return None, f"its import raised {type(e).__name__}: {e}"
     try:
-        importlib.import_module(library)
-    except Exception:
-        return None
-    return release
+        return version(library), None
+    except PackageNotFoundError:
+        release = getattr(module, "__version__", None)
+        return (str(release), None) if release else (None, "it imports but names no release")
 
 
 def run(libraries: Sequence[str] | None = None, *, rules: str | Path | None = None,
@@ -335,7 +357,10 @@ def run(libraries: Sequence[str] | None = None, *, rules: str | Path | None = No
     LIBRARIES that are installed) against their rules.
 
     Args:
-        libraries: names from LIBRARIES; one that is not installed is a note.
+        libraries: names from LIBRARIES (default: every one, where one
+            that is absent or does not import is a note); a library named
+            here that is absent or does not import raises ImportError with
+            the reason.
         rules: a rules directory (default :func:`rules_dir`).
         ruleset: refs (``numpy@v1``) to run instead of the version that
             covers the installed release, one per rule-set name.
@@ -356,6 +381,7 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
     from . import load
 
     root = rules_dir(rules)
+    named = bool(libraries)
     names = list(libraries or LIBRARIES)
     forced = {r.split("@")[0]: r for r in ruleset}
     report = Report()
@@ -364,9 +390,12 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
     for lib in names:
         if lib not in LIBRARIES:
             raise ValueError(f"dlroute check knows {', '.join(LIBRARIES)}, not {lib!r}")
-        release = installed(lib)
+        release, why = probe(lib)
         if release is None:
-            report.notes.append(f"{lib} is not installed (or does not import) here: nothing to run")
+            if named:
+                raise ImportError(f"{lib} was named but cannot be checked: {why}\nhint: install it (or fix its "
+                                  f"import), or leave {lib} off the command line to check what is installed")
+            report.notes.append(f"{lib} is not checked: {why}")
             continue
         checker = _checkers()[lib]()
         checkers[lib] = checker
@@ -386,7 +415,7 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
         from ._check_exchange import run_exchanges
 
         refs = {t.ruleset: t.ref for t in report.targets}
-        report.results.extend(run_exchanges(engine, checkers, refs, report.notes))
+        report.results.extend(run_exchanges(engine, checkers, refs))
     engine.close()
     return report
 
@@ -440,7 +469,8 @@ def table(report: Report) -> str:
 def main(argv: list[str]) -> int:
     """``python -m dlroute check [LIBRARY ...] [--json] [--ruleset REF] [--rules PATH]``:
     exit status 0 when every case run agrees, 1 on any difference, 2 when
-    it cannot run."""
+    it cannot run (a library named that is not installed or does not
+    import, with the reason)."""
     import argparse
 
     from . import DlrouteError

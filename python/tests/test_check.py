@@ -5,8 +5,10 @@ release ranges as the manifests write them."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -108,3 +110,120 @@ def test_another_era_of_numpy_is_told_apart(capsys: pytest.CaptureFixture) -> No
     out = capsys.readouterr().out
     assert f"numpy {release}: numpy -> {other} was asked for (--ruleset)" in out
     assert f"DIFFERS {other}: " in out
+
+
+def _broken_cupy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A cupy on sys.path whose import fails as a CuPy wheel's does on a
+    machine without the CUDA runtime: the message the runner must print."""
+    message = "libcudart.so.12: cannot open shared object file: No such file or directory"
+    (tmp_path / "cupy").mkdir()
+    (tmp_path / "cupy" / "__init__.py").write_text(f"raise ImportError({message!r})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    return message
+
+
+def test_a_named_library_that_does_not_import_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    message = _broken_cupy(tmp_path, monkeypatch)
+    assert main(["check", "cupy"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: cupy was named but cannot be checked: its import raised ImportError: {message}" in err
+
+
+def test_a_named_library_that_is_not_installed_exits_2(capsys: pytest.CaptureFixture) -> None:
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("cupy is installed here")
+    assert main(["check", "cupy"]) == 2
+    assert "error: cupy was named but cannot be checked: it is not installed here" in capsys.readouterr().err
+
+
+def test_with_no_names_a_library_that_does_not_import_is_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    """Without names the runner checks what is here: cupy that does not
+    import is listed, with its reason, and the exit status is the cases'."""
+    message = _broken_cupy(tmp_path, monkeypatch)
+    assert main(["check", "--no-exchanges", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert f"cupy is not checked: its import raised ImportError: {message}" in out["notes"]
+    assert "cupy" not in {t["library"] for t in out["targets"]}
+
+
+def test_every_exchange_is_counted_even_where_the_engine_cannot_answer() -> None:
+    """jax's rules declare no consumer side: each of numpy's arrays into
+    jax's from_dlpack, with each copy=, is a row (unreachable, with the
+    engine's reason), not dropped after the first."""
+    if not (check.installed("numpy") and check.installed("jax")):
+        pytest.skip("needs numpy and jax")
+    from dlroute._check_exchange import COPIES
+
+    report = check.run(["numpy", "jax"])
+    checkers = {lib: check._checkers()[lib]() for lib in ("numpy", "jax")}
+    for p, c in (("numpy", "jax"), ("jax", "numpy")):
+        rows = [r for r in report.results if r.library == f"{p}->{c}"]
+        assert len(rows) == len(checkers[p].arrays()) * len(COPIES) * len(checkers[c].devices())
+        assert len({r.case for r in rows}) == len(rows)
+    into_jax = [r for r in report.results if r.library == "numpy->jax"]
+    jax = next(t.ref for t in report.targets if t.ruleset == "jax")
+    assert all(r.status == "unreachable" and f"{jax} cannot be a consumer" in (r.why or "") for r in into_jax)
+    row = next(r for r in report.counts() if r["library"] == "numpy->jax")
+    assert row["unreachable"] == len(into_jax) and row["run"] == 0
+
+
+@pytest.mark.parametrize("release", ["2.15.0", "2.15.0+cpu", "2.15.0+cu132", "2.15"])
+def test_how_a_release_was_checked_is_read_by_its_base_release(release: str) -> None:
+    assert check.checked_as(RULES, "torch@v3", release) == "run"
+
+
+def test_a_release_in_two_ranges_is_refused(tmp_path: Path) -> None:
+    """The engine refuses two versions whose releases overlap; so does the
+    runner, naming both, rather than picking one."""
+    import yaml
+
+    for version in ("v1", "v2"):
+        (tmp_path / "numpy" / version).mkdir(parents=True)
+        shutil.copy(RULES / "numpy" / version / "manifest.yaml", tmp_path / "numpy" / version)
+    path = tmp_path / "numpy" / "v1" / "manifest.yaml"
+    manifest = yaml.safe_load(path.read_text())
+    manifest["mirrors"]["releases"]["last"] = "2.5.1"
+    manifest["mirrors"]["releases"]["checked"]["2.5.1"] = "source"
+    path.write_text(yaml.safe_dump(manifest))
+    with pytest.raises(LookupError, match=r"2\.5\.1 lies in the releases of 2 versions of numpy: numpy@v1 .*numpy@v2"):
+        check.choose_version(tmp_path, "numpy", "2.5.1")
+    assert check.choose_version(tmp_path, "numpy", "2.5.2")[:2] == ("numpy@v2", True)
+
+
+def _torch_cases(report: check.Report) -> dict[str, tuple[dict, check.Result]]:
+    ref = next(t.ref for t in report.targets if t.library == "torch")
+    inputs = {c["name"]: c["input"] for c in check.load_cases(check.rules_dir(), ref)}
+    return {r.case: (inputs[r.case], r) for r in report.results if r.ref == ref}
+
+
+def test_a_torch_case_runs_where_its_build_facts_are_this_torchs() -> None:
+    """A case is unreachable only for a device or build this torch lacks:
+    dl_device kDLCUDAHost is refused on any torch (no CUDA device needed),
+    device='xpu' on a build without XPU runs on one, and a CPU-only build's
+    answer to a CUDA target needs a CPU-only build, not a CUDA device."""
+    if not check.installed("torch"):
+        pytest.skip("torch is not installed")
+    import torch
+
+    report = check.run(["torch"], exchanges=False)
+    cases = _torch_cases(report)
+    host = [r for inp, r in cases.values() if inp.get("call") == "__dlpack__" and inp.get("dl_device") == [3, 0]]
+    xpu = [r for inp, r in cases.values() if str(inp.get("device", "")).startswith("xpu")
+           and inp.get("xpu_build") is False]
+    cpu_build = [(inp, r) for inp, r in cases.values() if inp.get("gpu_build") is False]
+    if not (host or xpu or cpu_build):
+        pytest.skip("this torch's rules state no such case")
+    assert all(r.status == "agree" for r in host), host
+    xpu_build = hasattr(torch, "xpu") and torch.xpu._is_compiled()
+    if not xpu_build:
+        assert all(r.status == "agree" for r in xpu), xpu
+    for inp, r in cpu_build:
+        if torch.version.cuda or torch.version.hip:
+            assert r.status == "unreachable" and r.why == "needs a CPU-only build of torch", (inp, r)
+        else:
+            assert r.status == "agree", (inp, r)
+    assert not any(r.status == "unreachable" and r.why == "needs a CUDA device"
+                   and inp.get("gpu_build") is False for inp, r in cases.values())
