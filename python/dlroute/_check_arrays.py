@@ -350,7 +350,7 @@ class TorchChecker(Checker):
 def _torch_device(y: Any, hip: bool) -> list[int]:
     """A tensor's device as DLPack writes it (a tensor on torch's hip
     device has no __dlpack_device__ in 1.13; an mps tensor's is kDLMetal)."""
-    code = {"cpu": 1, "cuda": 10 if hip else 2, "hip": 10, "mps": 8, "xpu": 14, "privateuseone": 12,
+    code = {"cpu": 1, "cuda": 10 if hip else 2, "hip": 10, "mps": 8, "xpu": 14, "privateuseone": 12, "maia": 17,
             "meta": 1}.get(y.device.type, -1)
     return [code, y.device.index or 0]
 

@@ -88,7 +88,7 @@ def test_a_local_build_is_read_by_its_base_release() -> None:
     assert check.release_tuple("1.13.0a0+gitunknown") == (1, 13, 0)
     assert check.release_tuple("2.15.0+cu132") == (2, 15, 0)
     ref, covered, _ = check.choose_version(RULES, "torch", "1.13.0a0+gitunknown")
-    assert ref == "torch@v1" and not covered  # torch@v1 mirrors 1.13.1: the nearest
+    assert ref == "torch@v1" and covered  # read as 1.13.0, which torch@v1 covers (1.13.0 to 1.13.1)
 
 
 def test_an_unknown_library_is_refused(capsys: pytest.CaptureFixture) -> None:
