@@ -33,6 +33,7 @@ import importlib
 import json
 import re
 import sys
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -158,11 +159,7 @@ def checked_as(root: Path, ref: str, release: str) -> str | None:
     (mirrors.releases.checked: "run" or "source"), or None. The release is
     read by its base release, as choose_version reads it: 2.15.0+cpu is
     2.15.0."""
-    name, version = ref.split("@")
-    path = root / name / version / "manifest.yaml"
-    if not path.is_file():
-        return None
-    rel = ((_yaml(path).get("mirrors") or {}).get("releases") or {})
+    rel = _releases(root, ref)
     base = _padded(release_tuple(release))
     for key, how in (rel.get("checked") or {}).items():
         if _padded(release_tuple(str(key))) == base:
@@ -170,38 +167,70 @@ def checked_as(root: Path, ref: str, release: str) -> str | None:
     return None
 
 
-def choose_version(root: Path, name: str, release: str) -> tuple[str, bool, str]:
-    """The version of rule set ``name`` whose manifest's releases cover
-    ``release``, as (ref, covered, "first-last"); else the nearest version
-    by release, with covered False."""
+def choose_version(root: Path, name: str, release: str, engine: Any = None) -> tuple[str, bool, str]:
+    """The version of rule set ``name`` that ``engine.ruleset(f"{name}=={release}")``
+    gives a user of ``release`` (the engine's own choice, ``engine`` loaded
+    from ``root`` when None), as (ref, covered, "first-last"): covered
+    unless the release is newer than every range (the engine answers it
+    with the newest version and a warning). Where the engine refuses, a
+    release older than every range or in a gap between two, it is the
+    nearest version by release, with covered False: what a range would
+    grow to cover."""
+    from . import NoRuleSetError, UncheckedReleaseWarning, load
+
+    own = engine is None
+    if own:
+        engine = load(str(root))
+    try:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always", UncheckedReleaseWarning)
+            ref = engine.ruleset(f"{name}=={release}").ref
+    except NoRuleSetError:
+        return _nearest(root, name, release)  # or raises, where two ranges hold it
+    finally:
+        if own:
+            engine.close()
+    newer = any(issubclass(w.category, UncheckedReleaseWarning) and w.message.details.get("newer")
+                for w in record)
+    return ref, not newer, _span(root, ref)
+
+
+def _releases(root: Path, ref: str) -> dict[str, Any]:
+    """mirrors.releases of ref's manifest, or {}."""
+    name, version = ref.split("@")
+    path = root / name / version / "manifest.yaml"
+    return ((_yaml(path).get("mirrors") or {}).get("releases") or {}) if path.is_file() else {}
+
+
+def _span(root: Path, ref: str) -> str:
+    rel = _releases(root, ref)
+    return f"{rel.get('first', '')}-{rel.get('last', '')}"
+
+
+def _nearest(root: Path, name: str, release: str) -> tuple[str, bool, str]:
+    """The version of name whose range is nearest release, which the engine
+    gives no version for, with covered False; a LookupError naming them
+    where two ranges hold it, which the engine refuses too."""
     base = _padded(release_tuple(release))
-    best: tuple[Any, str, str] | None = None
-    covering: list[tuple[tuple[int, ...], str, str]] = []
+    best: tuple[int, str] | None = None
+    covering: list[str] = []
     for manifest in sorted((root / name).glob("*/manifest.yaml")):
-        m = _yaml(manifest)
-        rel = (m.get("mirrors") or {}).get("releases")
+        ref = f"{name}@{manifest.parent.name}"
+        rel = _releases(root, ref)
         if not rel:
             continue
-        first = _padded(release_tuple(str(rel["first"])))
-        last = _padded(release_tuple(str(rel["last"]))) if rel.get("last") else None
-        span = f"{rel['first']}-{rel.get('last', '')}"
-        ref = f"{name}@{m['version']}"
-        if first <= base and (last is None or base <= last):
-            covering.append((first, ref, span))
-            continue
-        gap = min(abs(_distance(base, first)), abs(_distance(base, last or first)))
+        first, last = (_padded(release_tuple(str(rel[end]))) for end in ("first", "last"))
+        if first <= base <= last:
+            covering.append(f"{ref} ({_span(root, ref)})")
+        gap = min(abs(_distance(base, first)), abs(_distance(base, last)))
         if best is None or gap < best[0]:
-            best = (gap, ref, span)
-    if len(covering) > 1:  # the engine refuses overlapping ranges too
+            best = (gap, ref)
+    if len(covering) > 1:
         raise LookupError(f"{release} lies in the releases of {len(covering)} versions of {name}: "
-                          + ", ".join(f"{ref} ({span})" for _, ref, span in covering)
-                          + "; a release is covered by one version only")
-    if covering:
-        _, ref, span = covering[0]
-        return ref, True, span
+                          + ", ".join(covering) + "; a release is covered by one version only")
     if best is None:
         raise LookupError(f"no version of {name} names the releases it mirrors")
-    return best[1], False, best[2]
+    return best[1], False, _span(root, best[1])
 
 
 def _distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
@@ -403,7 +432,7 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
             if name in forced:
                 ref, covered, span = forced[name], False, "given"
             else:
-                ref, covered, span = choose_version(root, name, release)
+                ref, covered, span = choose_version(root, name, release, engine)
             report.targets.append(Target(lib, name, release, ref, covered, span, checked_as(root, ref, release)))
             rs = engine.ruleset(ref)
             for case in load_cases(root, ref):

@@ -180,9 +180,8 @@ def test_a_release_in_two_ranges_is_refused(tmp_path: Path) -> None:
     runner, naming both, rather than picking one."""
     import yaml
 
-    for version in ("v1", "v2"):
-        (tmp_path / "numpy" / version).mkdir(parents=True)
-        shutil.copy(RULES / "numpy" / version / "manifest.yaml", tmp_path / "numpy" / version)
+    for version in ("v1", "v2"):  # whole versions, which the engine loads
+        shutil.copytree(RULES / "numpy" / version, tmp_path / "numpy" / version)
     path = tmp_path / "numpy" / "v1" / "manifest.yaml"
     manifest = yaml.safe_load(path.read_text())
     manifest["mirrors"]["releases"]["last"] = "2.5.1"
