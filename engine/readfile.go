@@ -41,7 +41,7 @@ func (d dirFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := regularOrDir(name, st); err != nil {
+	if err := RegularOrDir(name, st); err != nil {
 		return nil, err
 	}
 	return d.openChecked(name)
@@ -60,7 +60,7 @@ func (d dirFS) openChecked(name string) (fs.File, error) {
 	}
 	st, err := f.Stat()
 	if err == nil {
-		err = regularOrDir(name, st)
+		err = RegularOrDir(name, st)
 	}
 	if err != nil {
 		f.Close()
@@ -73,7 +73,11 @@ func (d dirFS) Stat(name string) (fs.FileInfo, error) { return fs.Stat(d.os, nam
 
 func (d dirFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(d.os, name) }
 
-func regularOrDir(name string, st fs.FileInfo) error {
+// RegularOrDir is the refusal every reader of a rules folder gives a
+// name that is neither a folder nor a regular file (st is what a Stat or
+// an open file says of it): an *fs.PathError whose Err is an *Error with
+// CodeNotRegular and a hint; nil for a folder or a regular file.
+func RegularOrDir(name string, st fs.FileInfo) error {
 	if st.IsDir() || st.Mode().IsRegular() {
 		return nil
 	}

@@ -57,7 +57,7 @@ func (r rootFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, r.error("open", name, err)
 	}
-	if err := regularOrDir(name, st); err != nil {
+	if err := engine.RegularOrDir(name, st); err != nil {
 		return nil, err
 	}
 	f, err := r.root.OpenFile(name, os.O_RDONLY|openNonblock, 0)
@@ -67,7 +67,7 @@ func (r rootFS) Open(name string) (fs.File, error) {
 	// The kind again, of what was opened: the file the Stat saw may have
 	// been swapped since.
 	if st, err = f.Stat(); err == nil {
-		err = regularOrDir(name, st)
+		err = engine.RegularOrDir(name, st)
 	}
 	if err != nil {
 		f.Close()
@@ -118,12 +118,4 @@ func escapeError(root *os.Root) error {
 		return pe.Err
 	}
 	return nil
-}
-
-func regularOrDir(name string, st fs.FileInfo) error {
-	if st.IsDir() || st.Mode().IsRegular() {
-		return nil
-	}
-	return &fs.PathError{Op: "open", Path: name, Err: &engine.Error{Code: engine.CodeNotRegular, Message: engine.FileKind(st.Mode()) + ", not a regular file",
-		Hint: "rule files are read only from regular files (or links to them); remove it from the rules folder"}}
 }
