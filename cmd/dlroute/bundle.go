@@ -150,11 +150,19 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 // went back, are still in order where they replace each other.
 func nextSequence(out string, now time.Time) uint64 {
 	seq := uint64(max(now.Unix(), 1))
-	prev, err := bundle.ReadFile(out, bundle.ReadOptions{})
-	if err == nil && prev.Manifest.Sequence >= seq && prev.Manifest.Sequence < math.MaxUint64 && live.SequenceAhead(prev.Manifest.Sequence+1, 0, now, 0) == nil {
-		seq = prev.Manifest.Sequence + 1
+	if prev := sequenceAt(out); prev >= seq && prev < math.MaxUint64 && live.SequenceAhead(prev+1, 0, now, 0) == nil {
+		seq = prev + 1
 	}
 	return seq
+}
+
+// sequenceAt is the sequence of the bundle already at out, or 0 (none,
+// or unordered) where there is none that reads.
+func sequenceAt(out string) uint64 {
+	if prev, err := bundle.ReadFile(out, bundle.ReadOptions{}); err == nil {
+		return prev.Manifest.Sequence
+	}
+	return 0
 }
 
 // sequenceAhead is why a --sequence would be refused by a host as from
@@ -162,11 +170,7 @@ func nextSequence(out string, now time.Time) uint64 {
 // margin, or a counter further ahead of the bundle at out than a host
 // allows by default.
 func sequenceAhead(out string, seq uint64, now time.Time) *live.AheadError {
-	var from uint64
-	if prev, err := bundle.ReadFile(out, bundle.ReadOptions{}); err == nil {
-		from = prev.Manifest.Sequence
-	}
-	return live.SequenceAhead(seq, from, now, 0)
+	return live.SequenceAhead(seq, sequenceAt(out), now, 0)
 }
 
 // flagGiven reports whether the command line set the flag name.
