@@ -32,7 +32,7 @@ var debianParts = []debianPart{
 	{"npm", "installing tsc, ESLint and axe-core", onPath("npm")},
 	{"gcc", "the C library's tests", onPath("gcc")},
 	{"git", "the README's commands", onPath("git")},
-	{"curl", "the README's operator path", onPath("curl")},
+	{"curl", "the operator's path (docs/operating.md)", onPath("curl")},
 	{"python3-venv", "the Python tests' virtual environment", func() bool {
 		return exec.Command("/usr/bin/python3", "-c", "import venv, ensurepip").Run() == nil
 	}},

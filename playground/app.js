@@ -1,6 +1,6 @@
 // The playground: rule files in editors, an input, and the decision the
 // engine (the same WebAssembly module the other hosts run) makes of them,
-// updated as the person types. See README.md, "The playground".
+// updated as the person types. See docs/playground.md.
 //
 // This file wires the page together: the state (state.js) and what
 // changes it, the events, and when each view is drawn. A change

@@ -77,8 +77,8 @@ func withScratch(block, dir string) (script string, left []string) {
 	return rewriteScratch(block, dir), left
 }
 
-// TestREADMESnippetsRun pastes every ```sh block of the README, in order,
-// into bash in a fresh clone (the tracked files, committed into a new
+// TestREADMESnippetsRun pastes every ```sh block of the README and of the
+// pages beside it (readmePages), in order, into bash in one fresh clone (the tracked files, committed into a new
 // repository), with the dlroute binary on $PATH and every /tmp, and
 // $TMPDIR, replaced by a directory of the test's own. No block may print
 // an error, name a /tmp the rewrite missed, leave out an output it shows,
@@ -121,28 +121,18 @@ func TestREADMESnippetsRun(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := strings.Split(string(readme), "```sh\n")
-	for i := 1; i < len(parts); i++ {
-		block, _, _ := strings.Cut(parts[i], "```")
-		line := strings.Count(strings.Join(parts[:i], "```sh\n"), "\n") + 2
-		mode, why := "", ""
-		if m := readmeRunMark.FindStringSubmatch(parts[i-1]); m != nil {
-			mode, why = m[1], m[2]
-		}
+	for _, b := range readmeBlocks(t) {
+		block, at, mode, why := b.text, b.at, b.mode, b.why
 		switch mode {
 		case "skip":
-			t.Logf("README.md:%d: not run: %s", line, why)
+			t.Logf("%s: not run: %s", at, why)
 			continue
 		case "first line":
 			block, _, _ = strings.Cut(block, "\n")
 		}
 		script, left := withScratch(block, tmp)
 		if len(left) > 0 {
-			t.Errorf("README.md:%d: the block names /tmp where the test cannot give it a directory of its own, so it would read what an earlier run left there:\n%s", line, strings.Join(left, "\n"))
+			t.Errorf("%s: the block names /tmp where the test cannot give it a directory of its own, so it would read what an earlier run left there:\n%s", at, strings.Join(left, "\n"))
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -152,15 +142,15 @@ func TestREADMESnippetsRun(t *testing.T) {
 		var out syncBuffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if mode == "serves" {
-			runUntil(t, cmd, &out, why, line)
+			runUntil(t, cmd, &out, why, at)
 		} else if err := cmd.Run(); ctx.Err() != nil {
-			t.Errorf("README.md:%d: the block ran past 10 minutes:\n%s", line, out.String())
+			t.Errorf("%s: the block ran past 10 minutes:\n%s", at, out.String())
 		} else if status := exitStatus(err); status != wantStatus(mode, why) || readmeFailure.MatchString(out.String()) {
-			t.Errorf("README.md:%d: the block, pasted, fails (%v):\n%s\noutput:\n%s", line, err, block, out.String())
+			t.Errorf("%s: the block, pasted, fails (%v):\n%s\noutput:\n%s", at, err, block, out.String())
 		} else {
 			for _, want := range shownOutputs(block) {
 				if !slices.Contains(strings.Split(out.String(), "\n"), want) {
-					t.Errorf("README.md:%d: the block shows the output\n\t%s\nbut, pasted, prints no such line:\n%s", line, want, out.String())
+					t.Errorf("%s: the block shows the output\n\t%s\nbut, pasted, prints no such line:\n%s", at, want, out.String())
 				}
 			}
 		}
@@ -173,7 +163,7 @@ func TestREADMESnippetsRun(t *testing.T) {
 
 // runUntil starts a block that serves, waits for want in its output (or
 // for it to end, which fails), then stops its process group.
-func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, line int) {
+func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want, at string) {
 	t.Helper()
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
@@ -185,10 +175,10 @@ func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, line in
 	for !bytes.Contains([]byte(out.String()), []byte(want)) {
 		select {
 		case err := <-done:
-			t.Errorf("README.md:%d: the block ended (%v) before it printed %q:\n%s", line, err, want, out.String())
+			t.Errorf("%s: the block ended (%v) before it printed %q:\n%s", at, err, want, out.String())
 			return
 		case <-deadline:
-			t.Errorf("README.md:%d: the block did not print %q in 5 minutes:\n%s", line, want, out.String())
+			t.Errorf("%s: the block did not print %q in 5 minutes:\n%s", at, want, out.String())
 			killGroup(cmd)
 			<-done
 			return
@@ -198,7 +188,7 @@ func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want string, line in
 	killGroup(cmd)
 	<-done
 	if readmeFailure.MatchString(out.String()) {
-		t.Errorf("README.md:%d: the block, pasted, fails:\n%s", line, out.String())
+		t.Errorf("%s: the block, pasted, fails:\n%s", at, out.String())
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,38 +11,92 @@ import (
 	"testing"
 )
 
-// readmeBlocks returns the README's ```sh blocks, each with the line of
-// prose before it.
-func readmeBlocks(t *testing.T) (blocks []string, before []string) {
+// readmePages are the pages whose ```sh blocks TestREADMESnippetsRun
+// pastes, in this order, into one clone and one scratch directory: the
+// README first, since the pages after it use what its blocks make (the
+// copy of the rules in /tmp/myrules).
+var readmePages = []string{
+	"README.md",
+	"docs/commands.md",
+	"docs/playground.md",
+	"docs/embedding.md",
+	"docs/operating.md",
+}
+
+// readmeBlock is one ```sh block of a page in readmePages.
+type readmeBlock struct {
+	text      string // the block, without its fences
+	at        string // page:line of its first line
+	before    string // the paragraph before it
+	mode, why string // its <!-- readme-test: mode: why --> mark, if any
+}
+
+// readmeBlocks returns the ```sh blocks of every page in readmePages, in
+// order.
+func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	var blocks []readmeBlock
+	for _, page := range readmePages {
+		data, err := os.ReadFile(filepath.Join("../..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.Split(string(data), "```sh\n")
+		for i := 1; i < len(parts); i++ {
+			b := readmeBlock{at: fmt.Sprintf("%s:%d", page, strings.Count(strings.Join(parts[:i], "```sh\n"), "\n")+2)}
+			b.text, _, _ = strings.Cut(parts[i], "```")
+			prose := strings.Split(strings.TrimSpace(parts[i-1]), "\n\n")
+			b.before = prose[len(prose)-1]
+			if m := readmeRunMark.FindStringSubmatch(parts[i-1]); m != nil {
+				b.mode, b.why = m[1], m[2]
+			}
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
+}
+
+// Every page under docs/ is one whose blocks run, and the README links
+// to each, so a page added or moved cannot leave its commands untested
+// or unfound.
+func TestREADMEPagesAllRun(t *testing.T) {
+	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := strings.Split(string(data), "```sh\n")
-	for i := 1; i < len(parts); i++ {
-		block, _, _ := strings.Cut(parts[i], "```")
-		blocks = append(blocks, block)
-		prose := strings.Split(strings.TrimSpace(parts[i-1]), "\n\n")
-		before = append(before, prose[len(prose)-1])
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return blocks, before
+	for _, p := range pages {
+		page := "docs/" + filepath.Base(p)
+		if !slices.Contains(readmePages, page) {
+			t.Errorf("%s is not in readmePages, so TestREADMESnippetsRun does not run its commands", page)
+		}
+		if !strings.Contains(string(readme), "]("+page+")") {
+			t.Errorf("README.md does not link to %s", page)
+		}
+	}
+	for _, page := range readmePages {
+		if _, err := os.Stat(filepath.Join("../..", page)); err != nil {
+			t.Errorf("readmePages names %s: %v", page, err)
+		}
+	}
 }
 
 // Every file a README command reads from the clone is in the clone:
 // `resolve --json < testdata/inputs.jsonl`, `--buffer FILE`.
 func TestREADMEReadsFilesThatExist(t *testing.T) {
-	blocks, _ := readmeBlocks(t)
 	read := regexp.MustCompile(`(?:< |--buffer )([\w./-]+)`)
 	n := 0
-	for _, block := range blocks {
-		for _, m := range read.FindAllStringSubmatch(block, -1) {
+	for _, block := range readmeBlocks(t) {
+		for _, m := range read.FindAllStringSubmatch(block.text, -1) {
 			if strings.HasPrefix(m[1], "/") || m[1] == strings.ToUpper(m[1]) { // outside the clone, or a placeholder
 				continue
 			}
 			n++
 			if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
-				t.Errorf("README reads %s, which is not in the repository: %v", m[1], err)
+				t.Errorf("%s reads %s, which is not in the repository: %v", block.at, m[1], err)
 			}
 		}
 	}
@@ -75,12 +130,12 @@ func TestREADMEInputsJSONL(t *testing.T) {
 // scratch directory, never into the clone, and copies only the rule
 // sets: a copy of rules/rules.go would make the copy a Go package.
 func TestREADMEOperatorPathStaysOutOfTheClone(t *testing.T) {
-	blocks, before := readmeBlocks(t)
-	i := slices.IndexFunc(before, func(p string) bool { return strings.HasPrefix(p, "An operator's path") })
+	blocks := readmeBlocks(t)
+	i := slices.IndexFunc(blocks, func(b readmeBlock) bool { return strings.HasPrefix(b.before, "An operator's path") })
 	if i < 0 {
-		t.Fatal(`README has no block after "An operator's path"`)
+		t.Fatal(`no page in readmePages has a block after "An operator's path"`)
 	}
-	lines := strings.Split(blocks[i], "\n")
+	lines := strings.Split(blocks[i].text, "\n")
 	if !strings.HasPrefix(lines[0], "demo=$(mktemp -d)") {
 		t.Errorf("the operator's path starts with %q, want demo=$(mktemp -d)", lines[0])
 	}
@@ -120,7 +175,7 @@ func TestREADMEOperatorPathStaysOutOfTheClone(t *testing.T) {
 
 	// cp -r rules/*/ (or rules/jax rules/exchange ...) copies every rule
 	// set, and no Go file: the glob, with its slash, matches folders only.
-	copied := regexp.MustCompile(`cp -r ((?:rules/[\w*]+/? )+)`).FindStringSubmatch(blocks[i])
+	copied := regexp.MustCompile(`cp -r ((?:rules/[\w*]+/? )+)`).FindStringSubmatch(blocks[i].text)
 	if copied == nil {
 		t.Fatal("the operator's path copies no rule set")
 	}

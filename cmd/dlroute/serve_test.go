@@ -21,7 +21,7 @@ import (
 	"github.com/dlroute/dlroute/internal/ruletest"
 )
 
-// TestOperatorPath is README's path for an operator: make a key, build and
+// TestOperatorPath is docs/operating.md's path for an operator: make a key, build and
 // sign a bundle, serve it, add a marker, rebuild the bundle, see the
 // running server pick it up, and stop it with SIGTERM.
 func TestOperatorPath(t *testing.T) {

@@ -32,7 +32,7 @@ const (
 
 // FuzzResolveBody sends arbitrary bodies to POST /v1/resolve, through the
 // handler, on the embedded rules. No body may panic the handler or cost
-// more than fuzzBound, and each is answered as README's table says: with
+// more than fuzzBound, and each is answered as docs/operating.md's table says: with
 // JSON; 413 for a body over MaxBody or a batch over MaxBatch; a batch
 // with 200 and one answer per input, in order, a bad one in place with
 // its index, or 400 when it is not an array of JSON values; one input
@@ -58,7 +58,7 @@ func FuzzResolveBody(f *testing.F) {
 	})
 }
 
-// checkResolveAnswer holds the answer to body to README's table.
+// checkResolveAnswer holds the answer to body to docs/operating.md's table.
 func checkResolveAnswer(t *testing.T, body []byte, rec *httptest.ResponseRecorder, revision string) {
 	t.Helper()
 	out := rec.Body.Bytes()
@@ -94,7 +94,7 @@ func checkResolveAnswer(t *testing.T, body []byte, rec *httptest.ResponseRecorde
 }
 
 // checkBatchAnswer holds the answer to a body that is an array to
-// README's table.
+// docs/operating.md's table.
 func checkBatchAnswer(t *testing.T, fail func(string, ...any), body []byte, status int, out []byte, revision string) {
 	t.Helper()
 	var inputs []json.RawMessage
