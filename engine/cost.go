@@ -65,13 +65,11 @@ func (s *sizeBounds) EstimateCallCost(function, overloadID string, target *cost.
 // InterruptAbove is the estimated cost above which an expression with a
 // comprehension (all, exists, map, filter) checks its context while it
 // runs: every interruptEvery steps of a comprehension, it stops with
-// CodeCanceled once the context is done. One below it runs in one to
-// four milliseconds: a unit of cost is 90 to 220 ns in a comprehension
-// (RATIONALE.md, "Why does a deadline stop an expression only where it
-// loops?") and up to 350 ns in a matches, ten steps of its NFA at up to
-// 35 ns ("Why does matches cost its compiled program ...?"). One without
-// a comprehension runs each of its calls once; both are checked only
-// before they start.
+// CodeCanceled once the context is done. One below it runs in
+// milliseconds (RATIONALE.md, "Why does a deadline stop an expression only
+// where it loops?"). One without a comprehension runs each of its calls
+// once, each bounded at load ("Why does matches cost its compiled program
+// ...?"); both are checked only before they start.
 const InterruptAbove = 10_000
 
 // interruptEvery is how many comprehension steps an interruptible

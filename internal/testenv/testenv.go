@@ -34,10 +34,11 @@ func Short(t testing.TB, what string) {
 // Main runs a package's tests, as a TestMain does, with the collector
 // running at a quarter of its default pace (GOGC=400) unless GOGC is set:
 // the tests load the rule sets dozens of times, and each load allocates
-// some 36 MB that is garbage at once, so at the default about a quarter
-// of the quick loop's CPU was the collector (RATIONALE.md, "Why does
-// `-short` skip every host?"). It changes no result: what a test measures of
-// memory is what was allocated, not what is kept.
+// much that is garbage at once, so at the default the collector is a
+// large share of the quick loop's CPU (RATIONALE.md, "Why does `-short`
+// skip every host?"; BENCHMARKS.md, "The test command"). It changes no
+// result: what a test measures of memory is what was allocated, not what
+// is kept.
 func Main(m *testing.M) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
