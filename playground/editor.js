@@ -105,12 +105,30 @@ export class Editor {
   // any text field, so the keyboard is never caught here. Ctrl+] indents
   // the caret's line (or every line of the selection) by two spaces, as
   // YAML wants, and Ctrl+[ takes two away.
+  //
+  // Enter keeps the indentation of the caret's line: a row typed after a
+  // marker row lines up with it, as YAML needs.
   #key(e) {
+    if (e.key === "Enter" && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey && !e.isComposing) return this.#newline(e);
     if (!e.ctrlKey || e.altKey || e.metaKey || e.shiftKey) return;
     const dir = e.key === "]" || e.code === "BracketRight" ? 1 : e.key === "[" || e.code === "BracketLeft" ? -1 : 0;
     if (!dir) return;
     e.preventDefault();
     this.indent(dir);
+  }
+
+  #newline(e) {
+    const ta = this.textarea;
+    const v = ta.value;
+    const start = v.lastIndexOf("\n", ta.selectionStart - 1) + 1;
+    const indent = /^[ \t]*/.exec(v.slice(start, ta.selectionStart))[0];
+    if (!indent) return; // the browser's own newline
+    e.preventDefault();
+    const text = "\n" + indent;
+    if (!document.execCommand("insertText", false, text)) {
+      ta.setRangeText(text, ta.selectionStart, ta.selectionEnd, "end");
+      ta.dispatchEvent(new Event("input"));
+    }
   }
 
   // indent moves the lines of the selection right (dir 1) or left (-1)

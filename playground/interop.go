@@ -27,9 +27,8 @@ import (
 // {"source": ..., "revision": ..., "error": "..."} and no rows. It is
 // decided natively, by package internal/interop, so that the grid is the
 // command line's matrix; the page decides a cell's step again, with its
-// own rules, when the person opens it. It is computed when first asked
-// for after each Publish: loading every rule set takes a fifth of a
-// second, which a handler that nobody asks for the grid need not spend.
+// own rules, when the person opens it. It is computed after each
+// Publish, in the background: the page asks for it as it loads.
 
 // interopShortWidth is the cut of a cell's short text: the command line's
 // default --width, so that the grid and README's table read alike.
@@ -41,7 +40,18 @@ type interopDoc struct {
 	Call      string       `json:"call"`
 	Consumers []string     `json:"consumers"`
 	Rows      []interopRow `json:"rows"`
-	Error     string       `json:"error,omitempty"`
+	// Copies are the same matrix for from_dlpack(x, copy=True) and
+	// copy=False, whose rows and consumers are the document's, in order:
+	// the page's question asks with copy as well as without.
+	Copies []interopCopy `json:"copies,omitempty"`
+	Error  string        `json:"error,omitempty"`
+}
+
+// interopCopy is the matrix decided with from_dlpack's copy argument.
+type interopCopy struct {
+	Copy  bool            `json:"copy"`
+	Call  string          `json:"call"`
+	Cells [][]interopCell `json:"cells"` // by row, then consumer, as the document's
 }
 
 type interopRow struct {
@@ -99,15 +109,40 @@ func decideInterop(rules fs.FS, doc *interopDoc) error {
 	for _, r := range m.Rows {
 		row := interopRow{Producer: r.Producer, Platform: r.Array.Platform, Memory: r.Array.Memory, Cells: []interopCell{}}
 		for _, c := range r.Cells {
-			cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device, Checked: c.Checked}
-			for _, s := range c.Steps {
-				cell.Steps = append(cell.Steps, interopStep{Ref: s.Decision.RuleSet, Step: s})
-			}
-			row.Cells = append(row.Cells, cell)
+			row.Cells = append(row.Cells, cellOf(c))
 		}
 		doc.Rows = append(doc.Rows, row)
 	}
+	// copy=True and copy=False, where every consumer takes the argument
+	// (a consumer without it makes the matrix an error: no such variant).
+	for _, copy := range []bool{true, false} {
+		mc, err := interop.Options{Args: engine.Input{"copy": copy}}.Decide(context.Background(), cat)
+		if err != nil || len(mc.Rows) != len(m.Rows) {
+			continue
+		}
+		v := interopCopy{Copy: copy, Call: "from_dlpack(x, copy=False)", Cells: [][]interopCell{}}
+		if copy {
+			v.Call = "from_dlpack(x, copy=True)"
+		}
+		for _, r := range mc.Rows {
+			cells := []interopCell{}
+			for _, c := range r.Cells {
+				cells = append(cells, cellOf(c))
+			}
+			v.Cells = append(v.Cells, cells)
+		}
+		doc.Copies = append(doc.Copies, v)
+	}
 	return nil
+}
+
+// cellOf is a cell of the matrix as interop.json writes it.
+func cellOf(c interop.Cell) interopCell {
+	cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device, Checked: c.Checked}
+	for _, s := range c.Steps {
+		cell.Steps = append(cell.Steps, interopStep{Ref: s.Decision.RuleSet, Step: s})
+	}
+	return cell
 }
 
 // interopSite is interop.json of the rules published last, decided when
@@ -119,11 +154,14 @@ type interopSite struct {
 	resource *resource // nil until asked for
 }
 
-// publish makes rules, named by st, the ones interop.json decides.
+// publish makes rules, named by st, the ones interop.json decides, and
+// starts deciding it: the page asks for it as it loads, to answer its
+// question on the first screen.
 func (s *interopSite) publish(rules fs.FS, st rulesState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rules, s.state, s.resource = rules, st, nil
+	go s.get()
 }
 
 // get returns interop.json, deciding it once per publish; concurrent

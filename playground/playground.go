@@ -355,5 +355,14 @@ func WriteSite(dir string, opts Options) error {
 			return err
 		}
 	}
-	return nil
+	// The module precompressed beside itself, for a server that sends a
+	// file's .gz to a client that accepts gzip (nginx's gzip_static,
+	// Caddy's file_server precompressed): 23 MB sent as about 5.
+	gz := opts.ModuleGzip
+	if gz == nil {
+		if gz, err = compress(opts.Module); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "dlroute.wasm.gz"), gz, 0o644)
 }

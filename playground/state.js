@@ -98,9 +98,10 @@ export function testsDue(st) {
   return st.handle !== st.testedHandle;
 }
 
-// recordTests keeps the report of the tests of the current handle.
-export function recordTests(st, report) {
-  st.testedHandle = st.handle;
+// recordTests keeps the report of the tests of handle, the current one
+// unless the tests ran for another.
+export function recordTests(st, report, handle = st.handle) {
+  st.testedHandle = handle;
   st.testReport = report;
 }
 

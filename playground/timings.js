@@ -7,7 +7,7 @@
 //	dlroute:input-edit-to-decision  the same, for a change of the input only
 //
 // and the marks dlroute:script, page, ready and first-decision on the way
-// (engine.js adds compiled and initialized).
+// (the engine's worker adds compiled and initialized, worker.js).
 
 // markDecision records a decision shown now for change ({at, kind},
 // state.js takeChange), and its parts in st.timings.
@@ -34,8 +34,8 @@ export function coldLoad() {
 
 // statusText is the footer's line: the module's size and how it came, the
 // cold load, and where the rules come from.
-export function statusText(source, revision) {
-  const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
+// wasm is the module's resource timing, as the engine's worker fetched it.
+export function statusText(source, revision, wasm) {
   const cold = coldLoad();
   const parts = [];
   if (wasm) {
