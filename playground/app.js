@@ -79,7 +79,7 @@ async function refresh() {
   try {
     const started = performance.now();
     const outcome = await exclusive(() => decide(st, () => performance.now()));
-    parts = show(outcome, started);
+    parts = measured("show", () => show(outcome, started));
   } catch (e) {
     refreshing = false;
     return engineFailed(e);
@@ -95,7 +95,7 @@ async function refresh() {
 // show records a decision's outcome and draws it; it returns how long
 // each part took, for the page's measures.
 function show(outcome, started) {
-  if (outcome.inputs && form.setInputs(outcome.inputs)) syncForm();
+  measured("show-form", () => outcome.inputs && form.setInputs(outcome.inputs) && syncForm());
   recordDecision(st, outcome);
   showInputProblem(outcome.inputProblem);
   renderProblems($("problems"), st.problems, (pos) => files.show(pos));
@@ -103,13 +103,13 @@ function show(outcome, started) {
   renderDecision($("decision"), { explanation: good?.explanation, ms: good?.ms, stale: good ? outcome.stale : outcome.stale || "No decision yet.", onRule: (pos) => files.show(pos) });
   renderTrace($("trace"), { explanation: good?.explanation, input: good?.input, onPosition: (pos) => files.show(pos), textOf: (p) => st.ws.textOf(p) });
   const shown = performance.now();
-  files.paint();
+  measured("paint-editors", () => files.paint());
   const parts = { rules: outcome.ms.rules, decideAndShow: shown - started - outcome.ms.rules, paint: performance.now() - shown, explain: outcome.ms.explain };
   // A new input shows the rule that decided it; an edit leaves the
   // editor where the person is typing.
   if (good && !outcome.stale) {
     const step = decidingStep(good.explanation);
-    if (nextReveal(st, step?.rule)) files.revealStep(step);
+    if (nextReveal(st, step?.rule)) measured("reveal", () => files.revealStep(step));
   }
   return parts;
 }
@@ -135,7 +135,7 @@ async function afterDecision() {
         const handle = st.handle;
         const r = handle ? await st.engine.test(handle) : null;
         recordTests(st, r?.ok ? r.json() : null, handle);
-        renderTests($("tests"), st.testReport, { onCase: tryCase, onPosition: (pos) => files.show(pos) });
+        measured("draw-tests", () => renderTests($("tests"), st.testReport, { onCase: tryCase, onPosition: (pos) => files.show(pos) }));
         // Tests that do not compile (an edit of the rules the cases no
         // longer fit): their errors, at their lines, as a load's are.
         if (r && r.status === "load_error" && handle === st.handle) {
@@ -167,6 +167,17 @@ async function engineFailed(e) {
     schedule();
   } catch (e2) {
     showMessage(`The engine could not be restarted: ${e2.message}. Reload the page; the link keeps your edits.`, "error");
+  }
+}
+
+// measured runs fn, a part of the page's work on its main thread, and
+// records how long it took as the measure dlroute:<name>.
+function measured(name, fn) {
+  const start = performance.now();
+  try {
+    return fn();
+  } finally {
+    performance.measure(`dlroute:${name}`, { start, end: performance.now() });
   }
 }
 
@@ -293,11 +304,11 @@ async function loadInterop() {
     question.failed(`No answer: the interop matrix could not be loaded (${e.message}).`);
     return;
   }
-  question.show(doc);
+  measured("draw-question", () => question.show(doc));
   if (!performance.getEntriesByName("dlroute:answer").length) performance.mark("dlroute:answer");
   await window.dlroute.ready?.catch(() => {});
   await new Promise((ok) => (window.requestIdleCallback ?? setTimeout)(ok, { timeout: 500 }));
-  grid.show(doc);
+  measured("draw-grid", () => grid.show(doc));
 }
 
 // openStep shows one step of an exchange the grid opened: its rule set
@@ -358,6 +369,7 @@ async function start() {
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
+  const built = performance.now();
   st.ws = new Workspace(served.files);
   st.source = served.source;
   st.revision = served.revision ?? "";
@@ -396,6 +408,7 @@ async function start() {
   showInput(JSON.stringify(examples[0].input));
   await readLink();
   performance.mark("dlroute:page");
+  performance.measure("dlroute:build-page", { start: built, end: "dlroute:page" });
   loadInterop(); // the question's answer needs no engine
   st.engine = st.ws.engine = await engine;
   st.engine.setParsed(served.parsed);

@@ -1,6 +1,7 @@
 package playground_test
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/interop"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -21,6 +24,11 @@ type interopDoc struct {
 	Rows                          []struct {
 		Producer, Platform, Memory string
 		Cells                      []interopCell
+	}
+	Copies []struct {
+		Copy  bool
+		Call  string
+		Cells [][]interopCell
 	}
 }
 
@@ -104,6 +112,33 @@ func TestInteropJSON(t *testing.T) {
 			for _, s := range c.Steps {
 				if s.Ref == "" || s.Ref != s.Decision.RuleSet {
 					t.Errorf("%s %s into %s: step %s has ref %q, decided by %q", r.Producer, r.Platform, doc.Consumers[i], s.Call, s.Ref, s.Decision.RuleSet)
+				}
+			}
+		}
+	}
+
+	// The same matrix with copy=True and copy=False, row for row, as the
+	// native matrix decides them: the question on the first screen asks
+	// with copy as well.
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Copies) != 2 || !doc.Copies[0].Copy || doc.Copies[1].Copy || doc.Copies[0].Call != "from_dlpack(x, copy=True)" {
+		t.Fatalf("interop.json's copies: %d, want copy=True then copy=False", len(doc.Copies))
+	}
+	for _, v := range doc.Copies {
+		m, err := interop.Options{Args: engine.Input{"copy": v.Copy}}.Decide(context.Background(), cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Cells) != len(m.Rows) {
+			t.Fatalf("%s: %d rows, natively %d", v.Call, len(v.Cells), len(m.Rows))
+		}
+		for i, r := range m.Rows {
+			for j, c := range r.Cells {
+				if got := v.Cells[i][j]; got.Outcome != string(c.Outcome) || len(got.Steps) != len(c.Steps) {
+					t.Errorf("%s, %s %s into %s: %s in %d steps, natively %s in %d", v.Call, r.Producer, r.Array.Platform, m.Consumers[j], got.Outcome, len(got.Steps), c.Outcome, len(c.Steps))
 				}
 			}
 		}

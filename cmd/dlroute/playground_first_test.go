@@ -57,6 +57,10 @@ func coldTab(t *testing.T, ctx context.Context, w, h int64, rate float64) page {
 type mainThread struct {
 	FirstPaint, Longest float64
 	Over200             int
+	// Tasks are the long tasks after the first paint, and Parts the
+	// page's own measures of its work (dlroute:show, draw-grid, ...),
+	// each "name@start+ms", to tell what a long task was.
+	Tasks, Parts []string
 }
 
 func (p page) mainThread() mainThread {
@@ -64,7 +68,9 @@ func (p page) mainThread() mainThread {
 	return eval[mainThread](p, `(() => {
 		const paint = performance.getEntriesByName('first-paint')[0]?.startTime ?? 0;
 		const after = (window.__longTasks ?? []).filter((e) => e.start >= paint);
-		return {FirstPaint: paint, Longest: Math.max(0, ...after.map((e) => e.ms)), Over200: after.filter((e) => e.ms > 200).length};
+		const parts = performance.getEntriesByType('measure').filter((e) => e.name.startsWith('dlroute:') && !e.name.includes('edit-to') && !e.name.includes('cold-to') && e.duration > 20);
+		return {FirstPaint: paint, Longest: Math.max(0, ...after.map((e) => e.ms)), Over200: after.filter((e) => e.ms > 200).length,
+			Tasks: after.map((e) => '@' + Math.round(e.start) + '+' + Math.round(e.ms)), Parts: parts.map((e) => e.name.slice(8) + '@' + Math.round(e.startTime) + '+' + Math.round(e.duration))};
 	})()`)
 }
 
@@ -295,6 +301,7 @@ func TestPlaygroundFirstScreen(t *testing.T) {
 				mt := q.mainThread()
 				firsts, answers, longest = append(firsts, tm.Cold), append(answers, tm.Marks["answer"]), append(longest, mt.Longest)
 				over += mt.Over200
+				t.Logf("%gx, load %d: first paint %.0f ms; long tasks after it %v; the page's parts %v", rate, i+1, mt.FirstPaint, mt.Tasks, mt.Parts)
 			}
 			name := fmt.Sprintf("cold_%gx", rate)
 			report[name] = map[string]any{"first_decision_ms": firsts, "answer_ms": answers, "longest_task_after_first_paint_ms": longest,

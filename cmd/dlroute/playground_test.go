@@ -534,6 +534,11 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		q := newTab(t, ctx)
 		q.open(staticSite(t))
 		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+		// The server sends dlroute.wasm.gz, the site's precompressed module,
+		// as nginx's gzip_static does.
+		if w := q.timings().Wasm; w.EncodedBodySize == 0 || w.EncodedBodySize > w.DecodedBodySize/3 {
+			t.Errorf("from the static site the module came %.0f bytes encoded for %.0f decoded; want its precompressed .gz", w.EncodedBodySize, w.DecodedBodySize)
+		}
 	})
 
 	// The edits above were typed key by key: each key one decision.
@@ -820,8 +825,10 @@ func TestPlaygroundInterop(t *testing.T) {
 		}
 		q.run("tapping the seed's cell", chromedp.Click(chromedp.CSS(seed+" button")))
 		q.wantDecision("the seed's cell", "gpu-unknown-platform", "<unknown>")
-		if r := q.rect("[data-testid=decision]"); !r.inView() {
-			t.Errorf("after the tap the decision is at %.0f-%.0f px down, want it in view", r.Top, r.Bottom)
+		// The tapped cell's steps (its answer in words, each step a button
+		// that opens it) come up in view, under the cell.
+		if r := q.rect("[data-testid=interop-steps]"); !r.inView() {
+			t.Errorf("after the tap the cell's steps are at %.0f-%.0f px down, want them in view", r.Top, r.Bottom)
 		}
 		eval[bool](q, `(document.querySelector('[data-testid=interop]').scrollIntoView(), true)`)
 		q.screenshot("21-interop-phone.png")
