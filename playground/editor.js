@@ -46,8 +46,9 @@ export class Editor {
       this.#render();
       for (const fn of this.listeners) fn(this.text);
     });
-    this.textarea.addEventListener("scroll", () => this.#sync());
+    this.textarea.addEventListener("scroll", () => this.#sync(true));
     this.textarea.addEventListener("keydown", (e) => this.#key(e));
+    this.textarea.addEventListener("beforeinput", (e) => this.#newline(e));
     this.height = 0;
     new ResizeObserver(() => this.#keepInView(this.textarea.clientHeight)).observe(this.textarea);
     this.#render();
@@ -92,7 +93,7 @@ export class Editor {
       off += Math.max(0, column - 1);
       ta.setSelectionRange(off, off);
     }
-    this.#sync();
+    this.#sync(true);
   }
 
   focus() { this.textarea.focus({ preventScroll: true }); }
@@ -105,11 +106,7 @@ export class Editor {
   // any text field, so the keyboard is never caught here. Ctrl+] indents
   // the caret's line (or every line of the selection) by two spaces, as
   // YAML wants, and Ctrl+[ takes two away.
-  //
-  // Enter keeps the indentation of the caret's line: a row typed after a
-  // marker row lines up with it, as YAML needs.
   #key(e) {
-    if (e.key === "Enter" && !e.ctrlKey && !e.altKey && !e.metaKey && !e.shiftKey && !e.isComposing) return this.#newline(e);
     if (!e.ctrlKey || e.altKey || e.metaKey || e.shiftKey) return;
     const dir = e.key === "]" || e.code === "BracketRight" ? 1 : e.key === "[" || e.code === "BracketLeft" ? -1 : 0;
     if (!dir) return;
@@ -117,7 +114,12 @@ export class Editor {
     this.indent(dir);
   }
 
+  // #newline answers the line break that Enter types (its beforeinput,
+  // whichever way the key came) with one that keeps the indentation of
+  // the caret's line: a row typed after a marker row lines up with it, as
+  // YAML needs.
   #newline(e) {
+    if (e.isComposing || e.inputType !== "insertLineBreak" && e.inputType !== "insertParagraph") return;
     const ta = this.textarea;
     const v = ta.value;
     const start = v.lastIndexOf("\n", ta.selectionStart - 1) + 1;
@@ -174,12 +176,17 @@ export class Editor {
     const want = bottom(Math.max(...lines)) - height;
     if (want > ta.scrollTop) {
       ta.scrollTop = want;
-      this.#sync();
+      this.#sync(true);
     }
   }
 
-  #sync() {
-    const { scrollTop, scrollLeft } = this.textarea;
+  // #sync moves the line numbers and marks with the text. Only a scroll,
+  // or a line put in view, reads the textarea's scroll (which lays the page
+  // out, there and then); a repaint of the marks takes the last one read,
+  // and the browser lays the page out once, when it next draws it.
+  #sync(scrolled = false) {
+    if (scrolled) this.scroll = { top: this.textarea.scrollTop, left: this.textarea.scrollLeft };
+    const { top: scrollTop, left: scrollLeft } = this.scroll ?? { top: 0, left: 0 };
     this.backdropInner.style.transform = `translate(${-scrollLeft}px, ${-scrollTop}px)`;
     this.gutterInner.style.transform = `translateY(${-scrollTop}px)`;
   }

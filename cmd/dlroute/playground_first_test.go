@@ -229,6 +229,7 @@ func TestPlaygroundFirstScreen(t *testing.T) {
 			t.Errorf("with copy=True the answer is %+v; natively the exchange is %s %v", got, want.Outcome, want.Error)
 		}
 		// The grid's filter: exceptions only leaves no in-place cell showing.
+		q.waitFor("the grid", `!!document.querySelector('[data-testid=interop-filter]')`)
 		eval[bool](q, `(() => { const s = document.querySelector('[data-testid=interop-filter]'); s.value = 'errors'; return s.dispatchEvent(new Event('change')); })()`)
 		if n := eval[int](q, `[...document.querySelectorAll('[data-testid=interop-cell]')].filter((td) => td.dataset.kind !== 'error' && td.closest('tr:not([hidden])') && getComputedStyle(td.querySelector('button')).visibility !== 'hidden').length`); n != 0 {
 			t.Errorf("with exceptions only, %d cells that are no exception still show", n)

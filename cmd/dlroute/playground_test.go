@@ -248,7 +248,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		for _, c := range []struct{ name, find, replace, code, shot string }{
 			{"a broken expression", "when: platform == 'cpu'", "when: platform == 'cpu' &&", "cel_syntax", "06-syntax-error.png"},
 			{"a CEL type error", "when: shards != 1", "when: shards != 'one'", "cel_type", "07-type-error.png"},
-			{"invalid YAML", "  - id: cpu\n", "  - id: [cpu\n", "yaml_syntax", ""},
+			{"invalid YAML", "- id: cpu", "- id: [cpu", "yaml_syntax", ""},
 		} {
 			p.typeInto("editor-rules.yaml", c.find, false, c.replace)
 			edited := eval[map[string]string](p, `window.dlroute.edited()`)
