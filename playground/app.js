@@ -123,36 +123,49 @@ function showInputProblem(text) {
 }
 
 // afterDecision runs what can wait for the typing to pause: the tests
-// (once per handle) and what changed.
+// (once per handle) and what changed. They run on the second engine
+// (st.idle, the same module in a second worker, with the same rules
+// loaded there), so that a key typed while they run is decided at once.
 // The first test of a version as served compiles its tests.yaml (the
 // first decision did not wait for it); one that does not compile is no
 // report, as rules that do not load are.
 async function afterDecision() {
   if (refreshing || refreshPending) return; // the next decision runs it
+  const handle = st.handle, ref = st.ref, input = st.inputText;
   try {
-    await exclusive(async () => {
+    await idleTask(async (idle) => {
+      if (handle !== st.handle || ref !== st.ref) return; // decided again since: that decision runs it
+      const mine = (await idle.current(ref)).handle;
       if (testsDue(st)) {
-        const handle = st.handle;
-        const r = handle ? await st.engine.test(handle) : null;
+        const r = mine ? await idle.engine.test(mine) : null;
         recordTests(st, r?.ok ? r.json() : null, handle);
         measured("draw-tests", () => renderTests($("tests"), st.testReport, { onCase: tryCase, onPosition: (pos) => files.show(pos) }));
-        // Tests that do not compile (an edit of the rules the cases no
-        // longer fit): their errors, at their lines, as a load's are.
-        if (r && r.status === "load_error" && handle === st.handle) {
-          st.problems = r.json();
-          renderProblems($("problems"), st.problems, (pos) => files.show(pos));
-          files.paint();
-        }
       }
       await renderDiff($("diff"), {
-        engine: st.engine, base: (await st.ws.original(st.ref)).handle, edited: st.handle, report: st.testReport,
-        edits: st.ws.editedPaths(st.ref), input: st.inputText,
+        engine: idle.engine, base: (await idle.original(ref)).handle, edited: mine, report: st.testReport,
+        edits: st.ws.editedPaths(ref), input,
         onInput: (line) => { showInput(line); schedule("input"); },
       });
     });
   } catch (e) {
-    engineFailed(e);
+    console.error(e);
+    showMessage(`The tests could not run (${e.message}); the engine that runs them is being restarted.`, "error");
+    try {
+      await st.idle.engine.restart();
+      st.idle.reset();
+      forgetTests(st);
+    } catch { /* the next decision tries again */ }
   }
+}
+
+// idleTask runs fn(st.idle) once the second engine has started, after
+// every idleTask before it: the twin's handles change across its awaits.
+let idleTurn = Promise.resolve();
+let idleStarted = null; // resolves with st.idle
+function idleTask(fn) {
+  const done = idleTurn.then(async () => fn(await idleStarted));
+  idleTurn = done.catch(() => {});
+  return done;
 }
 
 // A trap (a Go panic, memory exhausted) leaves the instance unusable:
@@ -276,6 +289,7 @@ function fillRuleSets() {
 // the person's text), and a new decision.
 async function rulesReloaded() {
   forgetTests(st);
+  st.idle?.reset(); // its handles are of the rules before
   const ref = st.ws.refs.includes(st.ref) ? st.ref : st.ws.newest(st.ref.split("@")[0]) ?? st.ws.refs[0];
   fillRuleSets();
   if (ref !== st.ref) showMessage(`${st.ref} is gone from the server; showing ${ref}.`, "warn");
@@ -415,6 +429,10 @@ async function start() {
   if (asked) await chooseAsked(asked);
   performance.mark("dlroute:ready");
   await refresh();
+  idleStarted = st.engine.adopt().then(async (e) => {
+    await e.setParsed(served.parsed);
+    return (st.idle = st.ws.twin(e));
+  });
   $("status").textContent = statusText(st.source, st.revision, st.engine.wasm);
   if (served.live) followRules(st, rulesReloaded);
 }

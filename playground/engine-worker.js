@@ -4,6 +4,8 @@
 // worker.js: each message is one Engine call, answered in order.
 //
 //	{id, op: "start", args: [url]}   compile (streaming) and start the module
+//	{id, op: "module"}               the compiled module, to start a second worker with
+//	{id, op: "adopt", args: [module]} start a module another worker compiled
 //	{id, op, args}                   an Engine method: load, ruleset, explainJSON, ...
 //	-> {id, value} or {id, error: {name, message}}
 //
@@ -34,6 +36,15 @@ async function call(op, args) {
       marks: { compiled: at("dlroute:compiled"), initialized: at("dlroute:initialized") },
       wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, name: wasm.name },
     };
+  }
+  // The second instance, for the work that waits for the typing to pause
+  // (worker.js, Engine.adopt): the module the first worker compiled,
+  // handed over as it is.
+  if (op === "module") return engine.module;
+  if (op === "adopt") {
+    engine = new Engine(args[0], print);
+    await engine.restart();
+    return { canDiff: engine.canDiff };
   }
   if (op === "restart") {
     await engine.restart();

@@ -44,6 +44,17 @@ export class Engine {
     return engine;
   }
 
+  // adopt starts a second worker with the module this one compiled: the
+  // tests and "what changed" run there, so that a key's decision never
+  // waits behind them (app.js).
+  async adopt() {
+    const module = await this.#call("module");
+    const engine = new Engine(new Worker("engine-worker.js", { type: "module" }));
+    engine.canDiff = (await engine.#call("adopt", module)).canDiff;
+    engine.wasm = this.wasm;
+    return engine;
+  }
+
   #call(op, ...args) {
     const id = this.#next++;
     return new Promise((resolve, reject) => {

@@ -54,6 +54,18 @@ export class Workspace {
     return report;
   }
 
+  // twin is this workspace for another engine instance: the same files
+  // and edits, read from this one as they change, with handles of its own.
+  twin(engine) {
+    const t = new Workspace({});
+    for (const k of ["originals", "edits", "refs"]) {
+      Object.defineProperty(t, k, { get: () => this[k], set: (v) => { this[k] = v; } });
+    }
+    t.engine = engine;
+    t.reset();
+    return t;
+  }
+
   // reset forgets every handle: for a new engine instance.
   reset() {
     this.served = new Map(); // ref -> {handle, errors}
@@ -138,8 +150,7 @@ export class Workspace {
 
   // current returns {handle, errors} for a ref as edited: the served
   // handle when nothing it reads is edited, else a load of the edited
-  // files, kept until they change. errors are the load's, or those of the
-  // version that did not compile. The previous edit's handle is released.
+  // files, kept until they change. The previous edit's handle is released.
   async current(ref) {
     const paths = this.closure(ref).flatMap((x) => this.filesOf(x));
     if (!paths.some((p) => this.edits.has(p))) {
@@ -148,12 +159,7 @@ export class Workspace {
     }
     const key = JSON.stringify([ref, paths.map((p) => [p, this.textOf(p)])]);
     if (key !== this.edited.key) {
-      // An edit of the rules is compiled without the tests, which the
-      // tests pane compiles when the typing pauses; an edit of a tests.yaml
-      // is compiled with them, so that its errors stop the decision.
-      const files = paths.map((p) => [p, this.textOf(p)]);
-      const lazy = !paths.some((p) => p.endsWith("/tests.yaml") && this.edits.has(p));
-      const r = lazy ? await this.engine.loadLazy(files) : await this.engine.load(files);
+      const r = await this.engine.load(paths.map((p) => [p, this.textOf(p)]));
       const rs = r.ok ? await this.engine.ruleset(ref) : null;
       this.#drop();
       this.edited = !r.ok ? { key, handle: 0, errors: r.json() } : rs.error ? { key, handle: 0, errors: errorList(rs.error.json()) } : { key, handle: rs.handle, errors: null };

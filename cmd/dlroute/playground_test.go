@@ -145,6 +145,9 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		if got := eval[string](p, editor+`.value`); got != before {
 			t.Errorf("Ctrl+[ after Ctrl+] did not give back the text as it was")
 		}
+		// The indented line did not load; the text as it was does, and its
+		// decision (from the engine's worker) closes the problems strip.
+		p.waitFor("the rules loading again", `document.querySelector('[data-testid=problems]').hidden`)
 		p.run("Tab", chromedp.KeyEvent(kb.Tab))
 		if still := eval[bool](p, `document.activeElement === `+editor); still {
 			t.Errorf("Tab left the focus in the editor, want it on the next control")

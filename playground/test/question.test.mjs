@@ -47,3 +47,16 @@ test("markersTried: the markers of the table an empty match filtered, and the ro
   const matched = { ...trace, values: [{ ...trace.values[0], value: [{ marker: "cuda" }] }] };
   assert.equal(markersTried(matched, {}, () => rules), null, "a marker matched: nothing to fix");
 });
+
+test("a workspace's twin: the same files and edits, its own handles", async () => {
+  const { Workspace } = await import("../workspace.js");
+  const ws = new Workspace({ "jax/v3/rules.yaml": "rules: []\n" });
+  const twin = ws.twin({ name: "second engine", loadLazy: async () => ({ ok: true }), load: async () => ({ ok: true }), ruleset: async () => ({ handle: 7 }), release() {} });
+  ws.edits = new Map([["jax/v3/rules.yaml", "rules: [x]\n"]]);
+  assert.equal(twin.textOf("jax/v3/rules.yaml"), "rules: [x]\n", "the twin reads the edits as they are replaced");
+  assert.deepEqual(twin.refs, ["jax@v3"]);
+  assert.equal(twin.engine.name, "second engine");
+  assert.notEqual(twin.served, ws.served, "handles of its own");
+  assert.equal((await twin.current("jax@v3")).handle, 7, "a real Workspace: its private methods run on it");
+  assert.equal(ws.edited.handle, 0, "the first's handles are untouched");
+});
