@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"strings"
 	"sync"
 
 	"github.com/dlroute/dlroute/engine"
@@ -55,7 +56,11 @@ type interopCopy struct {
 }
 
 type interopRow struct {
-	Producer string        `json:"producer"`
+	Producer string `json:"producer"`
+	// Older is a row of a version of the producer other than its default:
+	// the question on the first screen asks of every version, the grid
+	// shows the default versions'.
+	Older    bool          `json:"older,omitempty"`
 	Platform string        `json:"platform"`
 	Memory   string        `json:"memory"`
 	Cells    []interopCell `json:"cells"` // in the order of the document's consumers
@@ -101,39 +106,77 @@ func decideInterop(rules fs.FS, doc *interopDoc) error {
 	if err != nil {
 		return err
 	}
-	m, err := interop.Options{}.Decide(context.Background(), cat)
+	ctx := context.Background()
+	m, err := interop.Options{}.Decide(ctx, cat)
 	if err != nil {
 		return err
 	}
 	doc.Consumers = append(doc.Consumers, m.Consumers...)
-	for _, r := range m.Rows {
-		row := interopRow{Producer: r.Producer, Platform: r.Array.Platform, Memory: r.Array.Memory, Cells: []interopCell{}}
-		for _, c := range r.Cells {
-			row.Cells = append(row.Cells, cellOf(c))
+	// The default versions' rows, then each other version's that the
+	// matrix can decide (a version too old to answer every call has none).
+	matrices := []*interop.Matrix{m}
+	for _, ref := range olderProducers(cat, m) {
+		if mo, err := (interop.Options{Producers: []string{ref}, Consumers: m.Consumers}).Decide(ctx, cat); err == nil {
+			matrices = append(matrices, mo)
 		}
-		doc.Rows = append(doc.Rows, row)
 	}
-	// copy=True and copy=False, where every consumer takes the argument
-	// (a consumer without it makes the matrix an error: no such variant).
-	for _, copy := range []bool{true, false} {
-		mc, err := interop.Options{Args: engine.Input{"copy": copy}}.Decide(context.Background(), cat)
-		if err != nil || len(mc.Rows) != len(m.Rows) {
-			continue
+	for i, mx := range matrices {
+		for _, r := range mx.Rows {
+			row := interopRow{Producer: r.Producer, Older: i > 0, Platform: r.Array.Platform, Memory: r.Array.Memory, Cells: []interopCell{}}
+			for _, c := range r.Cells {
+				row.Cells = append(row.Cells, cellOf(c))
+			}
+			doc.Rows = append(doc.Rows, row)
 		}
+	}
+	// copy=True and copy=False, row for row; a consumer that does not
+	// take the argument makes the matrix an error: no such variant.
+	for _, copy := range []bool{true, false} {
 		v := interopCopy{Copy: copy, Call: "from_dlpack(x, copy=False)", Cells: [][]interopCell{}}
 		if copy {
 			v.Call = "from_dlpack(x, copy=True)"
 		}
-		for _, r := range mc.Rows {
-			cells := []interopCell{}
-			for _, c := range r.Cells {
-				cells = append(cells, cellOf(c))
+		for i, mx := range matrices {
+			o := interop.Options{Consumers: m.Consumers, Args: engine.Input{"copy": copy}}
+			if i > 0 {
+				o.Producers = []string{mx.Rows[0].Producer}
 			}
-			v.Cells = append(v.Cells, cells)
+			mc, err := o.Decide(ctx, cat)
+			if err != nil || len(mc.Rows) != len(mx.Rows) {
+				v.Cells = nil
+				break
+			}
+			for _, r := range mc.Rows {
+				cells := []interopCell{}
+				for _, c := range r.Cells {
+					cells = append(cells, cellOf(c))
+				}
+				v.Cells = append(v.Cells, cells)
+			}
 		}
-		doc.Copies = append(doc.Copies, v)
+		if v.Cells != nil {
+			doc.Copies = append(doc.Copies, v)
+		}
 	}
 	return nil
+}
+
+// olderProducers are the versions of m's producers other than the
+// default ones, newest first.
+func olderProducers(cat *engine.Catalog, m *interop.Matrix) []string {
+	defaults := map[string]string{} // name -> default ref
+	for _, r := range m.Rows {
+		defaults[strings.SplitN(r.Producer, "@", 2)[0]] = r.Producer
+	}
+	var out []string
+	sets := cat.RuleSets()
+	for i := len(sets) - 1; i >= 0; i-- {
+		rs := sets[i]
+		if def, ok := defaults[rs.Name()]; ok && rs.Ref() != def {
+			out = append(out, rs.Ref())
+		}
+	}
+	return out
 }
 
 // cellOf is a cell of the matrix as interop.json writes it.

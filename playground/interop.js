@@ -141,6 +141,9 @@ export class InteropGrid {
 
   // show draws doc, interop.json as served.
   show(doc) {
+    // The grid is of the default versions; the question above it asks of
+    // every version (question.js).
+    doc = { ...doc, rows: (doc.rows ?? []).filter((r) => !r.older) };
     this.doc = doc;
     this.opened = null; // a row of the rules before may be another array now
     const n = doc.rows?.length ?? 0, m = doc.consumers?.length ?? 0;

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -23,6 +24,7 @@ type interopDoc struct {
 	Consumers                     []string
 	Rows                          []struct {
 		Producer, Platform, Memory string
+		Older                      bool
 		Cells                      []interopCell
 	}
 	Copies []struct {
@@ -132,8 +134,8 @@ func TestInteropJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(v.Cells) != len(m.Rows) {
-			t.Fatalf("%s: %d rows, natively %d", v.Call, len(v.Cells), len(m.Rows))
+		if len(v.Cells) != len(doc.Rows) {
+			t.Fatalf("%s: %d rows, the document %d", v.Call, len(v.Cells), len(doc.Rows))
 		}
 		for i, r := range m.Rows {
 			for j, c := range r.Cells {
@@ -142,6 +144,33 @@ func TestInteropJSON(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	// After the default versions' rows, the other versions' (the
+	// question asks of every version; the grid shows the defaults):
+	// jax@v1.1's unknown platform into torch@v3, as natively.
+	older, err := interop.Options{Producers: []string{"jax@v1.1"}, Consumers: doc.Consumers}.Decide(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := 0
+	for _, r := range doc.Rows {
+		if !r.Older {
+			defaults++
+		}
+	}
+	if want := len(interopRowsOf(t, cat)); defaults != want || doc.Rows[defaults-1].Older {
+		t.Errorf("interop.json has %d rows of default versions, natively %d, want them first", defaults, want)
+	}
+	got, ok := cellOf(doc, "jax@v1.1", "gpu <unknown>", "torch@v3")
+	var want interop.Cell
+	for _, r := range older.Rows {
+		if r.Array.Platform == "gpu <unknown>" {
+			want = r.Cells[slices.Index(older.Consumers, "torch@v3")]
+		}
+	}
+	if !ok || got.Outcome != string(want.Outcome) || want.Outcome == "" {
+		t.Errorf("jax@v1.1 gpu <unknown> into torch@v3: %+v (found %v), natively %s", got, ok, want.Outcome)
 	}
 
 	// Revalidated by ETag, as rules.json is, and compressed.
@@ -176,6 +205,16 @@ func TestInteropJSON(t *testing.T) {
 	if doc, _ = getInterop(t, h); doc.Revision != "r3" || doc.Error == "" || len(doc.Rows) != 0 {
 		t.Errorf("after Publish of rules that do not load: revision %q, %d rows, error %q; want r3 with the load error", doc.Revision, len(doc.Rows), doc.Error)
 	}
+}
+
+// interopRowsOf is the rows of the native matrix of cat's default versions.
+func interopRowsOf(t *testing.T, cat *engine.Catalog) []interop.Row {
+	t.Helper()
+	m, err := interop.Options{}.Decide(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Rows
 }
 
 func TestWriteSiteWritesInterop(t *testing.T) {

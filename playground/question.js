@@ -101,11 +101,12 @@ export class Question {
   draw() {
     const { doc, pick } = this;
     const producers = [...new Set(doc.rows.map((r) => r.producer))];
+    const older = new Set(doc.rows.filter((r) => r.older).map((r) => r.producer));
     const rows = doc.rows.map((r, i) => [r, i]).filter(([r]) => r.producer === pick.producer);
     const copies = [["none", "copy=None"], ...(doc.copies ?? []).map((c) => [String(c.copy), `copy=${c.copy ? "True" : "False"}`])];
     const copyValue = pick.copy === undefined ? "none" : String(pick.copy);
     const form = h("div", { class: "ask", role: "group", "aria-labelledby": "question-title" },
-      this.select("q-producer", "from", producers.map((p) => [p, `${library(p)} (${p})`]), pick.producer, (v) => {
+      this.select("q-producer", "from", producers.map((p) => [p, `${library(p)} (${p}${older.has(p) ? ", an older version" : ""})`]), pick.producer, (v) => {
         const row = doc.rows.findIndex((r) => r.producer === v);
         this.set({ producer: v, row });
       }),

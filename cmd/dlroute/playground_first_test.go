@@ -233,6 +233,18 @@ func TestPlaygroundFirstScreen(t *testing.T) {
 		if got.Outcome != string(want.Outcome) || want.Error != nil && !strings.Contains(got.Text, "torch.from_dlpack(x, copy=True) raises "+want.Error.Type) {
 			t.Errorf("with copy=True the answer is %+v; natively the exchange is %s %v", got, want.Outcome, want.Error)
 		}
+		// An older version of the producer: jax@v1.1's array, as natively.
+		eval[bool](q, `(() => { const s = document.querySelector('[data-testid=q-producer]'); s.value = 'jax@v1.1'; return s.dispatchEvent(new Event('change')); })()`)
+		eval[bool](q, `(() => { const s = document.querySelector('[data-testid=q-array]'); s.value = [...s.options].find((o) => o.text.includes('<unknown>')).value; return s.dispatchEvent(new Event('change')); })()`)
+		mo, err := interop.Options{Producers: []string{"jax@v1.1"}, Args: engine.Input{"copy": true}}.Decide(context.Background(), cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := native(mo, "jax@v1.1", "gpu <unknown>", torch)
+		if got := eval[string](q, `document.querySelector('[data-testid=answer]').dataset.outcome`); got != string(old.Outcome) {
+			t.Errorf("jax@v1.1's unknown platform into torch with copy=True: the page answers %s, natively %s", got, old.Outcome)
+		}
+
 		// The grid's filter: exceptions only leaves no in-place cell showing.
 		q.waitFor("the grid", `!!document.querySelector('[data-testid=interop-filter]')`)
 		eval[bool](q, `(() => { const s = document.querySelector('[data-testid=interop-filter]'); s.value = 'errors'; return s.dispatchEvent(new Event('change')); })()`)
