@@ -202,6 +202,7 @@ export class InteropGrid {
     this.opened = null;
     this.steps.replaceChildren();
     this.steps.classList.remove("open");
+    document.documentElement.classList.remove("sheet-open");
     for (const b of this.root.querySelectorAll("button.cell[aria-current]")) b.removeAttribute("aria-current");
     this.root.querySelector(`button.cell[data-row="${row}"][data-col="${col}"]`)?.focus();
     return true;
@@ -263,6 +264,7 @@ export class InteropGrid {
     }
     this.steps.replaceChildren(...this.stepsView());
     this.steps.classList.add("open");
+    document.documentElement.classList.add("sheet-open"); // room under the grid, for the cell to scroll above the sheet
     this.root.querySelector(`button.cell[data-row="${row}"][data-col="${col}"]`)?.scrollIntoView({ block: "nearest", inline: "nearest" });
     this.status.textContent = `Showing step ${i + 1} of ${cell.steps.length}, ${step.ref} ${step.call}, in the input, the decision and the trace.`;
     this.openStep(step, cell);

@@ -17,10 +17,15 @@ export function arrayLabel(row) {
   return `${row.platform.replaceAll("\\n", " ⏎ ").replaceAll("\n", " ⏎ ")}, ${row.memory} memory`;
 }
 
+// fromDLPack is each library's from_dlpack as its users call it, where
+// it is not <library>.from_dlpack.
+const fromDLPack = { jax: "jax.dlpack.from_dlpack" };
+
 // callText is the consumer's call as its user writes it.
 export function callText(consumer, copy) {
   const arg = copy === undefined ? "" : `, copy=${copy ? "True" : "False"}`;
-  return `${library(consumer)}.from_dlpack(x${arg})`;
+  const lib = library(consumer);
+  return `${fromDLPack[lib] ?? `${lib}.from_dlpack`}(x${arg})`;
 }
 
 // answerText is a cell's outcome in a sentence: in place, a copy and who
@@ -111,7 +116,7 @@ export class Question {
         this.set({ producer: v, row });
       }),
       this.select("q-array", "array", rows.map(([r, i]) => [String(i), arrayLabel(r)]), String(pick.row), (v) => this.set({ row: Number(v) })),
-      this.select("q-consumer", "into", doc.consumers.map((c, i) => [String(i), `${library(c)}.from_dlpack (${c})`]), String(pick.col), (v) => this.set({ col: Number(v) })),
+      this.select("q-consumer", "into", doc.consumers.map((c, i) => [String(i), `${callText(c).replace("(x)", "")} (${c})`]), String(pick.col), (v) => this.set({ col: Number(v) })),
       this.select("q-copy", "with", copies, copyValue, (v) => this.set({ copy: v === "none" ? undefined : v === "true" })));
     const row = doc.rows[pick.row], consumer = doc.consumers[pick.col];
     const cell = cellFor(doc, pick.row, pick.col, pick.copy);

@@ -25,6 +25,7 @@ test("answerText: in place, a copy and who makes it, or the exception, whole", (
   assert.equal(answerText(raise, "jax@v3", "torch@v3", false), "torch.from_dlpack(x, copy=False) raises BufferError: Unknown GPU platform for __dlpack__: <unknown>",
     "the whole message, not the grid's short one");
   assert.equal(callText("cupy@v1"), "cupy.from_dlpack(x)");
+  assert.equal(callText("jax@v3", true), "jax.dlpack.from_dlpack(x, copy=True)", "JAX's own name for it");
 });
 
 test("the seed's question is a JAX GPU array of an unknown platform into torch", () => {
