@@ -7,7 +7,15 @@
 //	dlroute:input-edit-to-decision  the same, for a change of the input only
 //
 // and the marks dlroute:script, page, ready and first-decision on the way
-// (the engine's worker adds compiled and initialized, worker.js).
+// (the engine's worker adds compiled and initialized, worker.js), and
+// dlroute:answer, the question on the first screen answered. The page's
+// own work on its main thread is measured in parts (app.js measured):
+//
+//	dlroute:build-page     the page built from rules.json, before the engine is ready
+//	dlroute:show           a decision drawn (show-form, paint-editors, reveal within it)
+//	dlroute:draw-question  the question answered from interop.json
+//	dlroute:draw-grid      the interop grid drawn
+//	dlroute:draw-tests     the tests pane drawn
 
 // markDecision records a decision shown now for change ({at, kind},
 // state.js takeChange), and its parts in st.timings.
