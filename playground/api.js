@@ -5,10 +5,16 @@
 import { tarball } from "./share.js";
 
 // installAPI sets window.dlroute over the running page: st is its state
-// (state.js), state returns what a link keeps of it, link makes the share
-// link for the state now.
-export function installAPI(st, { state, link }) {
-  const served = (ref) => st.ws.original(ref).handle;
+// (state.js), exclusive runs a task that uses the engine in its turn
+// (app.js), state returns what a link keeps of it, link makes the share
+// link for the state now. The engine's calls answer promises: the engine
+// is in its worker.
+export function installAPI(st, exclusive, { state, link }) {
+  const served = async (ref) => (await st.ws.original(ref)).handle;
+  const ask = (op, ref, line) => exclusive(async () => {
+    const r = await st.engine[op](await served(ref), line);
+    return { status: r.status, output: r.text };
+  });
   window.dlroute = {
     ready: null, // resolves when the page has made its first decision
     refs: () => [...st.ws.refs],
@@ -17,15 +23,9 @@ export function installAPI(st, { state, link }) {
     revision: () => st.revision ?? "",
     // resolveJSON and explainJSON answer {status, output}: the status's
     // name (ok, input_error, ...) and the module's output text.
-    resolveJSON(ref, line) {
-      const r = st.engine.resolveJSON(served(ref), line);
-      return { status: r.status, output: r.text };
-    },
-    explainJSON(ref, line) {
-      const r = st.engine.explainJSON(served(ref), line);
-      return { status: r.status, output: r.text };
-    },
-    test: (ref) => st.engine.test(served(ref)).json(),
+    resolveJSON: (ref, line) => ask("resolveJSON", ref, line),
+    explainJSON: (ref, line) => ask("explainJSON", ref, line),
+    test: (ref) => exclusive(async () => (await st.engine.test(await served(ref))).json()),
     state,
     link,
     edited: () => Object.fromEntries(st.ws.edits),
@@ -41,7 +41,7 @@ export function installAPI(st, { state, link }) {
     timings() {
       const m = (name) => performance.getEntriesByName(name).map((e) => e.duration);
       const at = (name) => performance.getEntriesByName(name)[0]?.startTime;
-      const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
+      const wasm = st.engine?.wasm;
       return {
         cold: m("dlroute:cold-to-first-decision")[0],
         edits: m("dlroute:edit-to-decision"),
@@ -49,7 +49,7 @@ export function installAPI(st, { state, link }) {
         inputEdits: m("dlroute:input-edit-to-decision"),
         first: st.timings.first,
         last: st.timings.last,
-        marks: Object.fromEntries(["script", "page", "compiled", "initialized", "ready", "first-decision"].map((n) => [n, at(`dlroute:${n}`)])),
+        marks: Object.fromEntries(["script", "page", "compiled", "initialized", "ready", "first-decision", "answer"].map((n) => [n, at(`dlroute:${n}`)])),
         wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize },
       };
     },

@@ -7,7 +7,7 @@
 // schedules one refresh: decide (decide.js), record it, show it; the
 // tests and "what changed" wait until the typing pauses.
 
-import { Engine } from "./engine.js";
+import { Engine } from "./worker.js";
 import { InputForm } from "./form.js";
 import { examples, applyTo, insertedLine } from "./examples.js";
 import { examplesMenu } from "./menu.js";
@@ -25,6 +25,7 @@ import { ShareLink, linkState, fromLink } from "./link.js";
 import { showMessage, hideMessage } from "./message.js";
 import { markDecision, statusText } from "./timings.js";
 import { InteropGrid } from "./interop.js";
+import { Question } from "./question.js";
 
 performance.mark("dlroute:script");
 
@@ -38,11 +39,23 @@ const files = new Files(st, { tabs: $("file-tabs"), host: $("editors"), revert: 
 const link = new ShareLink(st, $("share-link"));
 let form = null; // the InputForm, built in start()
 const grid = new InteropGrid($("interop"), { open: openStep });
+const question = new Question($("question"), { open: openStep });
 
 // The scheduling: one refresh per task however fast the typing, and the
 // tests and "what changed" a moment after it.
 let refreshPending = false;
+let refreshing = false; // a refresh waits on the engine's worker
 let afterTimer = 0;
+
+// exclusive runs fn after every task that exclusive ran before it: the
+// workspace's handles change across a task's awaits, so tasks that use
+// the engine take turns.
+let turn = Promise.resolve();
+function exclusive(fn) {
+  const done = turn.then(fn);
+  turn = done.catch(() => {});
+  return done;
+}
 
 // schedule coalesces changes into one refresh. kind, "rules" or
 // "input", names what the person changed, for the page's measures.
@@ -53,44 +66,50 @@ function schedule(kind = "other") {
   setTimeout(refresh, 0);
 }
 
-// refresh decides the current input with the current rules and shows it.
-// It is synchronous: the module answers in milliseconds.
-function refresh() {
+// refresh decides the current input with the current rules, in the
+// engine's worker, and shows it. Changes made while it waits are decided
+// by the next refresh, which starts when this one has shown its decision.
+async function refresh() {
+  if (refreshing) return; // refreshPending stays set: this one runs the next
   refreshPending = false;
   if (!st.engine) return; // start() decides once the module is ready
+  refreshing = true;
   const change = takeChange(st, performance.now());
   let parts;
   try {
     const started = performance.now();
-    const outcome = decide(st, () => performance.now());
-    parts = show(outcome, started);
+    const outcome = await exclusive(() => decide(st, () => performance.now()));
+    parts = measured("show", () => show(outcome, started));
   } catch (e) {
+    refreshing = false;
     return engineFailed(e);
   }
+  refreshing = false;
   markDecision(st, change, parts);
   clearTimeout(afterTimer);
   afterTimer = setTimeout(afterDecision, st.testedHandle === undefined ? 0 : 250);
   link.schedule();
+  if (refreshPending) setTimeout(refresh, 0);
 }
 
 // show records a decision's outcome and draws it; it returns how long
 // each part took, for the page's measures.
 function show(outcome, started) {
-  if (outcome.inputs && form.setInputs(outcome.inputs)) syncForm();
+  measured("show-form", () => outcome.inputs && form.setInputs(outcome.inputs) && syncForm());
   recordDecision(st, outcome);
   showInputProblem(outcome.inputProblem);
   renderProblems($("problems"), st.problems, (pos) => files.show(pos));
   const good = st.lastGood;
   renderDecision($("decision"), { explanation: good?.explanation, ms: good?.ms, stale: good ? outcome.stale : outcome.stale || "No decision yet.", onRule: (pos) => files.show(pos) });
-  renderTrace($("trace"), { explanation: good?.explanation, input: good?.input, onPosition: (pos) => files.show(pos) });
+  renderTrace($("trace"), { explanation: good?.explanation, input: good?.input, onPosition: (pos) => files.show(pos), textOf: (p) => st.ws.textOf(p) });
   const shown = performance.now();
-  files.paint();
+  measured("paint-editors", () => files.paint());
   const parts = { rules: outcome.ms.rules, decideAndShow: shown - started - outcome.ms.rules, paint: performance.now() - shown, explain: outcome.ms.explain };
   // A new input shows the rule that decided it; an edit leaves the
   // editor where the person is typing.
   if (good && !outcome.stale) {
     const step = decidingStep(good.explanation);
-    if (nextReveal(st, step?.rule)) files.revealStep(step);
+    if (nextReveal(st, step?.rule)) measured("reveal", () => files.revealStep(step));
   }
   return parts;
 }
@@ -104,21 +123,49 @@ function showInputProblem(text) {
 }
 
 // afterDecision runs what can wait for the typing to pause: the tests
-// (once per handle) and what changed.
-function afterDecision() {
+// (once per handle) and what changed. They run on the second engine
+// (st.idle, the same module in a second worker, with the same rules
+// loaded there), so that a key typed while they run is decided at once.
+// The first test of a version as served compiles its tests.yaml (the
+// first decision did not wait for it); one that does not compile is no
+// report, as rules that do not load are.
+async function afterDecision() {
+  if (refreshing || refreshPending) return; // the next decision runs it
+  const handle = st.handle, ref = st.ref, input = st.inputText;
   try {
-    if (testsDue(st)) {
-      recordTests(st, st.handle ? st.engine.test(st.handle).json() : null);
-      renderTests($("tests"), st.testReport, { onCase: tryCase, onPosition: (pos) => files.show(pos) });
-    }
-    renderDiff($("diff"), {
-      engine: st.engine, base: st.ws.original(st.ref).handle, edited: st.handle, report: st.testReport,
-      edits: st.ws.editedPaths(st.ref), input: st.inputText,
-      onInput: (line) => { showInput(line); schedule("input"); },
+    await idleTask(async (idle) => {
+      if (handle !== st.handle || ref !== st.ref) return; // decided again since: that decision runs it
+      const mine = (await idle.current(ref)).handle;
+      if (testsDue(st)) {
+        const r = mine ? await idle.engine.test(mine) : null;
+        recordTests(st, r?.ok ? r.json() : null, handle);
+        measured("draw-tests", () => renderTests($("tests"), st.testReport, { onCase: tryCase, onPosition: (pos) => files.show(pos) }));
+      }
+      await renderDiff($("diff"), {
+        engine: idle.engine, base: (await idle.original(ref)).handle, edited: mine, report: st.testReport,
+        edits: st.ws.editedPaths(ref), input,
+        onInput: (line) => { showInput(line); schedule("input"); },
+      });
     });
   } catch (e) {
-    engineFailed(e);
+    console.error(e);
+    showMessage(`The tests could not run (${e.message}); the engine that runs them is being restarted.`, "error");
+    try {
+      await st.idle.engine.restart();
+      st.idle.reset();
+      forgetTests(st);
+    } catch { /* the next decision tries again */ }
   }
+}
+
+// idleTask runs fn(st.idle) once the second engine has started, after
+// every idleTask before it: the twin's handles change across its awaits.
+let idleTurn = Promise.resolve();
+let idleStarted = null; // resolves with st.idle
+function idleTask(fn) {
+  const done = idleTurn.then(async () => fn(await idleStarted));
+  idleTurn = done.catch(() => {});
+  return done;
 }
 
 // A trap (a Go panic, memory exhausted) leaves the instance unusable:
@@ -133,6 +180,17 @@ async function engineFailed(e) {
     schedule();
   } catch (e2) {
     showMessage(`The engine could not be restarted: ${e2.message}. Reload the page; the link keeps your edits.`, "error");
+  }
+}
+
+// measured runs fn, a part of the page's work on its main thread, and
+// records how long it took as the measure dlroute:<name>.
+function measured(name, fn) {
+  const start = performance.now();
+  try {
+    return fn();
+  } finally {
+    performance.measure(`dlroute:${name}`, { start, end: performance.now() });
   }
 }
 
@@ -160,24 +218,24 @@ function tryCase(c) {
 
 // chooseRef shows ref's files, and keeps the input's values that ref
 // also declares.
-function chooseRef(ref) {
+async function chooseRef(ref) {
   selectRef(st, ref);
   $("ruleset").value = ref;
   files.build();
   if (!st.engine) return;
   try {
-    const desc = st.engine.describe(st.ws.original(ref).handle || st.ws.current(ref).handle).json();
+    const desc = await exclusive(async () => (await st.engine.describe((await st.ws.original(ref)).handle || (await st.ws.current(ref)).handle)).json());
     showInput(keepDeclared(st.inputText, desc.inputs.map((d) => d.name)));
   } catch { /* the rules do not load: keep the text as it is */ }
 }
 
-function applyExample(id) {
+async function applyExample(id) {
   const ex = examples.find((e) => e.id === id);
   if (!ex) return;
   if (!st.ws.refs.includes(ex.ref)) return showMessage(`This example needs ${ex.ref}, which these rules do not have.`, "warn");
   const { edits, note } = applyTo(ex, (p) => st.ws.originals.get(p));
   st.ws.edits = edits;
-  chooseRef(ex.ref);
+  await chooseRef(ex.ref);
   showInput(JSON.stringify(ex.input));
   if (ex.edit) {
     files.open(ex.edit.file);
@@ -191,10 +249,10 @@ function applyExample(id) {
 // chooseAsked shows the version ?ruleset= names, as --ruleset would:
 // ?ruleset=jax==0.10.2 opens the version for jax 0.10.2. A link's own
 // state (#s=...) wins over it.
-function chooseAsked(asked) {
-  const found = st.ws.resolve(asked);
+async function chooseAsked(asked) {
+  const found = await exclusive(() => st.ws.resolve(asked));
   if (found.error) return showMessage(`?ruleset=${asked}: ${found.error}`, "warn");
-  chooseRef(found.ref);
+  await chooseRef(found.ref);
   if (found.ref !== asked) showMessage(`?ruleset=${asked} is ${found.ref}.`, "info");
 }
 
@@ -215,7 +273,7 @@ async function readLink() {
   st.ws.edits = l.edits;
   if (l.warning) showMessage(l.warning, "warn");
   st.wantFile = l.file;
-  chooseRef(l.ref);
+  await chooseRef(l.ref);
   showInput(l.input);
 }
 
@@ -229,42 +287,52 @@ function fillRuleSets() {
 // rulesReloaded shows the rules the server reloaded (live.js): the
 // versions in the menu, the files in their editors (an edited file keeps
 // the person's text), and a new decision.
-function rulesReloaded() {
+async function rulesReloaded() {
   forgetTests(st);
+  st.idle?.reset(); // its handles are of the rules before
   const ref = st.ws.refs.includes(st.ref) ? st.ref : st.ws.newest(st.ref.split("@")[0]) ?? st.ws.refs[0];
   fillRuleSets();
   if (ref !== st.ref) showMessage(`${st.ref} is gone from the server; showing ${ref}.`, "warn");
-  if (ref !== st.ref || !files.sameTabs()) chooseRef(ref);
+  if (ref !== st.ref || !files.sameTabs()) await chooseRef(ref);
   else files.reloadTexts();
   schedule();
-  $("status").textContent = statusText(st.source, st.revision);
+  $("status").textContent = statusText(st.source, st.revision, st.engine?.wasm);
   loadInterop();
 }
 
 // ---- the interop grid ----
 
 // loadInterop fetches interop.json, the matrix of the rules served (not
-// the edits), and draws it; again whenever the served rules change.
+// the edits), and answers the question with it; again whenever the served
+// rules change. The grid, a table of every cell, is drawn once the page
+// is idle: its layout must not hold up the first decision's paint.
 async function loadInterop() {
+  let doc;
   try {
     const resp = await fetch("interop.json", { cache: "no-cache" });
     if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
-    grid.show(await resp.json());
+    doc = await resp.json();
   } catch (e) {
     console.error(e);
     grid.failed(`The interop matrix could not be loaded (${e.message}).`);
+    question.failed(`No answer: the interop matrix could not be loaded (${e.message}).`);
+    return;
   }
+  measured("draw-question", () => question.show(doc));
+  if (!performance.getEntriesByName("dlroute:answer").length) performance.mark("dlroute:answer");
+  await window.dlroute.ready?.catch(() => {});
+  await new Promise((ok) => (window.requestIdleCallback ?? setTimeout)(ok, { timeout: 500 }));
+  measured("draw-grid", () => grid.show(doc));
 }
 
 // openStep shows one step of an exchange the grid opened: its rule set
 // and its input, so that the decision, the trace and the rule file show
 // how the page's rules decide it.
-function openStep(step) {
+async function openStep(step) {
   if (!st.ws.refs.includes(step.ref)) return showMessage(`This step is ${step.ref}'s, which the page does not have.`, "warn");
-  if (step.ref !== st.ref) chooseRef(step.ref);
+  if (step.ref !== st.ref) await chooseRef(step.ref);
   showInput(JSON.stringify(step.input));
   schedule();
-  $("decision").scrollIntoView({ block: "nearest" });
 }
 
 function revertFile() {
@@ -308,20 +376,21 @@ async function copyLink() {
 async function start() {
   // ?ruleset=, unless the address is a link to a state (which names its own).
   const asked = !location.hash && new URLSearchParams(location.search).get("ruleset");
-  const print = (fd, line) => (fd === 2 ? console.error : console.log)(`dlroute.wasm: ${line}`);
-  // The module compiles off the main thread while the page is built.
-  const engine = Engine.instantiate("dlroute.wasm", print);
+  // The module compiles and starts in its worker (boot.js started it)
+  // while the page is built.
+  const engine = Engine.start(window.dlrouteBoot);
   engine.catch(() => {}); // awaited below
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
+  const built = performance.now();
   st.ws = new Workspace(served.files);
   st.source = served.source;
   st.revision = served.revision ?? "";
   selectRef(st, st.ws.newest("jax") ?? st.ws.refs[0]);
 
   fillRuleSets();
-  $("ruleset").addEventListener("change", () => { chooseRef($("ruleset").value); schedule(); });
+  $("ruleset").addEventListener("change", async () => { await chooseRef($("ruleset").value); schedule(); });
   examplesMenu($("examples"), examples, applyExample);
   form = new InputForm($("input-form"), () => {
     setInput(st, form.toJSON());
@@ -336,27 +405,39 @@ async function start() {
   $("download").addEventListener("click", download);
   $("revert").addEventListener("click", revertFile);
   $("copy-link").addEventListener("click", copyLink);
+  // Escape puts away what the page opened last: the grid's steps, then a
+  // message.
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented) return;
+    if (grid.close()) return e.preventDefault();
+    if (!$("message").hidden) hideMessage();
+  });
   window.addEventListener("hashchange", async () => {
     if (location.hash === st.writtenHash) return;
     await readLink();
     schedule();
   });
 
-  chooseRef(st.ref);
+  await chooseRef(st.ref);
   showInput(JSON.stringify(examples[0].input));
   await readLink();
   performance.mark("dlroute:page");
+  performance.measure("dlroute:build-page", { start: built, end: "dlroute:page" });
+  loadInterop(); // the question's answer needs no engine
   st.engine = st.ws.engine = await engine;
   st.engine.setParsed(served.parsed);
-  if (asked) chooseAsked(asked);
+  if (asked) await chooseAsked(asked);
   performance.mark("dlroute:ready");
-  refresh();
-  $("status").textContent = statusText(st.source, st.revision);
-  loadInterop(); // after the first decision, which it must not delay
+  await refresh();
+  idleStarted = st.engine.adopt().then(async (e) => {
+    await e.setParsed(served.parsed);
+    return (st.idle = st.ws.twin(e));
+  });
+  $("status").textContent = statusText(st.source, st.revision, st.engine.wasm);
   if (served.live) followRules(st, rulesReloaded);
 }
 
-installAPI(st, {
+installAPI(st, exclusive, {
   state: () => linkState(st),
   async link() {
     await link.update();

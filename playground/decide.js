@@ -18,11 +18,11 @@ import { checkInput, inputErrorText } from "./input.js";
 //	ms            {rules, explain}: how long the load and the explanation took
 //
 // now is the clock (performance.now in the page).
-export function decide(st, now) {
+export async function decide(st, now) {
   const t0 = now();
-  const { handle, errors } = st.ws.current(st.ref);
+  const { handle, errors } = await st.ws.current(st.ref);
   const out = { handle, problems: errors ?? [], inputs: null, inputProblem: "", decided: null, stale: "", ms: { rules: now() - t0, explain: undefined } };
-  if (handle) out.inputs = st.engine.describe(handle).json().inputs;
+  if (handle) out.inputs = (await st.engine.describe(handle)).json().inputs;
   const input = checkInput(st.inputText);
   out.inputProblem = input.problem;
   if (!handle) {
@@ -32,7 +32,7 @@ export function decide(st, now) {
     out.stale = STALE_INPUT;
   } else {
     const t1 = now();
-    const r = st.engine.explainJSON(handle, st.inputText);
+    const r = await st.engine.explainJSON(handle, st.inputText);
     const ms = now() - t1;
     out.ms.explain = ms;
     if (r.ok) {

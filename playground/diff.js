@@ -11,42 +11,44 @@ let last = { key: "", node: null };
 // renderDiff fills root. base and edited are handles (0: did not load);
 // report is the edited version's test report; edits the edited paths;
 // onInput decides an example's input.
-export function renderDiff(root, { engine, base, edited, report, edits, input, onInput }) {
-  root.replaceChildren(h("h2", {}, "What changed"));
+export async function renderDiff(root, { engine, base, edited, report, edits, input, onInput }) {
   if (edits.length === 0) {
+    root.replaceChildren(h("h2", {}, "What changed"));
     root.dataset.changes = "0";
     root.append(h("p", { class: "muted" }, "No edits: the rules are as served. Edit a file to see which decisions change."));
     return;
   }
   if (!base || !edited) {
+    root.replaceChildren(h("h2", {}, "What changed"));
     root.dataset.changes = "";
     root.append(h("p", { class: "muted" }, !base ? "The rules as served do not load, so there is nothing to compare with." : "The edited rules do not load: fix the errors to compare."));
     return;
   }
   const key = JSON.stringify([base, edited, input]);
-  if (key !== last.key) last = { key, node: compare(engine, base, edited, report, input, onInput) };
+  if (key !== last.key) last = { key, node: await compare(engine, base, edited, report, input, onInput) };
+  root.replaceChildren(h("h2", {}, "What changed"));
   root.dataset.changes = last.node.dataset.changes;
   root.append(h("p", { class: "muted" }, `Edited: ${edits.join(", ")}.`), last.node);
 }
 
-function compare(engine, base, edited, report, input, onInput) {
-  const mine = current(engine, base, edited, input);
-  const r = engine.canDiff ? engine.diff(base, edited) : null;
+async function compare(engine, base, edited, report, input, onInput) {
+  const mine = await current(engine, base, edited, input);
+  const r = engine.canDiff ? await engine.diff(base, edited) : null;
   if (r?.ok) {
     const node = fromReport(r.json(), onInput);
     node.prepend(mine);
     return node;
   }
   const why = r ? `${r.json()?.message ?? r.status}` : "this module has no dlroute_diff";
-  const node = overCases(engine, base, edited, report, onInput, why);
+  const node = await overCases(engine, base, edited, report, onInput, why);
   node.prepend(mine);
   return node;
 }
 
 // current says how the input being looked at changed.
-function current(engine, base, edited, input) {
-  const a = engine.resolveJSON(base, input);
-  const b = engine.resolveJSON(edited, input);
+async function current(engine, base, edited, input) {
+  const a = await engine.resolveJSON(base, input);
+  const b = await engine.resolveJSON(edited, input);
   if (a.text === b.text) return h("p", { "data-testid": "diff-current" }, "The input above: decided the same.");
   return h("div", { class: "changes", "data-testid": "diff-current" }, h("b", {}, "The input above: "),
     h("div", { class: "before" }, h("b", {}, "served "), describe(a)),
@@ -99,20 +101,20 @@ export function caseInputs(...reports) {
 
 // changedInputs decides each input (line -> name) with both handles and
 // returns those decided differently: {name, line, before, after}.
-export function changedInputs(engine, base, edited, inputs) {
+export async function changedInputs(engine, base, edited, inputs) {
   const changed = [];
   for (const [line, name] of inputs) {
-    const a = engine.resolveJSON(base, line);
-    const b = engine.resolveJSON(edited, line);
+    const a = await engine.resolveJSON(base, line);
+    const b = await engine.resolveJSON(edited, line);
     if (a.text !== b.text) changed.push({ name, line, before: describe(a), after: describe(b) });
   }
   return changed;
 }
 
 // overCases decides the test cases' inputs with both versions.
-function overCases(engine, base, edited, report, onInput, why) {
-  const inputs = caseInputs(report, engine.test(base).json());
-  const changed = changedInputs(engine, base, edited, inputs);
+async function overCases(engine, base, edited, report, onInput, why) {
+  const inputs = caseInputs(report, (await engine.test(base)).json());
+  const changed = await changedInputs(engine, base, edited, inputs);
   const node = h("div", { class: "diff-body" },
     h("p", { class: "muted" }, `The inputs derived from the rules are too many to try in the page (${why}); these are the test cases' inputs instead.`),
     h("p", { "data-testid": "diff-summary" }, changed.length === 0

@@ -46,8 +46,9 @@ export class Editor {
       this.#render();
       for (const fn of this.listeners) fn(this.text);
     });
-    this.textarea.addEventListener("scroll", () => this.#sync());
+    this.textarea.addEventListener("scroll", () => this.#sync(true));
     this.textarea.addEventListener("keydown", (e) => this.#key(e));
+    this.textarea.addEventListener("beforeinput", (e) => this.#newline(e));
     this.height = 0;
     new ResizeObserver(() => this.#keepInView(this.textarea.clientHeight)).observe(this.textarea);
     this.#render();
@@ -92,7 +93,7 @@ export class Editor {
       off += Math.max(0, column - 1);
       ta.setSelectionRange(off, off);
     }
-    this.#sync();
+    this.#sync(true);
   }
 
   focus() { this.textarea.focus({ preventScroll: true }); }
@@ -111,6 +112,25 @@ export class Editor {
     if (!dir) return;
     e.preventDefault();
     this.indent(dir);
+  }
+
+  // #newline answers the line break that Enter types (its beforeinput,
+  // whichever way the key came) with one that keeps the indentation of
+  // the caret's line: a row typed after a marker row lines up with it, as
+  // YAML needs.
+  #newline(e) {
+    if (e.isComposing || e.inputType !== "insertLineBreak" && e.inputType !== "insertParagraph") return;
+    const ta = this.textarea;
+    const v = ta.value;
+    const start = v.lastIndexOf("\n", ta.selectionStart - 1) + 1;
+    const indent = /^[ \t]*/.exec(v.slice(start, ta.selectionStart))[0];
+    if (!indent) return; // the browser's own newline
+    e.preventDefault();
+    const text = "\n" + indent;
+    if (!document.execCommand("insertText", false, text)) {
+      ta.setRangeText(text, ta.selectionStart, ta.selectionEnd, "end");
+      ta.dispatchEvent(new Event("input"));
+    }
   }
 
   // indent moves the lines of the selection right (dir 1) or left (-1)
@@ -156,12 +176,17 @@ export class Editor {
     const want = bottom(Math.max(...lines)) - height;
     if (want > ta.scrollTop) {
       ta.scrollTop = want;
-      this.#sync();
+      this.#sync(true);
     }
   }
 
-  #sync() {
-    const { scrollTop, scrollLeft } = this.textarea;
+  // #sync moves the line numbers and marks with the text. Only a scroll,
+  // or a line put in view, reads the textarea's scroll (which lays the page
+  // out, there and then); a repaint of the marks takes the last one read,
+  // and the browser lays the page out once, when it next draws it.
+  #sync(scrolled = false) {
+    if (scrolled) this.scroll = { top: this.textarea.scrollTop, left: this.textarea.scrollLeft };
+    const { top: scrollTop, left: scrollLeft } = this.scroll ?? { top: 0, left: 0 };
     this.backdropInner.style.transform = `translate(${-scrollLeft}px, ${-scrollTop}px)`;
     this.gutterInner.style.transform = `translateY(${-scrollTop}px)`;
   }

@@ -18,7 +18,7 @@ export const Status = Object.freeze(Object.fromEntries(STATUS.map((name, code) =
 
 // The exports the page calls (ABI.md, "Exports" and "Exports for
 // editors"); dlroute_diff is used where the module has it (canDiff).
-const PAGE_EXPORTS = ["dlroute_load", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_test", "dlroute_release"];
+const PAGE_EXPORTS = ["dlroute_load", "dlroute_load_lazy", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_test", "dlroute_release"];
 
 // The host functions a page offers: it reads no machine (unavailable:
 // an input without platform_version then gets the native engine's
@@ -94,7 +94,19 @@ export class Engine {
   // The served rules' parsed.bin, when set (setParsed), goes with them:
   // the module takes each expression it holds instead of parsing it.
   load(files) {
-    return this.#answer("dlroute_load", encodeArchive(this.parsed ? [...files, ["parsed.bin", this.parsed]] : files));
+    return this.#answer("dlroute_load", this.#archive(files));
+  }
+
+  // loadLazy is load for the rules as served: it compiles nothing yet;
+  // ruleset compiles the version it names, without its tests.yaml, which
+  // test compiles when it is first asked (ABI.md, dlroute_load_lazy). The
+  // page's first decision waits for no test to compile.
+  loadLazy(files) {
+    return this.#answer("dlroute_load_lazy", this.#archive(files));
+  }
+
+  #archive(files) {
+    return encodeArchive(this.parsed ? [...files, ["parsed.bin", this.parsed]] : files);
   }
 
   // setParsed keeps rules.json's "parsed", the served rules' parsed.bin

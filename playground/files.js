@@ -139,9 +139,11 @@ export class Files {
   }
 
   // revealStep scrolls the open editor to a trace step's line, when the
-  // step is in the open file; the caret stays.
+  // step is in the open file; the caret stays. It waits for the next
+  // frame: scrolling lays the page out, which the frame does once for the
+  // decision just drawn, not inside the decision's task.
   revealStep(step) {
     const path = step && rulesPath(step.position.file);
-    if (path && path === this.st.active) this.editor(path)?.reveal(step.position.line);
+    if (path && path === this.st.active) requestAnimationFrame(() => this.editor(path)?.reveal(step.position.line));
   }
 }

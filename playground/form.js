@@ -99,6 +99,18 @@ class Field {
       this.#hold(this.control.value);
       changed();
     });
+    // A held value is read-only, but selected whole (Ctrl+A) it is
+    // replaced as in any field: by what is typed, pasted or deleted.
+    const replaceHeld = (e) => {
+      if (this.held === null || e.ctrlKey && e.type === "keydown" || e.metaKey || e.altKey) return;
+      if (e.type === "keydown" && e.key.length !== 1 && e.key !== "Backspace" && e.key !== "Delete") return;
+      const c = this.control;
+      if (c.selectionStart !== 0 || c.selectionEnd !== c.value.length) return;
+      this.held = null;
+      c.readOnly = false;
+    };
+    this.control.addEventListener("keydown", replaceHeld);
+    this.control.addEventListener("paste", replaceHeld);
     this.row.append(label, this.control);
     this.size = document.createElement("div");
     this.size.className = "size";

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"strings"
 	"sync"
 
 	"github.com/dlroute/dlroute/engine"
@@ -27,9 +28,8 @@ import (
 // {"source": ..., "revision": ..., "error": "..."} and no rows. It is
 // decided natively, by package internal/interop, so that the grid is the
 // command line's matrix; the page decides a cell's step again, with its
-// own rules, when the person opens it. It is computed when first asked
-// for after each Publish: loading every rule set takes a fifth of a
-// second, which a handler that nobody asks for the grid need not spend.
+// own rules, when the person opens it. It is computed after each
+// Publish, in the background: the page asks for it as it loads.
 
 // interopShortWidth is the cut of a cell's short text: the command line's
 // default --width, so that the grid and README's table read alike.
@@ -41,11 +41,26 @@ type interopDoc struct {
 	Call      string       `json:"call"`
 	Consumers []string     `json:"consumers"`
 	Rows      []interopRow `json:"rows"`
-	Error     string       `json:"error,omitempty"`
+	// Copies are the same matrix for from_dlpack(x, copy=True) and
+	// copy=False, whose rows and consumers are the document's, in order:
+	// the page's question asks with copy as well as without.
+	Copies []interopCopy `json:"copies,omitempty"`
+	Error  string        `json:"error,omitempty"`
+}
+
+// interopCopy is the matrix decided with from_dlpack's copy argument.
+type interopCopy struct {
+	Copy  bool            `json:"copy"`
+	Call  string          `json:"call"`
+	Cells [][]interopCell `json:"cells"` // by row, then consumer, as the document's
 }
 
 type interopRow struct {
-	Producer string        `json:"producer"`
+	Producer string `json:"producer"`
+	// Older is a row of a version of the producer other than its default:
+	// the question on the first screen asks of every version, the grid
+	// shows the default versions'.
+	Older    bool          `json:"older,omitempty"`
 	Platform string        `json:"platform"`
 	Memory   string        `json:"memory"`
 	Cells    []interopCell `json:"cells"` // in the order of the document's consumers
@@ -91,23 +106,86 @@ func decideInterop(rules fs.FS, doc *interopDoc) error {
 	if err != nil {
 		return err
 	}
-	m, err := interop.Options{}.Decide(context.Background(), cat)
+	ctx := context.Background()
+	m, err := interop.Options{}.Decide(ctx, cat)
 	if err != nil {
 		return err
 	}
 	doc.Consumers = append(doc.Consumers, m.Consumers...)
-	for _, r := range m.Rows {
-		row := interopRow{Producer: r.Producer, Platform: r.Array.Platform, Memory: r.Array.Memory, Cells: []interopCell{}}
-		for _, c := range r.Cells {
-			cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device, Checked: c.Checked}
-			for _, s := range c.Steps {
-				cell.Steps = append(cell.Steps, interopStep{Ref: s.Decision.RuleSet, Step: s})
-			}
-			row.Cells = append(row.Cells, cell)
+	// The default versions' rows, then each other version's that the
+	// matrix can decide (a version too old to answer every call has none).
+	matrices := []*interop.Matrix{m}
+	for _, ref := range olderProducers(cat, m) {
+		if mo, err := (interop.Options{Producers: []string{ref}, Consumers: m.Consumers}).Decide(ctx, cat); err == nil {
+			matrices = append(matrices, mo)
 		}
-		doc.Rows = append(doc.Rows, row)
+	}
+	for i, mx := range matrices {
+		for _, r := range mx.Rows {
+			row := interopRow{Producer: r.Producer, Older: i > 0, Platform: r.Array.Platform, Memory: r.Array.Memory, Cells: []interopCell{}}
+			for _, c := range r.Cells {
+				row.Cells = append(row.Cells, cellOf(c))
+			}
+			doc.Rows = append(doc.Rows, row)
+		}
+	}
+	// copy=True and copy=False, row for row; a consumer that does not
+	// take the argument makes the matrix an error: no such variant.
+	for _, copy := range []bool{true, false} {
+		v := interopCopy{Copy: copy, Call: "from_dlpack(x, copy=False)", Cells: [][]interopCell{}}
+		if copy {
+			v.Call = "from_dlpack(x, copy=True)"
+		}
+		for i, mx := range matrices {
+			o := interop.Options{Consumers: m.Consumers, Args: engine.Input{"copy": copy}}
+			if i > 0 {
+				o.Producers = []string{mx.Rows[0].Producer}
+			}
+			mc, err := o.Decide(ctx, cat)
+			if err != nil || len(mc.Rows) != len(mx.Rows) {
+				v.Cells = nil
+				break
+			}
+			for _, r := range mc.Rows {
+				cells := []interopCell{}
+				for _, c := range r.Cells {
+					cells = append(cells, cellOf(c))
+				}
+				v.Cells = append(v.Cells, cells)
+			}
+		}
+		if v.Cells != nil {
+			doc.Copies = append(doc.Copies, v)
+		}
 	}
 	return nil
+}
+
+// olderProducers are the versions of m's producers other than the
+// default ones, newest first.
+func olderProducers(cat *engine.Catalog, m *interop.Matrix) []string {
+	defaults := map[string]string{} // name -> default ref
+	for _, r := range m.Rows {
+		defaults[strings.SplitN(r.Producer, "@", 2)[0]] = r.Producer
+	}
+	var out []string
+	sets := cat.RuleSets()
+	for i := len(sets) - 1; i >= 0; i-- {
+		rs := sets[i]
+		if def, ok := defaults[rs.Name()]; ok && rs.Ref() != def {
+			out = append(out, rs.Ref())
+		}
+	}
+	return out
+}
+
+// cellOf is a cell of the matrix as interop.json writes it.
+func cellOf(c interop.Cell) interopCell {
+	cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device, Checked: c.Checked}
+	for _, s := range c.Steps {
+		cell.Steps = append(cell.Steps, interopStep{Ref: s.Decision.RuleSet, Step: s})
+	}
+	return cell
 }
 
 // interopSite is interop.json of the rules published last, decided when
@@ -119,11 +197,14 @@ type interopSite struct {
 	resource *resource // nil until asked for
 }
 
-// publish makes rules, named by st, the ones interop.json decides.
+// publish makes rules, named by st, the ones interop.json decides, and
+// starts deciding it: the page asks for it as it loads, to answer its
+// question on the first screen.
 func (s *interopSite) publish(rules fs.FS, st rulesState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rules, s.state, s.resource = rules, st, nil
+	go s.get()
 }
 
 // get returns interop.json, deciding it once per publish; concurrent

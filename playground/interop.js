@@ -11,6 +11,19 @@
 
 import { h } from "./views.js";
 
+// rowLabel is a row header's platform in words: a multi-line
+// platform_version's line breaks shown as ⏎, its quotes dropped.
+export function rowLabel(platform) {
+  return platform.replaceAll("\\n", " ⏎ ").replaceAll("\n", " ⏎ ").replaceAll('"', "");
+}
+
+// The filters of the grid: which outcomes its cells show.
+const filters = {
+  all: { label: "every cell", keeps: () => true },
+  answers: { label: "crossings only (in place, copies)", keeps: (kind) => kind !== "error" },
+  errors: { label: "exceptions only", keeps: (kind) => kind === "error" },
+};
+
 // The kinds of outcome a cell is drawn as: its class (the colour), its
 // mark, and the legend's words.
 const kinds = {
@@ -23,14 +36,14 @@ const kinds = {
 const kindOf = (outcome) => (outcome === "in_place" ? "in-place" : outcome?.endsWith("_copy") ? "copy" : "error");
 
 // cellView is how a cell is drawn: its kind ("in-place", "copy",
-// "error"), its mark, the exception type (error cells only) and the rest
-// of its short text, and the whole of it for a tooltip.
+// "error"), its mark, the exception type (error cells only) and the whole
+// text after it (the cell wraps it, never cuts it), and the whole text.
 export function cellView(cell) {
   const kind = kindOf(cell.outcome);
   // short is "Type: message" for an exception (interop.Cell.Short).
   const type = cell.error && cell.short.startsWith(cell.error.type) ? cell.error.type : "";
   const full = cell.error ? (cell.error.message ? `${cell.error.type}: ${cell.error.message}` : cell.error.type) : cell.short;
-  return { kind, mark: kinds[kind].mark, type, rest: cell.short.slice(type.length), full };
+  return { kind, mark: kinds[kind].mark, type, whole: full.slice(type.length), full };
 }
 
 // decidingStep is the index of the step that decided the cell's outcome:
@@ -118,6 +131,7 @@ export class InteropGrid {
     this.opened = null; // {row, col, step}: the cell and step opened last
     this.status = null; // the live region that says what an opening shows
     this.steps = null; // the opened cell's steps
+    this.filter = "all";
   }
 
   // failed says why there is no grid: interop.json did not load.
@@ -127,6 +141,9 @@ export class InteropGrid {
 
   // show draws doc, interop.json as served.
   show(doc) {
+    // The grid is of the default versions; the question above it asks of
+    // every version (question.js).
+    doc = { ...doc, rows: (doc.rows ?? []).filter((r) => !r.older) };
     this.doc = doc;
     this.opened = null; // a row of the rules before may be another array now
     const n = doc.rows?.length ?? 0, m = doc.consumers?.length ?? 0;
@@ -145,7 +162,7 @@ export class InteropGrid {
     } else {
       this.status = h("p", { role: "status", class: "interop-status", "data-testid": "interop-status" });
       this.steps = h("div", { class: "interop-steps", "data-testid": "interop-steps" }, this.stepsView());
-      parts.push(this.legend(), h("div", { class: "interop-scroll", "data-testid": "interop-scroll" }, this.table()), this.status, this.steps);
+      parts.push(this.legend(), this.filterMenu(), h("div", { class: "interop-scroll", "data-testid": "interop-scroll" }, this.table()), this.status, this.steps);
     }
     this.root.replaceChildren(...parts);
   }
@@ -156,6 +173,41 @@ export class InteropGrid {
       h("li", {}, h("span", { class: "mark", "aria-hidden": "true" }, "•"), " run here: both sides' versions were checked against a real release (open a cell, or hover, for which releases)"));
   }
 
+  filterMenu() {
+    return h("label", { class: "interop-filter" }, "Show ",
+      h("select", { "data-testid": "interop-filter", onchange: (e) => this.setFilter(e.target.value) },
+        Object.entries(filters).map(([k, f]) => h("option", { value: k, selected: k === this.filter ? true : null }, f.label))));
+  }
+
+  // setFilter shows only the cells of the outcomes chosen: a row with
+  // none of them is hidden, and a cell of another outcome is left blank.
+  setFilter(name) {
+    this.filter = name;
+    const keeps = filters[name].keeps;
+    for (const tr of this.root.querySelectorAll("table.interop-grid tbody tr")) {
+      let any = false;
+      for (const td of tr.querySelectorAll("td")) {
+        const kept = keeps(td.dataset.kind);
+        td.classList.toggle("filtered", !kept);
+        any ||= kept;
+      }
+      tr.hidden = !any;
+    }
+  }
+
+  // close puts the opened cell's steps away and the focus back on it.
+  close() {
+    if (!this.opened) return false;
+    const { row, col } = this.opened;
+    this.opened = null;
+    this.steps.replaceChildren();
+    this.steps.classList.remove("open");
+    document.documentElement.classList.remove("sheet-open");
+    for (const b of this.root.querySelectorAll("button.cell[aria-current]")) b.removeAttribute("aria-current");
+    this.root.querySelector(`button.cell[data-row="${row}"][data-col="${col}"]`)?.focus();
+    return true;
+  }
+
   table() {
     const { doc } = this;
     const head = h("thead", {}, h("tr", {},
@@ -163,7 +215,7 @@ export class InteropGrid {
       doc.consumers.map((c) => h("th", { scope: "col", class: "consumer" }, h("span", { class: "muted" }, "into "), c))));
     const bodies = producerGroups(doc.rows).map((g) => h("tbody", {}, g.rows.map(({ row, index }, k) => h("tr", {},
       k === 0 ? h("th", { scope: "rowgroup", rowspan: String(g.rows.length), class: "producer" }, g.producer) : null,
-      h("th", { scope: "row", class: "platform" }, row.platform),
+      h("th", { scope: "row", class: "platform", title: row.platform }, rowLabel(row.platform)),
       h("th", { scope: "row", class: "memory" }, row.memory),
       row.cells.map((cell, col) => this.cellElement(row, index, cell, col))))));
     const table = h("table", { class: "interop-grid", "data-testid": "interop-grid", onkeydown: (e) => this.key(e) },
@@ -175,13 +227,13 @@ export class InteropGrid {
     const v = cellView(cell);
     const [fr, fc] = this.focus;
     const opened = this.opened?.row === index && this.opened?.col === col;
-    return h("td", { class: `o-${v.kind}`, "data-testid": "interop-cell", "data-producer": row.producer, "data-platform": row.platform, "data-memory": row.memory, "data-consumer": this.doc.consumers[col], "data-outcome": cell.outcome },
+    return h("td", { class: `o-${v.kind}${filters[this.filter].keeps(v.kind) ? "" : " filtered"}`, "data-kind": v.kind, "data-testid": "interop-cell", "data-producer": row.producer, "data-platform": row.platform, "data-memory": row.memory, "data-consumer": this.doc.consumers[col], "data-outcome": cell.outcome },
       h("button", {
         class: "cell", tabindex: fr === index && fc === col ? "0" : "-1", title: `${v.full}\n${checkedText(cell)}`, "aria-current": opened ? "true" : null,
         "data-row": String(index), "data-col": String(col),
         onclick: () => this.open(index, col, decidingStep(cell)),
         onfocus: () => this.setFocus(index, col),
-      }, h("span", { class: "mark", "aria-hidden": "true" }, v.mark), " ", v.type ? h("b", {}, v.type) : null, v.rest,
+      }, h("span", { class: "mark", "aria-hidden": "true" }, v.mark), " ", v.type ? h("b", {}, v.type) : null, v.whole,
       cell.checked?.run ? h("span", { class: "run", title: "run here on both sides" }, " •") : null));
   }
 
@@ -211,6 +263,9 @@ export class InteropGrid {
       else b.removeAttribute("aria-current");
     }
     this.steps.replaceChildren(...this.stepsView());
+    this.steps.classList.add("open");
+    document.documentElement.classList.add("sheet-open"); // room under the grid, for the cell to scroll above the sheet
+    this.root.querySelector(`button.cell[data-row="${row}"][data-col="${col}"]`)?.scrollIntoView({ block: "nearest", inline: "nearest" });
     this.status.textContent = `Showing step ${i + 1} of ${cell.steps.length}, ${step.ref} ${step.call}, in the input, the decision and the trace.`;
     this.openStep(step, cell);
   }
@@ -222,7 +277,9 @@ export class InteropGrid {
     if (!o) return [];
     const row = this.doc.rows[o.row], cell = row.cells[o.col];
     return [
-      h("h3", {}, `${row.producer} ${row.platform} ${row.memory} into ${this.doc.consumers[o.col]}: ${cellView(cell).full}`),
+      h("div", { class: "steps-head" },
+        h("h3", {}, `${row.producer} ${rowLabel(row.platform)} ${row.memory} into ${this.doc.consumers[o.col]}: ${cellView(cell).full}`),
+        h("button", { class: "small", "data-testid": "interop-close", "aria-label": "close the steps (Escape)", onclick: () => this.close() }, "Close")),
       h("p", { class: "muted", "data-testid": "interop-checked" }, checkedText(cell)),
       h("ol", { class: "interop-step-list" }, cell.steps.map((s, i) => h("li", { class: i === o.step ? "shown" : null },
         h("button", { class: "link", "aria-current": i === o.step ? "step" : null, onclick: () => this.open(o.row, o.col, i) }, stepText(s)),

@@ -1,15 +1,19 @@
 package playground_test
 
 import (
+	"context"
 	"encoding/json"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/interop"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -20,7 +24,13 @@ type interopDoc struct {
 	Consumers                     []string
 	Rows                          []struct {
 		Producer, Platform, Memory string
+		Older                      bool
 		Cells                      []interopCell
+	}
+	Copies []struct {
+		Copy  bool
+		Call  string
+		Cells [][]interopCell
 	}
 }
 
@@ -109,6 +119,60 @@ func TestInteropJSON(t *testing.T) {
 		}
 	}
 
+	// The same matrix with copy=True and copy=False, row for row, as the
+	// native matrix decides them: the question on the first screen asks
+	// with copy as well.
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Copies) != 2 || !doc.Copies[0].Copy || doc.Copies[1].Copy || doc.Copies[0].Call != "from_dlpack(x, copy=True)" {
+		t.Fatalf("interop.json's copies: %d, want copy=True then copy=False", len(doc.Copies))
+	}
+	for _, v := range doc.Copies {
+		m, err := interop.Options{Args: engine.Input{"copy": v.Copy}}.Decide(context.Background(), cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Cells) != len(doc.Rows) {
+			t.Fatalf("%s: %d rows, the document %d", v.Call, len(v.Cells), len(doc.Rows))
+		}
+		for i, r := range m.Rows {
+			for j, c := range r.Cells {
+				if got := v.Cells[i][j]; got.Outcome != string(c.Outcome) || len(got.Steps) != len(c.Steps) {
+					t.Errorf("%s, %s %s into %s: %s in %d steps, natively %s in %d", v.Call, r.Producer, r.Array.Platform, m.Consumers[j], got.Outcome, len(got.Steps), c.Outcome, len(c.Steps))
+				}
+			}
+		}
+	}
+
+	// After the default versions' rows, the other versions' (the
+	// question asks of every version; the grid shows the defaults):
+	// jax@v1.1's unknown platform into torch@v3, as natively.
+	older, err := interop.Options{Producers: []string{"jax@v1.1"}, Consumers: doc.Consumers}.Decide(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := 0
+	for _, r := range doc.Rows {
+		if !r.Older {
+			defaults++
+		}
+	}
+	if want := len(interopRowsOf(t, cat)); defaults != want || doc.Rows[defaults-1].Older {
+		t.Errorf("interop.json has %d rows of default versions, natively %d, want them first", defaults, want)
+	}
+	got, ok := cellOf(doc, "jax@v1.1", "gpu <unknown>", "torch@v3")
+	var want interop.Cell
+	for _, r := range older.Rows {
+		if r.Array.Platform == "gpu <unknown>" {
+			want = r.Cells[slices.Index(older.Consumers, "torch@v3")]
+		}
+	}
+	if !ok || got.Outcome != string(want.Outcome) || want.Outcome == "" {
+		t.Errorf("jax@v1.1 gpu <unknown> into torch@v3: %+v (found %v), natively %s", got, ok, want.Outcome)
+	}
+
 	// Revalidated by ETag, as rules.json is, and compressed.
 	etag := resp.Header.Get("ETag")
 	if _, resp := getInterop(t, h, "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
@@ -141,6 +205,16 @@ func TestInteropJSON(t *testing.T) {
 	if doc, _ = getInterop(t, h); doc.Revision != "r3" || doc.Error == "" || len(doc.Rows) != 0 {
 		t.Errorf("after Publish of rules that do not load: revision %q, %d rows, error %q; want r3 with the load error", doc.Revision, len(doc.Rows), doc.Error)
 	}
+}
+
+// interopRowsOf is the rows of the native matrix of cat's default versions.
+func interopRowsOf(t *testing.T, cat *engine.Catalog) []interop.Row {
+	t.Helper()
+	m, err := interop.Options{}.Decide(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Rows
 }
 
 func TestWriteSiteWritesInterop(t *testing.T) {

@@ -43,6 +43,7 @@ async function pull(st, revision, reloaded) {
   const served = await resp.json();
   if (served.revision === st.revision) return;
   st.engine?.setParsed(served.parsed);
+  st.idle?.engine.setParsed(served.parsed);
   const report = st.ws.rebase(served.files);
   st.revision = served.revision;
   const touched = report.changed.length + report.added.length + report.removed.length;

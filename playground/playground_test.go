@@ -218,6 +218,19 @@ func TestWriteSite(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(dir, "dlroute.wasm")); !bytes.Equal(data, fakeModule) {
 		t.Errorf("dlroute.wasm is not the module given")
 	}
+	// The module precompressed beside it, for a server that sends .gz files.
+	f, err := os.Open(filepath.Join(dir, "dlroute.wasm.gz"))
+	if err != nil {
+		t.Fatalf("the site has no precompressed module: %v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := io.ReadAll(zr); !bytes.Equal(data, fakeModule) {
+		t.Errorf("dlroute.wasm.gz decompresses to %d bytes, not the module given", len(data))
+	}
 }
 
 // importRE finds the specifier of every static import and re-export.

@@ -15,6 +15,7 @@ export function newState() {
     // The engine and the rules it has.
     engine: null, // app.js: the Engine (engine.js), once the module is ready
     ws: null, // app.js: the Workspace (workspace.js), the files as served and as edited
+    idle: null, // app.js: the Workspace's twin on the second engine, for the tests and what changed; null until it starts
     source: "", // app.js: where the rules come from, as rules.json says ("embedded", a directory)
     revision: "", // app.js, live.js: the rules' revision, rules.json's, then each a live server publishes
     refusal: null, // live.js: the change a live server refused last, or null
@@ -98,9 +99,10 @@ export function testsDue(st) {
   return st.handle !== st.testedHandle;
 }
 
-// recordTests keeps the report of the tests of the current handle.
-export function recordTests(st, report) {
-  st.testedHandle = st.handle;
+// recordTests keeps the report of the tests of handle, the current one
+// unless the tests ran for another.
+export function recordTests(st, report, handle = st.handle) {
+  st.testedHandle = handle;
   st.testReport = report;
 }
 

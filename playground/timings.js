@@ -7,7 +7,15 @@
 //	dlroute:input-edit-to-decision  the same, for a change of the input only
 //
 // and the marks dlroute:script, page, ready and first-decision on the way
-// (engine.js adds compiled and initialized).
+// (the engine's worker adds compiled and initialized, worker.js), and
+// dlroute:answer, the question on the first screen answered. The page's
+// own work on its main thread is measured in parts (app.js measured):
+//
+//	dlroute:build-page     the page built from rules.json, before the engine is ready
+//	dlroute:show           a decision drawn (show-form, paint-editors, reveal within it)
+//	dlroute:draw-question  the question answered from interop.json
+//	dlroute:draw-grid      the interop grid drawn
+//	dlroute:draw-tests     the tests pane drawn
 
 // markDecision records a decision shown now for change ({at, kind},
 // state.js takeChange), and its parts in st.timings.
@@ -34,8 +42,8 @@ export function coldLoad() {
 
 // statusText is the footer's line: the module's size and how it came, the
 // cold load, and where the rules come from.
-export function statusText(source, revision) {
-  const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
+// wasm is the module's resource timing, as the engine's worker fetched it.
+export function statusText(source, revision, wasm) {
   const cold = coldLoad();
   const parts = [];
   if (wasm) {

@@ -66,12 +66,72 @@ export function renderDecision(root, { explanation, ms, stale, onRule }) {
 
 // renderTrace fills the trace panel: rules tried, the values (with the
 // import's own trace), and where the marker matched in platform_version.
-export function renderTrace(root, { explanation, input, onPosition }) {
+// textOf(path) is a rule file's text as the page has it, where the trace
+// names the marker rows tried.
+export function renderTrace(root, { explanation, input, onPosition, textOf = () => undefined }) {
   root.replaceChildren(h("h2", {}, "Trace"));
   if (!explanation) return;
   const marker = findMarker(explanation.trace, input);
   if (marker) root.append(markerView(marker));
+  const missed = marker ? null : markersTried(explanation.trace, input, textOf);
+  if (missed) root.append(missedView(missed, onPosition));
   root.append(traceView(explanation.trace, onPosition, 0));
+}
+
+// markersTried finds a list of marker rows that matched nothing (a value
+// such as gpu_matches: gpu_markers.filter(m, platform_version.contains(m.marker))
+// that is empty), in the trace or an import's, and reads the table it
+// filters in its rule file: {value, table, markers, path, lastLine,
+// version}, or null.
+export function markersTried(trace, input, textOf) {
+  for (const v of trace.values) {
+    if (v.import) {
+      const m = markersTried(v.import.trace, input, textOf);
+      if (m) return m;
+    }
+    if (!Array.isArray(v.value) || v.value.length !== 0 || !v.position) continue;
+    const path = rulesPath(v.position.file);
+    const text = textOf(path);
+    if (!text) continue;
+    const lines = text.split("\n");
+    const expr = lines[v.position.line - 1] ?? "";
+    const table = /([A-Za-z_][A-Za-z0-9_]*)\.filter\(\s*\w+\s*,[^)]*\.marker/.exec(expr)?.[1];
+    if (!table) continue;
+    const rows = tableRows(lines, table);
+    if (!rows.length) continue;
+    const version = typeof input?.platform_version === "string" ? input.platform_version : "";
+    return { value: v.name, table, markers: rows.map((r) => r.marker), path, lastLine: rows.at(-1).line, lastText: rows.at(-1).text, version };
+  }
+  return null;
+}
+
+// tableRows reads the marker rows of a table in a rules.yaml: the
+// `marker:` of each row under `<table>:`, up to the next table.
+function tableRows(lines, table) {
+  const start = lines.findIndex((l) => new RegExp(`^\\s+${table}:\\s*$`).test(l));
+  if (start < 0) return [];
+  const indent = lines[start].length - lines[start].trimStart().length;
+  const rows = [];
+  for (let i = start + 1; i < lines.length; i++) {
+    const t = lines[i];
+    if (t.trim() && !t.trim().startsWith("#") && t.length - t.trimStart().length <= indent) break;
+    const m = /^\s*-\s*\{\s*marker:\s*['"]?([^,'"}]+)['"]?/.exec(t);
+    if (m) rows.push({ marker: m[1].trim(), line: i + 1, text: t });
+  }
+  return rows;
+}
+
+function missedView(m, onPosition) {
+  const indent = m.lastText.slice(0, m.lastText.length - m.lastText.trimStart().length);
+  const shownVersion = m.version.length > 80 ? `${m.version.slice(0, 80)}…` : m.version;
+  return h("div", { class: "marker missed", "data-testid": "markers-tried" },
+    h("p", {}, `No marker matched: platform_version ${JSON.stringify(shownVersion)} contains none of the ${m.markers.length} markers ${m.table} tries, in order: `,
+      m.markers.flatMap((k, i) => [i ? ", " : "", h("code", {}, k)]), `. So ${m.value} is empty, and JAX raises the unknown-platform error.`),
+    h("p", {}, "The fix, if this platform is a GPU that JAX can export: add a row for it to ", h("code", {}, m.table), " in ",
+      h("button", { class: "link", "data-testid": "markers-fix-line", onclick: () => onPosition({ file: m.path, line: m.lastLine, column: indent.length + 1 }) }, `${m.path.split("/").pop()}:${m.lastLine}`),
+      ", after its last row, naming a word of your platform_version and the device type it exports as:"),
+    h("pre", { class: "version", "data-testid": "markers-fix" }, `${indent}- {marker: <a word of platform_version>, device: kDLCUDA}`),
+    h("p", { class: "muted" }, "then add a case for it to tests.yaml, so that the tests pin what it decides."));
 }
 
 function traceView(trace, onPosition, depth) {
@@ -199,13 +259,40 @@ export function renderTests(panel, report, { onCase, onPosition }) {
   summary.dataset.passed = String(report.passed);
   summary.dataset.failed = String(report.failed);
   const cases = [...report.cases].sort((a, b) => Number(a.pass) - Number(b.pass));
+  // The list is one Tab stop: the arrow keys move in it (listKeys). The
+  // button that had the focus keeps it when the list is drawn again.
+  const had = list.contains(document.activeElement) ? [document.activeElement.closest("li")?.dataset.case, document.activeElement.classList.contains("pos")] : null;
   list.replaceChildren(...cases.map((c) => h("li", { class: c.pass ? "pass" : "fail", "data-case": c.name },
     h("span", { class: "mark" }, c.pass ? "✓" : "✗"),
-    h("button", { class: "link", title: "decide this case's input", onclick: () => onCase(c) }, c.name),
-    h("button", { class: "pos link", onclick: () => onPosition(c.position) }, where(c.position)),
+    h("button", { class: "link", tabindex: "-1", title: "decide this case's input", onclick: () => onCase(c) }, c.name),
+    h("button", { class: "pos link", tabindex: "-1", onclick: () => onPosition(c.position) }, where(c.position)),
     c.pass ? null : h("div", { class: "gotwant" },
       h("div", {}, h("b", {}, "got "), c.error ? `error: ${c.error.message}` : JSON.stringify(c.got)),
       h("div", {}, h("b", {}, "want "), JSON.stringify(c.want))))));
+  const keep = had && [...list.children].find((li) => li.dataset.case === had[0])?.querySelectorAll("button")[had[1] ? 1 : 0];
+  const stop = keep ?? list.querySelector("button");
+  if (stop) stop.tabIndex = 0;
+  if (keep) keep.focus({ preventScroll: true });
+  list.onkeydown = listKeys;
+}
+
+// listKeys moves the focus in the tests list, as in the interop grid:
+// ArrowUp and ArrowDown between cases, ArrowLeft and ArrowRight between a
+// case's name and its position, Home and End to the first and last case.
+function listKeys(e) {
+  const b = e.target.closest?.("button");
+  const li = b?.closest("li");
+  if (!li) return;
+  const items = [...e.currentTarget.children];
+  const i = items.indexOf(li), col = b.classList.contains("pos") ? 1 : 0;
+  const to = { ArrowUp: [i - 1, col], ArrowDown: [i + 1, col], ArrowLeft: [i, 0], ArrowRight: [i, 1], Home: [0, col], End: [items.length - 1, col] }[e.key];
+  if (!to) return;
+  e.preventDefault();
+  const next = items[Math.max(0, Math.min(items.length - 1, to[0]))]?.querySelectorAll("button")[to[1]];
+  if (!next) return;
+  for (const x of e.currentTarget.querySelectorAll("button[tabindex='0']")) x.tabIndex = -1;
+  next.tabIndex = 0;
+  next.focus();
 }
 
 // renderProblems lists load and evaluation errors, each a link to its place.

@@ -47,11 +47,23 @@ export class Workspace {
       else report.conflicts.push(p);
     }
     this.#drop();
-    for (const { handle } of this.served.values()) if (handle) this.engine?.release(handle);
+    for (const { handle } of this.served.values()) if (handle) this.engine?.release(handle); // answered in order: no need to wait
     this.reset();
     this.originals = next;
     this.refs = refsOf(next);
     return report;
+  }
+
+  // twin is this workspace for another engine instance: the same files
+  // and edits, read from this one as they change, with handles of its own.
+  twin(engine) {
+    const t = new Workspace({});
+    for (const k of ["originals", "edits", "refs"]) {
+      Object.defineProperty(t, k, { get: () => this[k], set: (v) => { this[k] = v; } });
+    }
+    t.engine = engine;
+    t.reset();
+    return t;
   }
 
   // reset forgets every handle: for a new engine instance.
@@ -100,31 +112,37 @@ export class Workspace {
   // manifest covers that release, which the module answers with every
   // version of the name loaded (rules/README.md); or {error}, the module's
   // message and hint (for a release, the versions nearest to it).
-  resolve(asked) {
+  async resolve(asked) {
     const name = asked.split(/==|@/)[0];
     const refs = this.refs.filter((r) => r.startsWith(name + "@"));
     if (!refs.length) return { error: `no rule set "${name}"; these rules have ${[...new Set(this.refs.map((r) => r.split("@")[0]))].join(", ")}` };
     const paths = [...new Set(refs.flatMap((r) => this.closure(r)))].flatMap((x) => this.filesOf(x));
-    const loaded = this.engine.load(paths.map((p) => [p, this.originals.get(p)]));
+    const loaded = await this.engine.load(paths.map((p) => [p, this.originals.get(p)]));
     if (!loaded.ok) return { error: `the rules of ${name} did not load` };
-    const rs = this.engine.ruleset(asked);
+    const rs = await this.engine.ruleset(asked);
     if (rs.error) {
       const e = rs.error.json();
       return { error: e.hint ? `${e.message} (${e.hint})` : e.message };
     }
-    return { ref: this.engine.describe(rs.handle).json().ref };
+    return { ref: (await this.engine.describe(rs.handle)).json().ref };
   }
 
   // original returns {handle, errors} for a ref as served, loading it
-  // (and what it imports) the first time. Handles outlive later loads.
-  original(ref) {
+  // (and what it imports) the first time, lazily: the version is compiled
+  // without its tests, which the first test of the handle compiles
+  // (dlroute_load_lazy). Handles outlive later loads.
+  async original(ref) {
     if (!this.served.has(ref)) {
       const refs = this.closure(ref);
-      const r = this.engine.load(refs.flatMap((x) => this.filesOf(x)).map((p) => [p, this.originals.get(p)]));
+      const r = await this.engine.loadLazy(refs.flatMap((x) => this.filesOf(x)).map((p) => [p, this.originals.get(p)]));
       if (!r.ok) {
         this.served.set(ref, { handle: 0, errors: r.json() });
       } else {
-        for (const x of refs) if (!this.served.get(x)?.handle) this.served.set(x, { handle: this.engine.ruleset(x).handle, errors: null });
+        for (const x of refs) {
+          if (this.served.get(x)?.handle) continue;
+          const rs = await this.engine.ruleset(x);
+          this.served.set(x, rs.error ? { handle: 0, errors: errorList(rs.error.json()) } : { handle: rs.handle, errors: null });
+        }
       }
     }
     return this.served.get(ref);
@@ -133,7 +151,7 @@ export class Workspace {
   // current returns {handle, errors} for a ref as edited: the served
   // handle when nothing it reads is edited, else a load of the edited
   // files, kept until they change. The previous edit's handle is released.
-  current(ref) {
+  async current(ref) {
     const paths = this.closure(ref).flatMap((x) => this.filesOf(x));
     if (!paths.some((p) => this.edits.has(p))) {
       this.#drop();
@@ -141,9 +159,10 @@ export class Workspace {
     }
     const key = JSON.stringify([ref, paths.map((p) => [p, this.textOf(p)])]);
     if (key !== this.edited.key) {
-      const r = this.engine.load(paths.map((p) => [p, this.textOf(p)]));
+      const r = await this.engine.load(paths.map((p) => [p, this.textOf(p)]));
+      const rs = r.ok ? await this.engine.ruleset(ref) : null;
       this.#drop();
-      this.edited = r.ok ? { key, handle: this.engine.ruleset(ref).handle, errors: null } : { key, handle: 0, errors: r.json() };
+      this.edited = !r.ok ? { key, handle: 0, errors: r.json() } : rs.error ? { key, handle: 0, errors: errorList(rs.error.json()) } : { key, handle: rs.handle, errors: null };
     }
     return this.edited;
   }
@@ -157,6 +176,10 @@ export class Workspace {
     this.edited = { key: "", handle: 0, errors: null };
   }
 }
+
+// errorList is a ruleset's error as a list: load_error's list of the
+// version that did not compile, or the one error.
+const errorList = (e) => (Array.isArray(e) ? e : [e]);
 
 // refsOf lists the versions, "jax@v3", of a map of rule files, in order.
 function refsOf(files) {

@@ -12,10 +12,12 @@ import (
 	"image/png"
 	"io"
 	"io/fs"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -410,7 +412,8 @@ func nativeLines(t *testing.T) (refs, lines, want []string) {
 
 // staticSite writes the site as `dlroute playground --static` does and
 // serves it with the standard library's file server, a server that knows
-// nothing of the playground.
+// nothing of the playground, sending a file's precompressed .gz where
+// there is one and the client accepts gzip, as nginx's gzip_static does.
 func staticSite(t *testing.T) string {
 	t.Helper()
 	module, _, err := wasmbuild.Module(context.Background(), wasmbuild.Options{})
@@ -421,7 +424,20 @@ func staticSite(t *testing.T) string {
 	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Source: "a static server", Module: module}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gz := filepath.Join(dir, filepath.FromSlash(r.URL.Path)) + ".gz"
+		if _, err := os.Stat(gz); err == nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			if ct := mime.TypeByExtension(path.Ext(r.URL.Path)); ct != "" {
+				w.Header().Set("Content-Type", ct)
+			}
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Vary", "Accept-Encoding")
+			http.ServeFile(w, r, gz)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/"
 }

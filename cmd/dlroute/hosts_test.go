@@ -146,7 +146,7 @@ func startBrowser(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpu
 		lines := readLines(c.stdin())
 		js, _ := json.Marshal(map[string]any{"ref": c.ref, "lines": lines})
 		type pageAnswer struct{ Status, Output string }
-		got := eval[[]pageAnswer](p, fmt.Sprintf(`(() => { const x = %s; return x.lines.map((l) => window.dlroute.resolveJSON(x.ref, l)); })()`, js))
+		got := eval[[]pageAnswer](p, fmt.Sprintf(`(() => { const x = %s; return Promise.all(x.lines.map((l) => window.dlroute.resolveJSON(x.ref, l))); })()`, js))
 		next := 0
 		decide := func(_ context.Context, line []byte) ([]byte, error) {
 			if next >= len(got) {

@@ -240,7 +240,7 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 
 	// The person edits rules.yaml in the page; the same file changes on
 	// disk. Their text stays, and Revert file gives the disk's.
-	p.typeInto("editor-rules.yaml", "{marker: nvfork, device: kDLCUDA}", true, "\n      - {marker: pagefork, device: kDLCUDA}")
+	p.typeInto("editor-rules.yaml", "{marker: nvfork, device: kDLCUDA}", true, "\n- {marker: pagefork, device: kDLCUDA}") // Enter keeps the row's indentation
 	p.paste("input-platform_version", "pagefork 1.0")
 	p.wantDecision("the page's own marker", "gpu", "(kDLCUDA, 0)")
 	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: diskfork, device: kDLCUDA}")

@@ -22,9 +22,9 @@ function page({ loaded = { handle: 1, errors: null }, answer, input = '{"platfor
   return { st, now: () => (t += 5) };
 }
 
-test("a decision: the explanation, the input it was for, and how long each part took", () => {
+test("a decision: the explanation, the input it was for, and how long each part took", async () => {
   const { st, now } = page();
-  const out = decide(st, now);
+  const out = await decide(st, now);
   assert.equal(out.handle, 1);
   assert.deepEqual(out.problems, []);
   assert.deepEqual(out.inputs, inputs);
@@ -36,10 +36,10 @@ test("a decision: the explanation, the input it was for, and how long each part 
   assert.equal(decidingStep(out.decided.explanation).rule, "gpu");
 });
 
-test("rules that do not load: their errors, counted, and no call to explain", () => {
+test("rules that do not load: their errors, counted, and no call to explain", async () => {
   for (const [errors, want] of [[[{ code: "cel_syntax" }], "1 error,"], [[{ code: "cel_syntax" }, { code: "cel_type" }], "2 errors,"]]) {
     const { st, now } = page({ loaded: { handle: 0, errors } });
-    const out = decide(st, now);
+    const out = await decide(st, now);
     assert.deepEqual(out.problems, errors);
     assert.equal(out.inputs, null);
     assert.equal(out.decided, null);
@@ -48,34 +48,34 @@ test("rules that do not load: their errors, counted, and no call to explain", ()
   }
 });
 
-test("an input the page does not send: its problem, and the last decision stands", () => {
+test("an input the page does not send: its problem, and the last decision stands", async () => {
   const { st, now } = page({ input: '{"platform":' });
-  const out = decide(st, now);
+  const out = await decide(st, now);
   assert.match(out.inputProblem, /^the input is not valid JSON/);
   assert.match(out.stale, /^The input has a problem/);
   assert.equal(out.decided, null);
   assert.deepEqual(st.engine.calls, []);
 });
 
-test("an input the engine refuses: its input_error, with the hint", () => {
+test("an input the engine refuses: its input_error, with the hint", async () => {
   const { st, now } = page({ answer: () => result("input_error", { code: "unknown_field", message: "input platfrom is not declared", hint: "did you mean platform?" }) });
-  const out = decide(st, now);
+  const out = await decide(st, now);
   assert.equal(out.inputProblem, "unknown_field: input platfrom is not declared (hint: did you mean platform?)");
   assert.match(out.stale, /^The input has a problem/);
   assert.deepEqual(out.problems, []);
   assert.equal(out.decided, null);
 });
 
-test("a rule that fails on this input: its eval_error is the problem", () => {
+test("a rule that fails on this input: its eval_error is the problem", async () => {
   const e = { code: "eval_error", message: "no such key", position: { file: "rules/jax/v3/rules.yaml", line: 9, column: 11 } };
   const { st, now } = page({ answer: () => result("eval_error", e) });
-  const out = decide(st, now);
+  const out = await decide(st, now);
   assert.deepEqual(out.problems, [e]);
   assert.equal(out.stale, "The rules could not decide this input (eval_error). This is the last decision they made.");
   assert.equal(out.inputProblem, "");
 });
 
-test("decidingStep: the rule that matched, or the one that failed first", () => {
+test("decidingStep: the rule that matched, or the one that failed first", async () => {
   assert.equal(decidingStep({ trace: { rules: [{ rule: "a" }, { rule: "b", error: "x" }, { rule: "c", matched: true }] } }).rule, "b");
   assert.equal(decidingStep({ trace: { rules: [{ rule: "a" }] } }), undefined);
   assert.equal(decidingStep(undefined), undefined);

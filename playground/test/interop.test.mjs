@@ -17,17 +17,17 @@ const seed = {
 };
 
 test("cellView: the outcome in words and a mark, not colour alone", () => {
-  assert.deepEqual(cellView({ outcome: "in_place", short: "in place", steps: [] }), { kind: "in-place", mark: "✓", type: "", rest: "in place", full: "in place" });
-  assert.deepEqual(cellView({ outcome: "consumer_copy", short: "copy (consumer)", steps: [] }), { kind: "copy", mark: "⇄", type: "", rest: "copy (consumer)", full: "copy (consumer)" });
+  assert.deepEqual(cellView({ outcome: "in_place", short: "in place", steps: [] }), { kind: "in-place", mark: "✓", type: "", whole: "in place", full: "in place" });
+  assert.deepEqual(cellView({ outcome: "consumer_copy", short: "copy (consumer)", steps: [] }), { kind: "copy", mark: "⇄", type: "", whole: "copy (consumer)", full: "copy (consumer)" });
   assert.equal(cellView({ outcome: "both_copy", short: "copy (both)" }).kind, "copy");
   const v = cellView(seed);
   assert.equal(v.kind, "error");
   assert.equal(v.mark, "✗");
   assert.equal(v.type, "BufferError");
-  assert.equal(v.rest, ": Unknown GPU plat…k__: <unknown>");
-  assert.equal(v.full, "BufferError: Unknown GPU platform for __dlpack__: <unknown>", "the tooltip has the whole message");
+  assert.equal(v.whole, ": Unknown GPU platform for __dlpack__: <unknown>", "the cell has the whole message, not the short one");
+  assert.equal(v.full, "BufferError: Unknown GPU platform for __dlpack__: <unknown>");
   assert.deepEqual(cellView({ outcome: "error", short: "AssertionError", error: { type: "AssertionError", message: "" } }),
-    { kind: "error", mark: "✗", type: "AssertionError", rest: "", full: "AssertionError" });
+    { kind: "error", mark: "✗", type: "AssertionError", whole: "", full: "AssertionError" });
 });
 
 test("decidingStep: the step that raised, the __dlpack__ that copied, or the last", () => {

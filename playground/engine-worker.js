@@ -1,0 +1,66 @@
+// The engine's Web Worker: it fetches, compiles and runs the module
+// (engine.js), so that no keystroke, scroll or paint of the page waits on
+// a decision, a load or the module's start. The page talks to it through
+// worker.js: each message is one Engine call, answered in order.
+//
+//	{id, op: "start", args: [url]}   compile (streaming) and start the module
+//	{id, op: "module"}               the compiled module, to start a second worker with
+//	{id, op: "adopt", args: [module]} start a module another worker compiled
+//	{id, op, args}                   an Engine method: load, ruleset, explainJSON, ...
+//	-> {id, value} or {id, error: {name, message}}
+//
+// A Result (engine.js) crosses as {status, text}. The start's answer says
+// when the module was compiled and started, in the worker's clock made
+// the page's (performance.timeOrigin), and how the module came over the
+// network: the page's status line and measures read them.
+
+import { Engine, Result } from "./engine.js";
+
+let engine = null;
+
+const print = (fd, line) => (fd === 2 ? console.error : console.log)(`dlroute.wasm: ${line}`);
+
+// at is a mark of the worker's timeline in milliseconds since epoch, so
+// that the page can place it on its own.
+const at = (name) => {
+  const e = performance.getEntriesByName(name)[0];
+  return e ? performance.timeOrigin + e.startTime : undefined;
+};
+
+async function call(op, args) {
+  if (op === "start") {
+    engine = await Engine.instantiate(args[0], print);
+    const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
+    return {
+      canDiff: engine.canDiff,
+      marks: { compiled: at("dlroute:compiled"), initialized: at("dlroute:initialized") },
+      wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, name: wasm.name },
+    };
+  }
+  // The second instance, for the work that waits for the typing to pause
+  // (worker.js, Engine.adopt): the module the first worker compiled,
+  // handed over as it is.
+  if (op === "module") return engine.module;
+  if (op === "adopt") {
+    engine = new Engine(args[0], print);
+    await engine.restart();
+    return { canDiff: engine.canDiff };
+  }
+  if (op === "restart") {
+    await engine.restart();
+    return null;
+  }
+  if (op === "memoryBytes") return engine.memoryBytes;
+  const r = engine[op](...args);
+  if (r instanceof Result) return { status: r.status, text: r.text };
+  if (r?.error instanceof Result) return { error: { status: r.error.status, text: r.error.text } };
+  return r ?? null;
+}
+
+self.onmessage = async ({ data: { id, op, args } }) => {
+  try {
+    self.postMessage({ id, value: await call(op, args) });
+  } catch (e) {
+    self.postMessage({ id, error: { name: e?.name ?? "Error", message: e?.message ?? String(e) } });
+  }
+};

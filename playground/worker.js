@@ -1,0 +1,98 @@
+// EngineWorker is the page's side of the engine's Web Worker
+// (engine-worker.js): the Engine's methods (engine.js), each answered by a
+// promise, in the order they were called. The worker is started by boot.js
+// as the page's first script, so that the module downloads and compiles
+// while the page's own modules load.
+
+import { Result } from "./engine.js";
+
+export class Engine {
+  #worker;
+  #next = 1;
+  #pending = new Map();
+
+  constructor(worker) {
+    this.#worker = worker;
+    this.canDiff = false;
+    this.wasm = undefined; // the module's resource timing, as the worker fetched it
+    worker.onmessage = ({ data: { id, value, error } }) => {
+      const p = this.#pending.get(id);
+      if (!p) return; // the start's answer: boot.js's
+      this.#pending.delete(id);
+      if (error) p.reject(Object.assign(new Error(error.message), { name: error.name }));
+      else p.resolve(value);
+    };
+    worker.onerror = (e) => {
+      const err = new Error(`the engine's worker failed: ${e.message || "it did not load"}`);
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
+    };
+  }
+
+  // start takes the worker boot.js started, and waits for the module to
+  // be fetched and started in it; the marks of its compiling and starting
+  // go on the page's timeline.
+  static async start({ worker, started: answer }) {
+    const engine = new Engine(worker);
+    const { value: started, error } = await answer;
+    if (error) throw Object.assign(new Error(error.message), { name: error.name });
+    engine.canDiff = started.canDiff;
+    engine.wasm = started.wasm;
+    for (const [name, ms] of Object.entries(started.marks)) {
+      if (ms !== undefined) performance.mark(`dlroute:${name}`, { startTime: ms - performance.timeOrigin });
+    }
+    return engine;
+  }
+
+  // adopt starts a second worker with the module this one compiled: the
+  // tests and "what changed" run there, so that a key's decision never
+  // waits behind them (app.js).
+  async adopt() {
+    const module = await this.#call("module");
+    const engine = new Engine(new Worker("engine-worker.js", { type: "module" }));
+    engine.canDiff = (await engine.#call("adopt", module)).canDiff;
+    engine.wasm = this.wasm;
+    return engine;
+  }
+
+  #call(op, ...args) {
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage({ id, op, args });
+    });
+  }
+
+  async #answer(op, ...args) {
+    const r = await this.#call(op, ...args);
+    return new Result(r.status, r.text);
+  }
+
+  restart() {
+    this.#described.clear(); // the new instance numbers its handles afresh
+    return this.#call("restart");
+  }
+  memoryBytes() { return this.#call("memoryBytes"); }
+  setParsed(base64) { return this.#call("setParsed", base64); }
+  load(files) { return this.#answer("load", files); }
+  loadLazy(files) { return this.#answer("loadLazy", files); }
+  async ruleset(ref) {
+    const r = await this.#call("ruleset", ref);
+    return r.error ? { error: new Result(r.error.status, r.error.text) } : r;
+  }
+  // describe is asked once per handle: what a handle declares does not
+  // change, and a decision asks it every time.
+  #described = new Map();
+  describe(handle) {
+    if (!this.#described.has(handle)) this.#described.set(handle, this.#answer("describe", handle));
+    return this.#described.get(handle);
+  }
+  test(handle) { return this.#answer("test", handle); }
+  release(handle) {
+    this.#described.delete(handle);
+    return this.#call("release", handle);
+  }
+  resolveJSON(handle, line) { return this.#answer("resolveJSON", handle, line); }
+  explainJSON(handle, line) { return this.#answer("explainJSON", handle, line); }
+  diff(a, b) { return this.#answer("diff", a, b); }
+}
