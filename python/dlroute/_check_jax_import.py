@@ -25,7 +25,8 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Iterable
 
-from ._capsules import DLManagedTensor, DLManagedTensorVersioned, _get_name, _get_pointer
+from ._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
+                        _get_name, _get_pointer, _keep, _new)
 from ._check_arrays import Recorder, _as_json
 from .check import Outcome, Unreachable, decided_import, raised, values
 
@@ -58,6 +59,23 @@ def capsule_facts(capsule: Any) -> dict[str, Any]:
     return {"capsule_device": [t.device.device_type, t.device.device_id], "capsule": name,
             "dtype_code": t.dtype.code, "dtype_bits": t.dtype.bits, "shape": shape, "strides": strides,
             "data_alignment": alignment((t.data or 0) + t.byte_offset), "data": (t.data or 0) + t.byte_offset}
+
+
+def dtype_capsule(code: int, bits: int, lanes: int) -> Any:
+    """An unversioned kDLCPU capsule of four elements of any DLPack dtype,
+    64-byte aligned, made by hand (no deleter: only for a consumer that
+    refuses it before taking it)."""
+    import ctypes
+
+    import numpy as np
+
+    arr = np.zeros(64 + 4 * 32, np.uint8)
+    shape, strides = (ctypes.c_int64 * 1)(4), (ctypes.c_int64 * 1)(1)
+    t = DLTensor(arr.ctypes.data + (-arr.ctypes.data) % 64, DLDevice(1, 0), 1, DLDataType(code, bits, lanes),
+                 shape, strides, 0)
+    m = DLManagedTensor(t, None, None)
+    _keep.extend([arr, shape, strides, m])
+    return _new(ctypes.addressof(m), b"dltensor", None)
 
 
 def make_array(np: Any, code: int, bits: int, shape: list[int], strides: list[int] | None, align: int) -> Any:
@@ -149,7 +167,7 @@ class ImportChecks:
         with self._x64(inp.get("x64", False)):
             if call == "request":
                 return self._request(inp, explanation)
-            return decided_import(explanation), self._import(inp)
+            return decided_import(explanation), self._import(inp, explanation["decision"])
 
     def _x64(self, on: bool) -> Any:
         jax = self.jax
@@ -193,17 +211,26 @@ class ImportChecks:
             got.update({"keywords": [k for k, _ in call], "kwargs": {k: _as_json(v) for k, v in call}})
         return want, got
 
-    def _import(self, inp: dict[str, Any]) -> Outcome:
+    def _import(self, inp: dict[str, Any], decided: dict[str, Any]) -> Outcome:
         import numpy as np
 
         for key in ("producer_device", "capsule_device"):
             if list(inp.get(key, [1, 0])) != [1, 0]:
                 raise Unreachable(f"needs a producer on {inp[key]}: this process has only CPU memory")
         dtype = (inp.get("dtype_code", 2), inp.get("dtype_bits", 32))
-        if dtype not in DTYPES:
-            raise Unreachable(f"numpy makes no array of DLPack dtype {dtype}")
-        x = make_array(np, *dtype, list(inp.get("shape", [8])), inp.get("strides"), inp.get("data_alignment", 64))
+        lanes = inp.get("dtype_lanes", 1)
         kwargs = self._kwargs(inp)
+        if dtype not in DTYPES or lanes != 1:
+            if "error" not in decided:
+                raise Unreachable(f"numpy makes no array of DLPack dtype {dtype} with {lanes} lane(s), and jax "
+                                  "would keep a capsule made by hand, which nothing frees")
+            # refused before jax takes the capsule: one made by hand is safe
+            try:
+                self.jax.dlpack.from_dlpack(CapsuleProducer(dtype_capsule(*dtype, lanes)), **kwargs)
+            except Exception as e:
+                return raised(e)
+            return {"device": None}
+        x = make_array(np, *dtype, list(inp.get("shape", [8])), inp.get("strides"), inp.get("data_alignment", 64))
         try:
             y = self.jax.dlpack.from_dlpack(x, **kwargs)
         except Exception as e:
@@ -248,6 +275,8 @@ class ImportChecks:
                     ("torch.ones(3, 2).t()", lambda: torch.ones(3, 2).t()),
                     ("torch.arange(8.0)[::2]", lambda: torch.arange(8.0)[::2]),
                     ("torch.ones(1).expand(4)", lambda: torch.ones(1).expand(4))]
+            if hasattr(torch, "float8_e4m3fn"):
+                out.append(("torch.zeros(8, float8_e4m3fn)", lambda: torch.zeros(8, dtype=torch.float8_e4m3fn)))
         out += [("jnp.arange(8.0)", lambda: jnp.arange(8.0)), ("jnp.ones((3, 2))", lambda: jnp.ones((3, 2))),
                 ("jnp.zeros(())", lambda: jnp.zeros(()))]
         return out
