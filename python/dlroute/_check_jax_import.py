@@ -245,16 +245,22 @@ class ImportChecks:
 
         jnp = self.jnp
         out: list[tuple[str, Callable[[], Any]]] = []
+        def numpy_array(code: int, bits: int, shape: list[int], strides: list[int] | None,
+                        align: int) -> Callable[[], Any]:
+            return lambda: make_array(np, code, bits, shape, strides, align)
+
         for (code, bits), align in itertools.product([(2, 32), (2, 64), (6, 8), (5, 64), (5, 128), (0, 64), (2, 16),
                                                       (1, 8)], [64, 16]):
             out.append((f"numpy {DTYPES[(code, bits)]}[8] {align}-byte aligned",
-                        lambda c=code, b=bits, a=align: make_array(np, c, b, [8], None, a)))
-        for what, shape, strides in [("transposed", [3, 2], [1, 3]), ("reversed", [8], [-1]), ("every other", [4], [2]),
-                                     ("broadcast", [2, 4], [4, 0]), ("0-d", [], []), ("empty", [0], None),
-                                     ("empty, odd strides", [0, 2], [5, -2]), ("one row", [1, 8], [99, 1])]:
+                        numpy_array(code, bits, [8], None, align)))
+        layouts: list[tuple[str, list[int], list[int] | None]] = [
+            ("transposed", [3, 2], [1, 3]), ("reversed", [8], [-1]), ("every other", [4], [2]),
+            ("broadcast", [2, 4], [4, 0]), ("0-d", [], []), ("empty", [0], None),
+            ("empty, odd strides", [0, 2], [5, -2]), ("one row", [1, 8], [99, 1])]
+        for what, shape, strides in layouts:
             for align in (64, 32):
                 out.append((f"numpy float32 {what} {shape} {strides} {align}-byte aligned",
-                            lambda s=shape, st=strides, a=align: make_array(np, 2, 32, s, st, a)))
+                            numpy_array(2, 32, shape, strides, align)))
 
         def read_only() -> Any:
             x = make_array(np, 2, 32, [8], None, 64)
@@ -264,9 +270,9 @@ class ImportChecks:
         out += [("numpy float32[8] read-only", read_only), ("np.arange(6.0)", lambda: np.arange(6.0))]
         try:
             import torch
-        except Exception:  # torch is optional here: its exchanges are left out
-            torch = None
-        if torch is not None:
+        except Exception:  # torch is optional here: its producers are left out
+            pass
+        else:
             out += [("torch.arange(8.0)", lambda: torch.arange(8.0)),
                     ("torch.arange(64.0)[1:9] (4-byte aligned)", lambda: torch.arange(64.0)[1:9]),
                     ("torch.ones(8, bool)", lambda: torch.ones(8, dtype=torch.bool)),
