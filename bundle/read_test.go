@@ -18,7 +18,7 @@ func TestReadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
-	want := []string{"cupy@v1", "exchange@v1", "exchange@v2", "jax-export@v0.1", "jax-export@v0.10", "jax-export@v0.2", "jax-export@v0.3", "jax-export@v0.4", "jax-export@v0.5", "jax-export@v1", "jax-export@v2", "jax@v0", "jax@v1", "jax@v1.1", "jax@v1.2", "jax@v2", "jax@v3", "numpy@v1", "numpy@v2", "torch@v1", "torch@v1.1", "torch@v2", "torch@v2.1", "torch@v3"}
+	want := []string{"cupy@v1", "exchange@v1", "exchange@v2", "jax-export@v0.1", "jax-export@v0.10", "jax-export@v0.2", "jax-export@v0.3", "jax-export@v0.4", "jax-export@v0.5", "jax-export@v1", "jax-export@v2", "jax-import@v1", "jax-import@v1.1", "jax-import@v2", "jax-import@v3", "jax@v0", "jax@v1", "jax@v1.1", "jax@v1.2", "jax@v2", "jax@v3", "numpy@v1", "numpy@v2", "torch@v1", "torch@v1.1", "torch@v2", "torch@v2.1", "torch@v3"}
 	if !slices.Equal(b.Manifest.RuleSets, want) {
 		t.Errorf("RuleSets = %v, want %v", b.Manifest.RuleSets, want)
 	}

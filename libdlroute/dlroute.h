@@ -239,14 +239,16 @@ int dlroute_exchange_json(uint64_t ruleset, const char *line, size_t line_len, i
  *    producer and consumer are refs as dlroute_ruleset takes them (also
  *    name==release: "jax==0.10.2"); the producer is a rule set that
  *    answers the four calls, or jax (whose __dlpack__ is jax-export's of
- *    the same release), the consumer one that answers them. array is the
+ *    the same release), the consumer one that answers them, or jax (whose
+ *    from_dlpack is jax-import's of the same release). array is the
  *    producer's inputs that describe the array (absent: the ordinary
  *    array, the inputs' defaults); the inputs that say where it lives
  *    and are left out take their defaults, so an array is named as the
  *    matrix names it. It may not name call or __dlpack__'s arguments
  *    (stream, max_version, dl_device, copy, keywords): the exchange
  *    passes those. kwargs are from_dlpack's keyword arguments, as the
- *    consumer's inputs (copy, device); one left out is not passed.
+ *    consumer's inputs (copy, device; for jax a device is its repr,
+ *    "CpuDevice(id=0)"); one left out is not passed.
  * Writes the cell exactly as `dlroute interop --json` writes it, without
  * the newline: {"producer","consumer","array":{"platform","memory",
  * "input"},"outcome","error"?,"device"?,"steps":[{"call","attempt",

@@ -181,6 +181,19 @@ func checkTargets(t *testing.T, s pythonStack, out []byte) {
 			t.Errorf("%s: the runner checked no %s", s.name, lib)
 		}
 	}
+	// jax is checked by its three rule sets: __dlpack_device__ (jax), its
+	// export (jax-export) and its from_dlpack (jax-import).
+	ruleSets := map[string]bool{}
+	for _, tg := range report.Targets {
+		if tg.Library == "jax" {
+			ruleSets[tg.Ruleset] = true
+		}
+	}
+	for _, name := range []string{"jax", "jax-export", "jax-import"} {
+		if !ruleSets[name] {
+			t.Errorf("%s: the runner checked jax by no version of %s", s.name, name)
+		}
+	}
 }
 
 // pinnedReleases reads a requirements file's name==release pins, by the

@@ -61,6 +61,10 @@ func TestInteropJSON(t *testing.T) {
 		{`{"producer":"numpy@v2","consumer":"torch@v1","array":{"origin_device":[1,0]}}`, "in_place", "", "from_dlpack", "import", "torch@v1"},
 		// numpy's copy=True: numpy's own __dlpack__ copies.
 		{`{"producer":"numpy","consumer":"numpy","kwargs":{"copy":true}}`, "producer_copy", "", "from_dlpack", "import", "numpy@v2"},
+		// jax as a consumer is jax-import's version for its release.
+		{`{"producer":"numpy","consumer":"jax"}`, "in_place", "", "from_dlpack", "import", "jax-import@v3"},
+		{`{"producer":"torch@v1","consumer":"jax==0.10.2"}`, "in_place", "", "from_dlpack", "import", "jax-import@v1.1"},
+		{`{"producer":"torch","consumer":"jax==0.10.1","array":{"pinned":true}}`, "error", "TypeError: Array passed to from_dlpack is on unsupported device type (DLDeviceType: 3, array: ", "request", "unsupported-device-type", "jax-import@v1"},
 	} {
 		out, c := interopT(t, h, tc.req)
 		raises := ""
@@ -85,7 +89,7 @@ func TestInteropJSON(t *testing.T) {
 func TestInteropMatrixJSON(t *testing.T) {
 	h := openRulesT(t, "")
 	for _, kwargs := range []string{``, `,"kwargs":{"copy":true}`, `,"kwargs":{"copy":false}`} {
-		out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"producers":["jax","numpy","torch"],"consumers":["torch","numpy"]`+kwargs+`}`))
+		out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"producers":["jax","numpy","torch"],"consumers":["torch","numpy","jax"]`+kwargs+`}`))
 		if st != StatusOK {
 			t.Fatalf("InteropMatrixJSON: %s %s", st, out)
 		}
@@ -125,7 +129,8 @@ func TestInteropJSONRefuses(t *testing.T) {
 		{`{"producer":"jax","consumer":"torch","array":[1]}`, StatusInputError, engine.CodeWrongType, "array is [1]"},
 		{"{\"producer\":\"jax\xff\",\"consumer\":\"torch\"}", StatusInputError, engine.CodeInvalidUTF8, "UTF-8"},
 		{`{"producer":"nosuch","consumer":"torch"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "nosuch"},
-		{`{"producer":"jax","consumer":"jax"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "jax@v3 cannot be a consumer"},
+		{`{"producer":"jax","consumer":"jax@v2"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "jax@v2 cannot be a consumer: it mirrors no release of JAX"},
+		{`{"producer":"jax-import","consumer":"numpy"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "jax-import@v3 cannot be a producer"},
 		{`{"producer":"exchange","consumer":"numpy"}`, StatusNoRuleSet, engine.CodeNoRuleSet, "cannot be a producer"},
 		{`{"producer":"jax","consumer":"torch","array":{"copy":true}}`, StatusInputError, engine.CodeUnknownField, "names copy, which the exchange sets"},
 		{`{"producer":"jax","consumer":"torch","array":{"platfrom":"gpu"}}`, StatusInputError, engine.CodeUnknownField, `unknown input "platfrom"`},

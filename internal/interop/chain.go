@@ -90,7 +90,7 @@ func (ch *chain) run() error {
 	if export.Error != nil {
 		return nil
 	}
-	return ch.receive(*export, req.Attempt)
+	return ch.receive(*export, req)
 }
 
 // MaxAttempts bounds the requests of one exchange: a consumer tries again
@@ -161,11 +161,17 @@ func (ch *chain) produce(call string, attempt int, keywords []string, kwargs map
 }
 
 // receive asks the consumer's from_dlpack what it makes of the capsule
-// export describes, got on attempt (torch 2.10 clones what a later
-// attempt got without copy=True), and finishes the cell.
-func (ch *chain) receive(export engine.Decision, attempt int) error {
+// export describes, got on req's attempt (torch 2.10 clones what a later
+// attempt got without copy=True), with the producer's device where the
+// request asked for it (JAX places the array by it, not by the
+// capsule's), and finishes the cell.
+func (ch *chain) receive(export engine.Decision, req Step) error {
+	attempt := req.Attempt
 	in := ch.consumerInput(CallImport)
 	in["capsule_device"] = []any{export.DeviceTypeCode, export.DeviceID}
+	if v, ok := req.Input["producer_device"]; ok {
+		in["producer_device"] = v
+	}
 	if declares(ch.c.rs, "attempt") {
 		in["attempt"] = attempt
 	}

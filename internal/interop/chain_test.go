@@ -138,6 +138,42 @@ func TestDecide(t *testing.T) {
 		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "numpy", args: engine.Input{"device": "cuda"},
 		outcome: Raises, err: `ValueError: Device not understood. Only "cpu" is allowed, but received: cuda`,
 		steps: []string{"request@1 numpy@v2 device-not-cpu"},
+	}, {
+		// jax-import/v3 rules.yaml: from_dlpack calls __dlpack_device__
+		// first, then __dlpack__(stream=None, max_version=(1, 3)).
+		name:     "a numpy CPU array into jax, in place",
+		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "jax",
+		outcome: InPlace, device: "kDLCPU",
+		steps: []string{"__dlpack_device__@1 numpy@v2 device", "request@1 jax-import@v3 ask", "__dlpack__@1 numpy@v2 export-versioned", "from_dlpack@1 jax-import@v3 import"},
+	}, {
+		// torch 1.13 refuses max_version; jax 0.12 asks again with stream alone.
+		name:     "a torch 1.13 tensor into jax 0.12, on the second try",
+		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "jax==0.12.0.1",
+		outcome: InPlace, device: "kDLCPU",
+		steps: []string{"__dlpack_device__@1 torch@v1 device-cpu", "request@1 jax-import@v3 ask", "__dlpack__@1 torch@v1 unexpected-keyword", "request@2 jax-import@v3 ask", "__dlpack__@2 torch@v1 export-cpu", "from_dlpack@2 jax-import@v3 import"},
+	}, {
+		// jax 0.10.2 asks __dlpack__(stream=None) alone, which torch 1.13 takes.
+		name:     "a torch 1.13 tensor into jax 0.10.2, on the first try",
+		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "jax==0.10.2",
+		outcome: InPlace, device: "kDLCPU",
+		steps: []string{"__dlpack_device__@1 torch@v1 device-cpu", "request@1 jax-import@v1.1 ask", "__dlpack__@1 torch@v1 export-cpu", "from_dlpack@1 jax-import@v1.1 import"},
+	}, {
+		// torch's pinned tensor says kDLCUDAHost and exports a kDLCPU
+		// capsule; jax places it by the producer's device.
+		name:     "a pinned torch tensor into jax, on kDLCUDAHost",
+		producer: "torch", platform: "cpu", memory: "pinned", consumer: "jax",
+		outcome: InPlace, device: "kDLCUDAHost",
+		steps: []string{"__dlpack_device__@1 torch@v3 device-pinned", "request@1 jax-import@v3 ask", "__dlpack__@1 torch@v3 export-versioned", "from_dlpack@1 jax-import@v3 import"},
+	}, {
+		name:     "a pinned torch tensor into jax 0.10.0, a device type it does not take",
+		producer: "torch", platform: "cpu", memory: "pinned", consumer: "jax==0.10.0",
+		outcome: Raises, err: "TypeError: Array passed to from_dlpack is on unsupported device type (DLDeviceType: 3, array: ",
+		steps: []string{"__dlpack_device__@1 torch@v3 device-pinned", "request@1 jax-import@v1 unsupported-device-type"},
+	}, {
+		name:     "jax's request refuses another device with copy=False before __dlpack__",
+		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "jax", args: engine.Input{"device": "CpuDevice(id=1)", "copy": false},
+		outcome: Raises, err: "ValueError: Specified device=CpuDevice(id=1) which requires a copy since the source device is CpuDevice(id=0), however copy=False. Set copy=True or copy=None to perform the requested operation.",
+		steps: []string{"__dlpack_device__@1 numpy@v2 device", "request@1 jax-import@v3 device-needs-copy"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,6 +248,33 @@ func TestDecidePassesEachAnswerOn(t *testing.T) {
 	}
 	if cell.Outcome != InPlace || cell.Device.Type != "kDLROCM" {
 		t.Errorf("outcome %s on %v; want in place on kDLROCM", cell.Outcome, cell.Device)
+	}
+}
+
+// jax's from_dlpack is asked with the producer's device (the request's)
+// beside the capsule's: a pinned torch tensor's capsule says kDLCPU.
+func TestDecidePassesTheProducerDeviceToTheImport(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	p, err := NewProducer(ctx, cat, "torch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConsumer(cat, "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell, err := Decide(ctx, p, arrayOf(t, p, "cpu", "pinned"), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp := cell.Decider()
+	if imp.Call != CallImport || fmt.Sprint(imp.Input["producer_device"]) != "[3 0]" || fmt.Sprint(imp.Input["capsule_device"]) != "[1 0]" {
+		t.Errorf("from_dlpack asked %v; want producer_device [3 0] and capsule_device [1 0]", imp.Input)
+	}
+	req := cell.Steps[1]
+	if !slices.Equal(req.Keywords, []string{"stream", "max_version"}) || req.Kwargs["stream"] != nil || fmt.Sprint(req.Kwargs["max_version"]) != "[1 3]" {
+		t.Errorf("request keywords %q kwargs %v, want stream None and max_version [1 3]", req.Keywords, req.Kwargs)
 	}
 }
 

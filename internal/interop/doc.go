@@ -16,9 +16,11 @@
 // # Libraries
 //
 // A producer or consumer is a rule set that declares the input `call` and
-// answers the four calls (numpy, torch, cupy). JAX answers as a producer
-// only, through two rule sets: jax for __dlpack_device__ and jax-export
-// for __dlpack__, paired by release (jax@v3 with jax-export==0.11.0).
+// answers the four calls (numpy, torch, cupy). JAX answers through three
+// rule sets, paired by release: as a producer, jax for __dlpack_device__
+// and jax-export for __dlpack__ (jax@v3 with jax-export==0.11.0); as a
+// consumer, jax-import for from_dlpack's request and import (jax==0.10.2
+// is jax-import@v1.1), a rule set that is no producer of its own.
 //
 // The arrays a producer is asked about are the platforms and memory kinds
 // its own rules distinguish: its __dlpack_device__ cases in tests.yaml,

@@ -68,3 +68,27 @@ func jaxExportArray(in engine.Input) engine.Input {
 	}
 	return out
 }
+
+// jaxImport is the rule set of JAX's from_dlpack: a consumer only, which
+// a ref to jax as a consumer is paired with by release.
+const jaxImport = "jax-import"
+
+// jaxConsumer is the version of jax-import for release, the release the
+// ref to jax named, or where it named none dev's last release, the newest
+// checked: `jax` as a consumer is the from_dlpack of the jax a user
+// installs today. A jax version no release shipped has no import to pair
+// with.
+func jaxConsumer(cat *engine.Catalog, dev *engine.RuleSet, release string) (*Consumer, error) {
+	rel := dev.Manifest().Mirrors.Releases
+	if rel == nil {
+		return nil, &RefusedError{Ref: dev.Ref(), Side: "consumer", Reason: "it mirrors no release of JAX, so no version of jax-import (chosen by release) pairs with it for from_dlpack; name a version that a release shipped, such as jax==0.12.0"}
+	}
+	if release == "" {
+		release = rel.Last
+	}
+	rs, w, err := cat.Lookup(jaxImport + engine.ReleaseRef + release)
+	if err != nil {
+		return nil, fmt.Errorf("%s (jax %s) as a consumer: its from_dlpack is %s's: %w", dev.Ref(), release, jaxImport, err)
+	}
+	return &Consumer{Ref: rs.Ref(), rs: rs, check: versionCheck(rs, w)}, nil
+}

@@ -53,13 +53,20 @@ func declares(rs *engine.RuleSet, name string) bool {
 }
 
 // NewConsumer is the consumer of rule set ref in cat, such as "numpy" or
-// "torch@v1"; an error when it is not one that answers the four calls. A
+// "torch@v1", or jax, whose from_dlpack is answered by the version of
+// jax-import for the release named ("jax==0.10.2"), or for a version ref
+// the last release of the jax version chosen; an error when it is not one
+// that answers the four calls. A
 // release ref that no version was checked against is answered as
 // engine.Catalog.Lookup answers it, its warning in each cell's Checked.
 func NewConsumer(cat *engine.Catalog, ref string) (*Consumer, error) {
 	rs, w, err := cat.Lookup(ref)
 	if err != nil {
 		return nil, err
+	}
+	if rs.Name() == "jax" {
+		_, release, _ := strings.Cut(ref, engine.ReleaseRef)
+		return jaxConsumer(cat, rs, release)
 	}
 	if !bothSides(rs) {
 		return nil, &RefusedError{Ref: rs.Ref(), Side: "consumer", Reason: "it does not declare the input call, so it does not answer from_dlpack's request and import (rules/README.md, \"Libraries on both sides\")"}
@@ -81,6 +88,8 @@ func NewProducer(ctx context.Context, cat *engine.Catalog, ref string) (*Produce
 	}
 	var p *Producer
 	switch {
+	case rs.Name() == jaxImport:
+		return nil, &RefusedError{Ref: rs.Ref(), Side: "producer", Reason: "it answers only JAX's from_dlpack; JAX's arrays are produced by jax (its __dlpack_device__) and jax-export (its __dlpack__), as the producer jax"}
 	case bothSides(rs):
 		p = &Producer{Ref: rs.Ref(), device: rs, export: rs, checks: []VersionCheck{versionCheck(rs, w)}}
 		p.Arrays = arraysFrom(rs, libraryAxes[rs.Name()], func(in engine.Input) bool { return in["call"] == CallDevice })
@@ -101,7 +110,7 @@ func NewProducer(ctx context.Context, cat *engine.Catalog, ref string) (*Produce
 // Libraries are the refs, in name order, of the default version of every
 // rule set in cat that can be a producer and of every one that can be a
 // consumer: those that answer the four calls, and jax as a producer when
-// cat has jax-export.
+// cat has jax-export and as a consumer when it has jax-import.
 func Libraries(cat *engine.Catalog) (producers, consumers []string) {
 	seen := map[string]bool{}
 	for _, rs := range cat.RuleSets() {
@@ -115,16 +124,28 @@ func Libraries(cat *engine.Catalog) (producers, consumers []string) {
 			continue
 		}
 		switch {
+		case name == jaxImport:
+			// jax's consumer side, named jax
 		case bothSides(def):
 			producers = append(producers, name)
 			consumers = append(consumers, name)
-		case name == "jax" && slices.ContainsFunc(cat.RuleSets(), func(r *engine.RuleSet) bool { return r.Name() == "jax-export" }):
-			producers = append(producers, name)
+		case name == "jax":
+			if has(cat, "jax-export") {
+				producers = append(producers, name)
+			}
+			if has(cat, jaxImport) {
+				consumers = append(consumers, name)
+			}
 		}
 	}
 	slices.Sort(producers)
 	slices.Sort(consumers)
 	return producers, consumers
+}
+
+// has says whether cat holds a version of rule set name.
+func has(cat *engine.Catalog, name string) bool {
+	return slices.ContainsFunc(cat.RuleSets(), func(r *engine.RuleSet) bool { return r.Name() == name })
 }
 
 // ruleSet is the rule set that answers call.

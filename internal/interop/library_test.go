@@ -14,25 +14,21 @@ import (
 
 func TestLibraries(t *testing.T) {
 	producers, consumers := Libraries(shipped(t))
-	// jax answers as a producer only, through jax-export; exchange and
-	// jax-export answer neither side.
+	// jax answers as a producer through jax-export and as a consumer
+	// through jax-import; exchange, jax-export and jax-import are no
+	// library of their own.
 	for _, want := range []string{"jax", "numpy", "torch"} {
 		if !slices.Contains(producers, want) {
 			t.Errorf("producers %q lack %s", producers, want)
 		}
-	}
-	for _, want := range []string{"numpy", "torch"} {
 		if !slices.Contains(consumers, want) {
 			t.Errorf("consumers %q lack %s", consumers, want)
 		}
 	}
-	for _, no := range []string{"jax", "jax-export", "exchange"} {
-		if slices.Contains(consumers, no) {
-			t.Errorf("consumers %q hold %s", consumers, no)
+	for _, no := range []string{"jax-export", "jax-import", "exchange"} {
+		if slices.Contains(consumers, no) || slices.Contains(producers, no) {
+			t.Errorf("producers %q or consumers %q hold %s, which is not a library", producers, consumers, no)
 		}
-	}
-	if slices.Contains(producers, "jax-export") || slices.Contains(producers, "exchange") {
-		t.Errorf("producers %q hold a rule set that is not a library", producers)
 	}
 	if !slices.IsSorted(producers) || !slices.IsSorted(consumers) {
 		t.Errorf("not in name order: %q, %q", producers, consumers)
@@ -88,6 +84,30 @@ func TestJAXPairsByRelease(t *testing.T) {
 	}
 }
 
+func TestJAXConsumerPairsByRelease(t *testing.T) {
+	cat := shipped(t)
+	// A release ref pairs with jax-import's version for that release; a
+	// version ref with the one for its newest release checked.
+	for ref, want := range map[string]string{
+		"jax": "jax-import@v3", "jax@v3": "jax-import@v3", "jax@v1.1": "jax-import@v1.1",
+		"jax==0.10.0": "jax-import@v1", "jax==0.10.1": "jax-import@v1", "jax==0.10.2": "jax-import@v1.1",
+		"jax==0.11.2": "jax-import@v2", "jax==0.12.0": "jax-import@v3", "jax==0.12.0.1": "jax-import@v3",
+		"jax-import@v2": "jax-import@v2",
+	} {
+		c, err := NewConsumer(cat, ref)
+		if err != nil {
+			t.Fatalf("NewConsumer(%s): %v", ref, err)
+		}
+		if c.Ref != want {
+			t.Errorf("NewConsumer(%s) is %s, want %s", ref, c.Ref, want)
+		}
+	}
+	// A release older than every jax-import range names jax-import's nearest.
+	if _, err := NewConsumer(cat, "jax==0.9.2"); err == nil || !strings.Contains(err.Error(), "jax@v1 (jax 0.9.2) as a consumer: its from_dlpack is jax-import's: rule set jax-import has no version for release 0.9.2") {
+		t.Errorf("NewConsumer(jax==0.9.2) = %v, want jax-import's refusal of 0.9.2", err)
+	}
+}
+
 func TestRefused(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
@@ -101,8 +121,11 @@ func TestRefused(t *testing.T) {
 			t.Errorf("NewProducer(%s) = %v, want an error with %q", ref, err, want)
 		}
 	}
-	if _, err := NewConsumer(cat, "jax"); err == nil || !strings.Contains(err.Error(), "jax@v3 cannot be a consumer") {
-		t.Errorf("NewConsumer(jax) = %v, want refused", err)
+	if _, err := NewConsumer(cat, "jax@v2"); err == nil || !strings.Contains(err.Error(), "jax@v2 cannot be a consumer: it mirrors no release of JAX") {
+		t.Errorf("NewConsumer(jax@v2) = %v, want refused", err)
+	}
+	if _, err := NewProducer(ctx, cat, "jax-import"); err == nil || !strings.Contains(err.Error(), "jax-import@v3 cannot be a producer: it answers only JAX's from_dlpack") {
+		t.Errorf("NewProducer(jax-import) = %v, want refused", err)
 	}
 	p, _ := NewProducer(ctx, cat, "numpy")
 	c, _ := NewConsumer(cat, "torch@v1")

@@ -12,6 +12,7 @@
   device's repr and str); a case that states other facts (a cuda client,
   two devices) is unreachable here. Beside the cases, every combination of
   ``stream``, ``max_version``, ``dl_device`` and ``copy`` below.
+- ``jax-import`` (``jax.dlpack.from_dlpack``): in ``_check_jax_import``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import itertools
 from types import SimpleNamespace
 from typing import Any, Iterable
 
+from ._check_jax_import import ImportChecks
 from .check import Checker, Outcome, Unreachable, decided_device, decided_export, observed_export, raised
 
 PLATFORMS = ["cpu", "gpu", "tpu", "METAL", "neuron", ""]
@@ -51,9 +53,9 @@ def standin(inp: dict[str, Any]) -> Any:
     return SimpleNamespace(_arrays=[object()] * inp.get("shards", 1), platform=lambda: platform, sharding=sharding)
 
 
-class JaxChecker(Checker):
+class JaxChecker(ImportChecks, Checker):
     library = "jax"
-    rulesets = ("jax", "jax-export")
+    rulesets = ("jax", "jax-export", "jax-import")
 
     def __init__(self) -> None:
         import jax
@@ -100,6 +102,8 @@ class JaxChecker(Checker):
         return observed_export(capsule, self.x.unsafe_buffer_pointer())
 
     def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        if name == "jax-import":
+            return self.run_import(inp, rs)
         if name == "jax":
             return decided_device(rs.explain(inp)), self.device(inp)
         real = self.facts()
@@ -114,6 +118,9 @@ class JaxChecker(Checker):
         return decided_export(rs.explain(full)), self.export(kwargs)
 
     def sweeps(self, name: str, rs: Any) -> Iterable[tuple[str, Outcome, Outcome]]:
+        if name == "jax-import":
+            yield from self.import_sweeps(rs)
+            return
         if name == "jax":
             for p, pv, mk, hw, shards in itertools.product(PLATFORMS, PLATFORM_VERSIONS, MEMORY_KINDS,
                                                            HARDWARE_IDS, SHARDS):
@@ -137,6 +144,9 @@ class JaxChecker(Checker):
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.jax.dlpack.from_dlpack(x, **kwargs)
+
+    def devices(self) -> list[Any]:
+        return [None, self.jax.devices()[0], "cpu"]
 
 
 def _why(key: str, case: Any, here: Any) -> str:

@@ -444,6 +444,11 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
         from ._check_exchange import run_exchanges
 
         refs = {t.ruleset: t.ref for t in report.targets}
+        for t in report.targets:
+            if t.ruleset == "jax" and t.covered and t.range != "given":
+                # jax's two other rule sets pair with it by release
+                # (jax-export, jax-import): the release, not a version.
+                refs["jax"] = f"jax=={t.release}"
         report.results.extend(run_exchanges(engine, checkers, refs))
     engine.close()
     return report

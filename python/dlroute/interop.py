@@ -173,9 +173,43 @@ def _kwargs(copy: bool | None, device: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if copy is not None:
         out["copy"] = copy
-    if device is not None:
-        out["device"] = device
+    out.update(_device_kwargs(device))
     return out
+
+
+def _is_jax_device(d: Any) -> bool:
+    return type(d).__module__.split(".")[0] in ("jax", "jaxlib") and hasattr(d, "platform") and hasattr(d, "id")
+
+
+def _device_kwargs(device: Any) -> dict[str, Any]:
+    """from_dlpack's ``device`` as the rules read it: a JAX Device as its
+    repr (``"CpuDevice(id=0)"``, what jax-import compares and prints); a
+    JAX Sharding as its one device, with ``sharding_devices`` (jax refuses
+    a Sharding over more than one); anything else as it is."""
+    if device is None:
+        return {}
+    devices = getattr(device, "device_set", None)
+    if devices is not None and type(device).__module__.split(".")[0] in ("jax", "jaxlib"):
+        out: dict[str, Any] = {"sharding_devices": len(devices)}
+        if len(devices) == 1:
+            out["device"] = repr(next(iter(devices)))
+        return out
+    if _is_jax_device(device):
+        return {"device": repr(device)}
+    return {"device": device}
+
+
+def _jax_here() -> dict[str, Any]:
+    """What jax's from_dlpack reads of this process, as jax-import's inputs
+    name them: the backends it has and whether x64 is on; nothing where jax
+    is not imported (the rules' defaults: a jax that has the producer's
+    device, x64 off)."""
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return {}
+    from jax._src import xla_bridge
+
+    return {"backends": list(xla_bridge.backends()), "x64": bool(jax.config.read("jax_enable_x64"))}
 
 
 def _request(entry: str, engine: Engine, data: bytes, what: str) -> str:
@@ -229,8 +263,10 @@ def _warn(cells: list[Cell], strict: bool, stacklevel: int) -> None:
 
 
 def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
-         copy: bool | None = None, device: Any = None, strict: bool = False, stacklevel: int = 1) -> Cell:
-    """:meth:`dlroute.Engine.interop`."""
+         copy: bool | None = None, device: Any = None, strict: bool = False, stacklevel: int = 1,
+         consumer_inputs: dict[str, Any] | None = None) -> Cell:
+    """:meth:`dlroute.Engine.interop`; ``consumer_inputs`` are more inputs
+    of the consumer's rule set (what it reads of this process)."""
     if not isinstance(producer, str) or not isinstance(consumer, str):
         raise TypeError("producer and consumer are rule-set refs (str), such as 'jax' or 'torch@v1'")
     if array is not None and not isinstance(array, dict):
@@ -238,7 +274,7 @@ def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] 
     req: dict[str, Any] = {"producer": producer, "consumer": consumer}
     if array:
         req["array"] = array
-    kwargs = _kwargs(copy, device)
+    kwargs = dict(_kwargs(copy, device), **(consumer_inputs or {}))
     if kwargs:
         req["kwargs"] = kwargs
     what = f"Engine.interop({producer!r}, {consumer!r})"
@@ -341,11 +377,16 @@ def ask(x: Any, consumer: str, *, copy: bool | None = None, device: Any = None,
 
     Args:
         x: a JAX array, torch tensor or numpy array (see :func:`array_of`).
-        consumer: the consuming library, ``"torch"`` or ``"numpy"``: a bare
-            name is the release installed here (:func:`installed_ref`), a
-            ref (``"torch@v1"``, ``"numpy==2.5.0"``) that version.
+        consumer: the consuming library, ``"torch"``, ``"numpy"`` or
+            ``"jax"`` (``jax.dlpack.from_dlpack``, which
+            ``jax.numpy.from_dlpack`` calls): a bare name is the release
+            installed here (:func:`installed_ref`), a ref (``"torch@v1"``,
+            ``"numpy==2.5.0"``, ``"jax==0.10.2"``) that version. For jax,
+            the backends and x64 setting of the jax imported here are the
+            rules' inputs.
         copy, device: from_dlpack's arguments; None (the default) is not
-            passed.
+            passed. A JAX device or single-device Sharding is read as jax
+            reads it.
         producer: the producer's rule set; default the library of ``x`` at
             its installed release.
         rules: an :class:`~dlroute.Engine`; None for the embedded rules,
@@ -375,5 +416,11 @@ def ask(x: Any, consumer: str, *, copy: bool | None = None, device: Any = None,
             if _default is None:
                 _default = load()
             rules = _default
+    here = _jax_here() if _library(consumer) == "jax" else {}
     return cell(rules, installed_ref(producer or library), installed_ref(consumer),
-                array=inputs, copy=copy, device=device, strict=strict, stacklevel=2)
+                array=inputs, copy=copy, device=device, strict=strict, stacklevel=2, consumer_inputs=here)
+
+
+def _library(ref: str) -> str:
+    """The library a ref names: ``"jax"`` of ``"jax==0.10.2"`` or ``"jax@v3"``."""
+    return ref.split("==")[0].split("@")[0]

@@ -316,6 +316,33 @@ def _dl_device_of(device: Any) -> tuple[int, int] | None:
     return None
 
 
+def _refuse_as_jax(x: Any, device: Any, copy: bool | None, rules: Rules) -> None:
+    """Raises what jax's own from_dlpack would raise for ``x`` (the
+    jax-import rules' refusals, of its request or of its import: a device
+    type it does not take, another device with ``copy=False``, strides it
+    cannot lay out, a buffer it cannot view), decided by the cell of
+    :func:`dlroute.interop.ask` before the exchange runs. A refusal of the
+    producer's is not raised here: :class:`Routed` carries out the
+    exchange rules' answer to it. Where no rules answer (a jax release no
+    version covers, an array whose library dlroute does not read), jax
+    itself answers."""
+    import warnings
+
+    from .errors import UncheckedReleaseWarning
+    from .interop import ask
+
+    try:
+        with warnings.catch_warnings():
+            # what the releases were checked against is ask's to say, not this check's
+            warnings.simplefilter("ignore", UncheckedReleaseWarning)
+            cell = ask(x, "jax", copy=copy, device=device, rules=rules if isinstance(rules, Engine) else None)
+    except (DlrouteError, TypeError):
+        return  # no rules for this jax or this array's library: jax itself answers
+    decision = cell.decider["decision"]
+    if cell.outcome == "error" and str(decision.get("ruleset", "")).startswith("jax-import@"):
+        _raise(decision)
+
+
 def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", device: Any = None,
                 copy: bool | None = None, rules: Rules = None) -> Any:
     """``x`` as an array of the consumer's library, exchanged as the
@@ -345,11 +372,15 @@ def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", devi
 
     Raises:
         BufferError, ValueError, ...: the rules' exception, with its exact
-            type and message; whatever the consumer raises.
+            type and message; for ``consumer="jax"`` also what the
+            jax-import rules decide jax's from_dlpack raises (before
+            anything runs); whatever the consumer raises.
         TypeError: a ``device`` the consumer cannot take.
         ValueError: an unknown consumer name.
     """
     fn = _consumer(consumer)
+    if consumer == "jax":
+        _refuse_as_jax(x, device, copy, rules)
     kwargs: dict[str, Any] = {}
     dl_device = None
     if device is not None:

@@ -150,24 +150,44 @@ def test_with_no_names_a_library_that_does_not_import_is_a_note(tmp_path: Path, 
 
 
 def test_every_exchange_is_counted_even_where_the_engine_cannot_answer() -> None:
-    """jax's rules declare no consumer side: each of numpy's arrays into
-    jax's from_dlpack, with each copy=, is a row (unreachable, with the
-    engine's reason), not dropped after the first."""
+    """jax@v2 mirrors no release, so no jax-import pairs with it: each of
+    numpy's arrays into jax's from_dlpack, with each copy= and device=, is
+    a row (unreachable, with the engine's reason), not dropped after the
+    first."""
     if not (check.installed("numpy") and check.installed("jax")):
         pytest.skip("needs numpy and jax")
     from dlroute._check_exchange import COPIES
 
-    report = check.run(["numpy", "jax"])
+    report = check.run(["numpy", "jax"], ruleset=["jax@v2"])
     checkers = {lib: check._checkers()[lib]() for lib in ("numpy", "jax")}
     for p, c in (("numpy", "jax"), ("jax", "numpy")):
         rows = [r for r in report.results if r.library == f"{p}->{c}"]
         assert len(rows) == len(checkers[p].arrays()) * len(COPIES) * len(checkers[c].devices())
         assert len({r.case for r in rows}) == len(rows)
     into_jax = [r for r in report.results if r.library == "numpy->jax"]
-    jax = next(t.ref for t in report.targets if t.ruleset == "jax")
-    assert all(r.status == "unreachable" and f"{jax} cannot be a consumer" in (r.why or "") for r in into_jax)
+    assert all(r.status == "unreachable" and "jax@v2 cannot be a consumer" in (r.why or "") for r in into_jax)
     row = next(r for r in report.counts() if r["library"] == "numpy->jax")
     assert row["unreachable"] == len(into_jax) and row["run"] == 0
+
+
+def test_jax_as_a_consumer_is_run() -> None:
+    """jax's from_dlpack is checked three ways, each agreeing on this
+    release: jax-import's cases, real producers into jax.dlpack.from_dlpack
+    and jnp.from_dlpack (numpy arrays 64-byte aligned and not, with every
+    copy=, among them), and each of numpy's arrays exchanged into jax."""
+    if not (check.installed("numpy") and check.installed("jax")):
+        pytest.skip("needs numpy and jax")
+    report = check.run(["numpy", "jax"])
+    target = next(t for t in report.targets if t.ruleset == "jax-import")
+    assert target.covered and target.ref.startswith("jax-import@")
+    rows = [r for r in report.results if r.ref == target.ref]
+    run = [r for r in rows if r.status != "unreachable"]
+    assert run and all(r.status == "agree" for r in run), [r for r in run if r.status != "agree"][:3]
+    unaligned = [r for r in run if "16-byte aligned" in r.case and "copy=False" in r.case and "device=" not in r.case]
+    assert unaligned and all(r.got and "not aligned to 64 bytes" in r.got["raise"][1] for r in unaligned)
+    assert any(r.case.startswith("jnp.from_dlpack(") for r in run)
+    into_jax = [r for r in report.results if r.library == "numpy->jax"]
+    assert into_jax and all(r.status == "agree" for r in into_jax), [r for r in into_jax if r.status != "agree"][:3]
 
 
 @pytest.mark.parametrize("release", ["2.15.0", "2.15.0+cpu", "2.15.0+cu132", "2.15"])

@@ -117,7 +117,8 @@ def readonly() -> Any:
     return a
 
 
-CONSUMERS: dict[str, Callable[..., Any]] = {"numpy": np.from_dlpack, TORCH: torch.from_dlpack}
+CONSUMERS: dict[str, Callable[..., Any]] = {"numpy": np.from_dlpack, TORCH: torch.from_dlpack,
+                                           "jax": jax.dlpack.from_dlpack}
 
 # (the array, the consumer, from_dlpack's copy, the producer's rule set
 # where its installed release is not one: Debian's torch).
@@ -144,6 +145,14 @@ REAL = [
                  id="jax gpu <unknown>->torch"),
     # torch 1.13's from_dlpack takes no copy: a TypeError before it asks.
     pytest.param(lambda: np.arange(4.0), TORCH, True, None, id="numpy->torch copy=True"),
+    # jax's from_dlpack (jax-import), of arrays whose buffers are 64-byte
+    # aligned float32, as the rules' facts default: jax and torch's own.
+    pytest.param(lambda: jnp.arange(4.0), "jax", None, None, id="jax->jax"),
+    pytest.param(lambda: jnp.arange(4.0), "jax", False, None, id="jax->jax copy=False"),
+    pytest.param(lambda: jnp.arange(4.0), "jax", True, None, id="jax->jax copy=True"),
+    pytest.param(lambda: torch.arange(4.0), "jax", None, TORCH, id="torch->jax"),
+    pytest.param(lambda: torch.arange(4.0), "jax", False, TORCH, id="torch->jax copy=False"),
+    pytest.param(lambda: torch.ones(3, requires_grad=True), "jax", None, TORCH, id="torch requires_grad->jax"),
 ]
 
 
@@ -163,6 +172,21 @@ def test_answer_is_what_happens(make: Callable[[], Any], consumer: str, copy: bo
     assert cell.ok, f"the rules said {cell}, and from_dlpack made an array"
     assert (pointer(y) == pointer(x)) == (cell.outcome == "in_place"), cell
     np.testing.assert_array_equal(host_array(y), host_array(x))
+
+
+def test_jax_devices_are_read_as_jax_reads_them() -> None:
+    """device= a jax Device is its repr to the rules, a Sharding its one
+    device; a string is no jax device (jax's device_put refuses it)."""
+    from jax.sharding import SingleDeviceSharding
+
+    x, dev = jnp.arange(4.0), jax.devices()[0]
+    assert interop.ask(x, "jax", device=dev, copy=False).outcome == "in_place"
+    assert interop.ask(x, "jax", device=SingleDeviceSharding(dev)).outcome == "in_place"
+    cell = interop.ask(x, "jax", device="cpu", copy=False)
+    assert (cell.error_type, cell.decider["decision"]["rule"]) == ("ValueError", "device-needs-copy")
+    with pytest.raises(ValueError) as real:
+        jax.dlpack.from_dlpack(x, device="cpu", copy=False)
+    assert str(real.value) == cell.error_message
 
 
 def test_array_of() -> None:
@@ -193,7 +217,8 @@ def test_installed_ref() -> None:
 # --- refusals ----------------------------------------------------------------
 
 @pytest.mark.parametrize("call, error, code, says", [
-    (lambda e: e.interop("jax", "jax"), dlroute.NoRuleSetError, "no_ruleset", "jax@v3 cannot be a consumer"),
+    (lambda e: e.interop("jax", "jax@v2"), dlroute.NoRuleSetError, "no_ruleset", "jax@v2 cannot be a consumer"),
+    (lambda e: e.interop("jax-import", "numpy"), dlroute.NoRuleSetError, "no_ruleset", "cannot be a producer"),
     (lambda e: e.interop("exchange", "numpy"), dlroute.NoRuleSetError, "no_ruleset", "cannot be a producer"),
     (lambda e: e.interop("nosuch", "numpy"), dlroute.NoRuleSetError, "no_ruleset", "nosuch"),
     (lambda e: e.interop("numpy", "torch", array={"copy": True}), dlroute.InputError, "unknown_field",
@@ -213,7 +238,7 @@ def test_refusals(engine: dlroute.Engine, call: Callable, error: type, code: str
 def test_no_library_hint(engine: dlroute.Engine) -> None:
     with pytest.raises(LookupError) as info:  # NoRuleSetError is a LookupError
         engine.interop("numpy", "exchange")
-    assert info.value.hint.startswith("producers: cupy, jax, numpy, torch; consumers: cupy, numpy, torch")
+    assert info.value.hint.startswith("producers: cupy, jax, numpy, torch; consumers: cupy, jax, numpy, torch")
 
 
 def test_argument_types(engine: dlroute.Engine) -> None:

@@ -144,6 +144,20 @@ def test_seed_copied_through_host(consumer):
     assert str(e.value) == SEED
 
 
+def test_jax_consumer_refusal_is_decided_before_the_exchange():
+    """from_dlpack(x, consumer="jax") raises what jax-import decides jax's
+    from_dlpack raises (another device with copy=False), with the rule in
+    a note, before the array is touched; real jax raises the same."""
+    x = jnp.asarray(DATA)
+    with pytest.raises(ValueError) as e:
+        from_dlpack(x, consumer="jax", device="cpu", copy=False)
+    assert any("device-needs-copy of jax-import@" in n for n in e.value.__notes__)
+    with pytest.raises(ValueError) as real:
+        jnp.from_dlpack(x, device="cpu", copy=False)
+    assert str(e.value) == str(real.value)
+    np.testing.assert_array_equal(as_numpy(from_dlpack(x, consumer="jax", device=jax.devices()[0])), DATA)
+
+
 @pytest.mark.parametrize("max_version,want", [
     ((1, 0), ("dltensor_versioned", IS_COPIED)),
     ((1, 3), ("dltensor_versioned", IS_COPIED)),
