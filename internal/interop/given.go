@@ -44,12 +44,22 @@ func (p *Producer) ArrayOf(ctx context.Context, in engine.Input) (Array, error) 
 				Hint:    "the array's inputs say where it lives (" + strings.Join(p.placeInputs(), ", ") + "); from_dlpack's copy and device are the exchange's arguments"}
 		}
 	}
+	facts, in := factsOf(in)
+	if err := checkFacts(facts, p.Ref); err != nil {
+		return Array{}, err
+	}
 	declared := map[string]engine.InputDecl{}
 	for _, d := range p.device.Inputs() {
 		declared[d.Name] = d
 	}
 	ax := libraryAxes[p.device.Name()]
 	a := arrayAt(p.device, declared, ax, in)
+	for k, v := range facts {
+		if a.Facts == nil {
+			a.Facts = engine.Input{}
+		}
+		a.Facts[k] = v
+	}
 	for k, v := range in {
 		_, fixed := ax.fixed[k]
 		if d, ok := declared[k]; ok && !fixed && !d.Required && !slices.Contains(ax.platform, k) && !slices.Contains(ax.memory, k) && sameJSON(v, d.Default) {

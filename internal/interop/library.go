@@ -148,6 +148,7 @@ func (p *Producer) input(call string, a Array, keywords []string, kwargs map[str
 	for k, v := range arr {
 		in[k] = v
 	}
+	withFacts(in, rs, a, false)
 	if declares(rs, "call") {
 		in["call"] = call
 	}
