@@ -284,12 +284,26 @@ def array_of(x: Any) -> tuple[str, dict[str, Any]]:
       (``x.is_conj()``) and ``layout`` (``"strided"``, ...);
     - a ``numpy.ndarray``: ``"numpy"``, ``origin_device`` (its
       ``__dlpack_device__()``: where the memory of an array made from a
-      capsule lives) and ``writeable``.
+      capsule lives) and ``writeable``;
+
+    and, for each, its facts (:func:`dlroute.arrays.facts_of`: dtype,
+    shape, strides, ...), which reach every call of both sides whose rule
+    set reads them.
 
     Raises:
         TypeError: ``x`` is none of these; name its library's inputs
             yourself with :meth:`dlroute.Engine.interop`'s ``array``.
     """
+    from .arrays import facts_of
+
+    library, inputs = _library_inputs(x)
+    facts = facts_of(x)
+    if library == "numpy":
+        facts.pop("writeable")  # numpy's own input, read above
+    return library, {**inputs, **facts}
+
+
+def _library_inputs(x: Any) -> tuple[str, dict[str, Any]]:
     from .arrays import _jax_inputs, is_jax_like
 
     if is_jax_like(x):
