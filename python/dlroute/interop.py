@@ -229,8 +229,11 @@ def _warn(cells: list[Cell], strict: bool, stacklevel: int) -> None:
 
 
 def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
-         copy: bool | None = None, device: Any = None, strict: bool = False, stacklevel: int = 1) -> Cell:
-    """:meth:`dlroute.Engine.interop`."""
+         copy: bool | None = None, device: Any = None, strict: bool = False, stacklevel: int = 1,
+         consumer_inputs: dict[str, Any] | None = None) -> Cell:
+    """:meth:`dlroute.Engine.interop`; ``consumer_inputs`` are other inputs
+    of the consumer's rule set, each it declares, that say what the
+    consumer's process is (torch's ``cuda_driver``, numpy's ``ml_dtypes``)."""
     if not isinstance(producer, str) or not isinstance(consumer, str):
         raise TypeError("producer and consumer are rule-set refs (str), such as 'jax' or 'torch@v1'")
     if array is not None and not isinstance(array, dict):
@@ -238,7 +241,7 @@ def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] 
     req: dict[str, Any] = {"producer": producer, "consumer": consumer}
     if array:
         req["array"] = array
-    kwargs = _kwargs(copy, device)
+    kwargs = {**(consumer_inputs or {}), **_kwargs(copy, device)}
     if kwargs:
         req["kwargs"] = kwargs
     what = f"Engine.interop({producer!r}, {consumer!r})"
