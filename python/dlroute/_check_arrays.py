@@ -75,7 +75,10 @@ def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict
     producer = Recorder(attempt - 1, inp.get("failed_message", ""), device)
     # A keyword the case gives is passed, as a caller would, even where the
     # release's from_dlpack does not take it (its TypeError is the outcome).
-    kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
+    # A keyword the case names in keywords is passed even as None
+    # (from_dlpack(x, copy=None), which torch 1.13 refuses).
+    kwargs = {k: inp.get(k) for k in ("device", "copy")
+              if inp.get(k) is not None or k in inp.get("keywords", [])}
     decision, vals = explanation["decision"], values(explanation)
     try:
         consumer(producer, **kwargs)
@@ -140,9 +143,10 @@ def _read_only(x: Any) -> Any:
     return x
 
 
-def _capsule(device: tuple[int, int] = (1, 0)) -> Any:
-    """A producer of one capsule made by hand on device, versioned."""
-    return CapsuleProducer(make_capsule(device, versioned=True), device)
+def _capsule(device: tuple[int, int] = (1, 0), *, versioned: bool = True) -> Any:
+    """A producer of one capsule made by hand on device (versioned unless
+    asked: torch 1.13 reads only ``dltensor``)."""
+    return CapsuleProducer(make_capsule(device, versioned=versioned), device)
 
 
 # --- numpy ------------------------------------------------------------------------
@@ -421,7 +425,7 @@ class TorchChecker(Checker):
               "torch.arange(4.0).to(torch.bfloat16)", "torch.tensor(3.0)", "torch.zeros(0)", "torch.arange(8.0)[::2]",
               "torch.arange(6.0).reshape(2, 3).T", "torch.arange(3.0).requires_grad_()",
               "torch.arange(3.0).to(torch.complex64).conj()", "torch.arange(3.0).to_sparse()",
-              "torch.from_dlpack(_capsule())")
+              "torch.from_dlpack(_capsule(versioned=False))")
 
     def namespace(self) -> dict[str, Any]:
         return {"torch": self.torch, "_capsule": _capsule}

@@ -76,3 +76,29 @@ def test_the_matrix_shows_the_abort() -> None:
         warnings.simplefilter("ignore")
         cell = dlroute.load().interop("numpy", "torch@v1", array={"strides": [-1], "dtype_bits": 64})
     assert (cell.error_type, cell.error_message) == ("SIGABRT", "Storage size calculation overflowed with sizes=[8] and strides=[-1]")
+
+
+@pytest.mark.parametrize("expr, want", [
+    ("np.arange(8.0)[::-1]", {"dtype_code": 2, "dtype_bits": 64, "shape": [8], "strides": [-1], "dlpack_device_enum": False}),
+    ("np.arange(6.0).reshape(2, 3).T", {"shape": [3, 2], "strides": [1, 3]}),
+    ("np.array([True])", {"dtype_code": 6, "dtype_bits": 8, "strides": None}),
+    ("np.array(3.0)", {"shape": [], "strides": None}),
+    ("np.zeros((0, 3))", {"shape": [0, 3], "strides": None}),
+    ("np.arange(4.0).astype(np.complex64)", {"dtype_code": 5, "dtype_bits": 64}),
+    ("torch.arange(6.0).reshape(2, 3).T", {"dtype_code": 2, "dtype_bits": 32, "strides": [1, 3], "dlpack_device_enum": True}),
+    ("torch.tensor([True])", {"dtype_code": 6, "dtype_bits": 8}),
+    ("torch.arange(3.0).to(torch.bfloat16)", {"dtype_code": 4, "dtype_bits": 16}),
+])
+def test_facts_of_real_arrays(expr: str, want: dict) -> None:
+    from dlroute.arrays import facts_of
+
+    got = facts_of(eval(expr))
+    assert {k: got.get(k) for k in want} == want
+
+
+def test_a_read_only_array_is_not_writeable() -> None:
+    from dlroute.arrays import facts_of
+
+    x = np.arange(3.0)
+    x.flags.writeable = False
+    assert facts_of(x)["writeable"] is False
