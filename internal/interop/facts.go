@@ -18,6 +18,20 @@ import (
 var ArrayFacts = []string{"dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides", "writeable",
 	"data_alignment", "dlpack_device_enum"}
 
+// factDefaults are the facts of the ordinary array, each fact's default
+// in every rule set that declares it.
+var factDefaults = engine.Input{"dtype_code": 2, "dtype_bits": 32, "dtype_lanes": 1, "shape": []any{8},
+	"strides": nil, "writeable": true, "data_alignment": 64, "dlpack_device_enum": false}
+
+// ordinaryFact says whether v is the fact k of an ordinary array of
+// library: its library's own (libraryFacts), else the default.
+func ordinaryFact(library, k string, v any) bool {
+	if own, ok := libraryFacts[library][k]; ok {
+		return sameJSON(v, own)
+	}
+	return sameJSON(v, factDefaults[k])
+}
+
 // isFact says whether name is one of ArrayFacts.
 func isFact(name string) bool { return slices.Contains(ArrayFacts, name) }
 
