@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,12 +32,13 @@ func runInterop(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	consumers := fs.String("consumer", "", "only the consumers `REFS`, comma-separated; default: every library's newest version")
 	copyArg := fs.String("copy", "none", "from_dlpack's copy argument: `none`, true or false")
 	asJSON := fs.Bool("json", false, "write each cell as one line of JSON, with the steps that decided it")
+	classes := fs.Bool("arrays", false, "add a row for each kind of array whose exchanges can differ: bool, complex64, bfloat16, uint16, 0-d, empty, strided, transposed, negative-stride, read-only, requires_grad, conj, sparse")
 	width := fs.Int("width", 44, "cut each cell of the table to `N` characters (0: never)")
 	strict := strictReleaseFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
-	opts := interop.Options{Producers: refs(*producers), Consumers: refs(*consumers)}
+	opts := interop.Options{Producers: refs(*producers), Consumers: refs(*consumers), Classes: *classes}
 	call := "from_dlpack(x)"
 	switch *copyArg {
 	case "none":
@@ -110,13 +113,20 @@ func printMatrix(w io.Writer, m *interop.Matrix, call string, width int) {
 	}
 	fmt.Fprintf(w, "%s for %s of %s into %s\n\n", call, plural(len(m.Rows), "array"), plural(len(producers), "producer"), plural(len(m.Consumers), "consumer"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	classes := slices.ContainsFunc(m.Rows, func(r interop.Row) bool { return r.Array.Class != "" })
 	fmt.Fprint(tw, "producer\tplatform\tmemory")
+	if classes {
+		fmt.Fprint(tw, "\tarray")
+	}
 	for _, c := range m.Consumers {
 		fmt.Fprintf(tw, "\t%s", c)
 	}
 	fmt.Fprintln(tw)
 	for _, r := range m.Rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s", r.Producer, r.Array.Platform, r.Array.Memory)
+		if classes {
+			fmt.Fprintf(tw, "\t%s", cmp.Or(r.Array.Class, "-"))
+		}
 		for _, c := range r.Cells {
 			fmt.Fprintf(tw, "\t%s", c.Short(width))
 		}

@@ -24,6 +24,13 @@ type Array struct {
 	// values, and any the producer fixes for an ordinary array. Every other
 	// input of the producer has its default.
 	Input engine.Input `json:"input"`
+	// Class names the kind of array (ArrayClass) where it is not an
+	// ordinary one: "bool", "negative-stride", ...; "" for an ordinary array.
+	Class string `json:"class,omitempty"`
+	// Facts are the array's facts (ArrayFacts) where they are not the
+	// defaults: its dtype, shape, strides, ... as the capsule carries them,
+	// and the library's own (torch's and JAX's dlpack_device_enum).
+	Facts engine.Input `json:"facts,omitempty"`
 
 	// unusual ranks arrays that name one place for a person: how many of
 	// its values are not the input's default, plus 2 for a value of more
@@ -123,6 +130,12 @@ func arrayAt(rs *engine.RuleSet, declared map[string]engine.InputDecl, ax axes, 
 		}
 	}
 	a.Platform, a.Memory = cmp.Or(strings.Join(plat, " "), "-"), cmp.Or(strings.Join(mem, " "), "-")
+	if f := libraryFacts[rs.Name()]; len(f) > 0 {
+		a.Facts = engine.Input{}
+		for k, v := range f {
+			a.Facts[k] = v
+		}
+	}
 	return a
 }
 

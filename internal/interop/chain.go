@@ -103,7 +103,7 @@ const MaxAttempts = 8
 // attempt, with the producer's device where it asked for it; the step is
 // recorded by ask, once the producer's device is known.
 func (ch *chain) request(attempt int, failed string, producerDevice []any) (Step, engine.Explanation, error) {
-	in := ch.consumerInput(CallRequest)
+	in := ch.consumerInput(CallRequest, false)
 	if declares(ch.c.rs, "attempt") {
 		in["attempt"] = attempt
 	}
@@ -167,7 +167,7 @@ func (ch *chain) produce(call string, attempt int, keywords []string, kwargs map
 // capsule's), and finishes the cell.
 func (ch *chain) receive(export engine.Decision, req Step) error {
 	attempt := req.Attempt
-	in := ch.consumerInput(CallImport)
+	in := ch.consumerInput(CallImport, export.Copy)
 	in["capsule_device"] = []any{export.DeviceTypeCode, export.DeviceID}
 	if v, ok := req.Input["producer_device"]; ok {
 		in["producer_device"] = v
@@ -219,10 +219,28 @@ func copies(producer, consumer bool) Outcome {
 
 // consumerInput is the consumer's input for call, with from_dlpack's
 // arguments.
-func (ch *chain) consumerInput(call string) engine.Input {
+//
+// The array's facts are the capsule's, as the producer made it: a copy
+// by the producer (afterCopy) is contiguous and writeable. Where the rule
+// set reads keywords, they are from_dlpack's, in its signature's order: a
+// keyword passed as None (an args value of nil) is passed, which a release
+// that refuses the keyword tells apart from one not passed.
+func (ch *chain) consumerInput(call string, afterCopy bool) engine.Input {
 	in := engine.Input{"call": call}
+	withFacts(in, ch.c.rs, ch.a, afterCopy)
 	for k, v := range ch.args {
 		in[k] = v
+	}
+	if declares(ch.c.rs, "keywords") {
+		var kw []any
+		for _, k := range []string{"device", "copy"} {
+			if _, ok := ch.args[k]; ok {
+				kw = append(kw, k)
+			}
+		}
+		if kw != nil {
+			in["keywords"] = kw
+		}
 	}
 	return in
 }

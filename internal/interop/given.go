@@ -27,9 +27,11 @@ var exchangeInputs = []string{"call", "stream", "max_version", "dl_device", "cop
 // left out keeps its default.
 //
 // An input that is not a place, given at its default (torch's
-// requires_grad false, JAX's shards 1), is left out: it decides nothing
-// the default does not, and the array of an ordinary array is then the
-// row's, byte for byte.
+// requires_grad false, JAX's shards 1), is left out, as is a fact of the
+// ordinary array (float32, a vector of 8, ...; ArrayFacts): it decides
+// nothing the default does not, and the array of an ordinary array is
+// then the row's, byte for byte. A fact is any of ArrayFacts, whether or
+// not p's rules read it (the capsule carries it to the consumer).
 //
 // The call and __dlpack__'s arguments (stream, max_version, dl_device,
 // copy, keywords) are the exchange's to set: naming one is an error
@@ -44,12 +46,25 @@ func (p *Producer) ArrayOf(ctx context.Context, in engine.Input) (Array, error) 
 				Hint:    "the array's inputs say where it lives (" + strings.Join(p.placeInputs(), ", ") + "); from_dlpack's copy and device are the exchange's arguments"}
 		}
 	}
+	facts, in := factsOf(in)
+	if err := checkFacts(facts, p.Ref); err != nil {
+		return Array{}, err
+	}
 	declared := map[string]engine.InputDecl{}
 	for _, d := range p.device.Inputs() {
 		declared[d.Name] = d
 	}
 	ax := libraryAxes[p.device.Name()]
 	a := arrayAt(p.device, declared, ax, in)
+	for k, v := range facts {
+		if ordinaryFact(p.device.Name(), k, v) {
+			continue // the ordinary array's, as a row's array leaves it
+		}
+		if a.Facts == nil {
+			a.Facts = engine.Input{}
+		}
+		a.Facts[k] = v
+	}
 	for k, v := range in {
 		_, fixed := ax.fixed[k]
 		if d, ok := declared[k]; ok && !fixed && !d.Required && !slices.Contains(ax.platform, k) && !slices.Contains(ax.memory, k) && sameJSON(v, d.Default) {

@@ -169,6 +169,7 @@ func (p *Producer) input(call string, a Array, keywords []string, kwargs map[str
 	for k, v := range arr {
 		in[k] = v
 	}
+	withFacts(in, rs, a, false)
 	if declares(rs, "call") {
 		in["call"] = call
 	}

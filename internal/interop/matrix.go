@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"slices"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -13,6 +14,10 @@ type Options struct {
 	Producers, Consumers []string
 	// Args are from_dlpack's keyword arguments, as in Decide.
 	Args engine.Input
+	// Classes adds, after each producer's arrays, its ordinary array once
+	// for each array class it can make (Classes): bool, 0-d,
+	// negative-stride, requires_grad, ...
+	Classes bool
 }
 
 // Matrix is every exchange of the chosen producers' arrays into the
@@ -57,7 +62,11 @@ func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, erro
 		if err != nil {
 			return nil, err
 		}
-		for _, a := range p.Arrays {
+		arrays := p.Arrays
+		if o.Classes {
+			arrays = append(slices.Clip(arrays), classArrays(p)...)
+		}
+		for _, a := range arrays {
 			row := Row{Producer: p.Ref, Array: a}
 			for _, c := range consumers {
 				cell, err := Decide(ctx, p, a, c, o.Args)

@@ -66,17 +66,34 @@ _keep: list[Any] = []
 
 
 def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int, int] = (1, 0),
-                 flags: int = 0, data: Any = None, used: bool = False) -> Any:
+                 flags: int = 0, data: Any = None, used: bool = False,
+                 dtype: tuple[int, int, int] = (2, 64, 1), shape: Any = None, strides: Any = None) -> Any:
     """A "dltensor" or "dltensor_versioned" capsule of a float64 vector in
     host memory (data, or six fresh numbers), labelled with device; used
     names it "used_dltensor" ("used_dltensor_versioned"), as a consumer
-    renames a capsule it has read."""
+    renames a capsule it has read. ``dtype`` (code, bits, lanes), ``shape``
+    and ``strides`` (in elements) label it otherwise; the buffer behind it
+    is 64 float64s (512 bytes), enough for any shape of up to 512 bytes
+    that the strides reach from its middle, where negative strides start."""
     import numpy as np
 
-    arr = np.arange(6.0) if data is None else data
-    shape = (ctypes.c_int64 * 1)(arr.shape[0])
-    strides = (ctypes.c_int64 * 1)(1)
-    t = DLTensor(arr.ctypes.data, DLDevice(*device), 1, DLDataType(2, 64, 1), shape, strides, 0)
+    start = 0
+    if data is not None:
+        arr = data
+    elif shape is None:
+        arr = np.arange(6.0)
+    else:
+        arr = np.zeros(64)
+        if strides is not None and any(s < 0 for s in strides):
+            start = 256
+    dims = [arr.shape[0]] if shape is None else list(shape)
+    c_shape = (ctypes.c_int64 * max(len(dims), 1))(*dims)
+    if strides is None and shape is None:
+        strides = [1]
+    c_strides = None if strides is None else (ctypes.c_int64 * max(len(strides), 1))(*strides)
+    t = DLTensor(arr.ctypes.data + start, DLDevice(*device), len(dims), DLDataType(*dtype), c_shape,
+                 c_strides, 0)
+    shape, strides = c_shape, c_strides
     if versioned:
         m: Any = DLManagedTensorVersioned(DLPackVersion(*version), None, None, flags, t)
         name = b"dltensor_versioned"

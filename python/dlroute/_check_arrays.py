@@ -75,7 +75,10 @@ def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict
     producer = Recorder(attempt - 1, inp.get("failed_message", ""), device)
     # A keyword the case gives is passed, as a caller would, even where the
     # release's from_dlpack does not take it (its TypeError is the outcome).
-    kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
+    # A keyword the case names in keywords is passed even as None
+    # (from_dlpack(x, copy=None), which torch 1.13 refuses).
+    kwargs = {k: inp.get(k) for k in ("device", "copy")
+              if inp.get(k) is not None or k in inp.get("keywords", [])}
     decision, vals = explanation["decision"], values(explanation)
     try:
         consumer(producer, **kwargs)
@@ -102,6 +105,48 @@ def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict
 
 def defaults(explain_rs: Any) -> dict[str, Any]:
     return {i["name"]: i.get("default") for i in explain_rs.inputs}
+
+
+#: The array facts a capsule made by hand carries (rules/README.md, "Array facts").
+FACTS = ("dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides")
+
+
+def capsule_facts(inp: dict[str, Any], dflt: dict[str, Any]) -> dict[str, Any]:
+    """make_capsule's dtype, shape and strides for a case that names a
+    fact; {} for one that names none (the float64 vector of six)."""
+    if not any(k in inp for k in FACTS):
+        return {}
+    def eff(k: str, fallback: Any) -> Any:
+        return inp.get(k, dflt.get(k, fallback))
+    return {"dtype": (eff("dtype_code", 2), eff("dtype_bits", 32), eff("dtype_lanes", 1)),
+            "shape": list(eff("shape", [8])), "strides": eff("strides", None)}
+
+
+def negative_strides(inp: dict[str, Any]) -> bool:
+    """The case's capsule has a negative stride: an import torch 1.13-2.13
+    abort the interpreter on, made in a child."""
+    return any(s < 0 for s in inp.get("strides") or [])
+
+
+def empty_aware(inp: dict[str, Any], want: Outcome, got: Outcome) -> tuple[Outcome, Outcome]:
+    """(want, got), without whether it copied for an empty array: the data
+    pointer of an array of no elements says nothing of a copy."""
+    if 0 in (inp.get("shape") or [1]):
+        want, got = dict(want), dict(got)
+        want.pop("copy", None)
+        got.pop("copy", None)
+    return want, got
+
+
+def _read_only(x: Any) -> Any:
+    x.flags.writeable = False
+    return x
+
+
+def _capsule(device: tuple[int, int] = (1, 0), *, versioned: bool = True) -> Any:
+    """A producer of one capsule made by hand on device (versioned unless
+    asked: torch 1.13 reads only ``dltensor``)."""
+    return CapsuleProducer(make_capsule(device, versioned=versioned), device)
 
 
 # --- numpy ------------------------------------------------------------------------
@@ -143,7 +188,21 @@ class NumpyChecker(Checker):
         if call == "request":
             return request(np.from_dlpack, inp, explanation)
         if call == "from_dlpack":
-            return decided_import(explanation), self.import_(inp, defaults(rs))
+            import sys
+
+            dflt = defaults(rs)
+            if "ml_dtypes" in dflt and inp.get("ml_dtypes", False) != ("ml_dtypes" in sys.modules):
+                if inp.get("ml_dtypes"):
+                    try:
+                        import ml_dtypes  # noqa: F401  (what jax imports)
+                    except ImportError:
+                        raise Unreachable("needs ml_dtypes installed") from None
+                else:  # a process that has not imported it (this one has: jax did)
+                    from ._child import run_child
+
+                    return empty_aware(inp, decided_import(explanation),
+                                       run_child({"kind": "import", "library": "numpy", "inp": inp, "dflt": dflt}))
+            return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
         raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
@@ -155,10 +214,11 @@ class NumpyChecker(Checker):
         versioned = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned") == "dltensor_versioned"
         version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
         own = read_capsule(np.arange(1.0).__dlpack__(max_version=(1, 0)))["version"]
-        if dev == (1, 0) and versioned and version == own:
+        facts = capsule_facts(inp, dflt)
+        if dev == (1, 0) and versioned and version == own and not facts:
             capsule = np.arange(6.0).__dlpack__(max_version=(1, 0))
         else:
-            capsule = make_capsule(dev, versioned=versioned, version=version)
+            capsule = make_capsule(dev, versioned=versioned, version=version, **facts)
         pointer = read_capsule(capsule)["data"]
         try:
             y = np.from_dlpack(CapsuleProducer(capsule))
@@ -166,14 +226,22 @@ class NumpyChecker(Checker):
             return raised(e)
         return {"device": list(y.__dlpack_device__()), "copy": y.ctypes.data != pointer}
 
-    def arrays(self) -> list[tuple[str, Any]]:
-        np = self.np
-        ro = np.arange(6.0)
-        ro.flags.writeable = False
-        return [("np.arange(6.0)", np.arange(6.0)), ("a read-only np.arange(6.0)", ro)]
+    ARRAYS = ("np.arange(6.0)", "_read_only(np.arange(6.0))", "np.array([True, False, True])",
+              "np.arange(4.0).astype(np.complex64)", "np.arange(4, dtype=np.uint16)", "np.array(3.0)",
+              "np.zeros((0,))", "np.arange(8.0)[::2]", "np.arange(6.0).reshape(2, 3).T", "np.arange(8.0)[::-1]",
+              "np.arange(8.0).reshape(2, 4)[:, ::-1]", "np.from_dlpack(_capsule())",
+              "np.from_dlpack(_capsule((3, 0)))")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"np": self.np, "_read_only": _read_only, "_capsule": _capsule}
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.np.from_dlpack(x, **kwargs)
+
+    def consumer_inputs(self) -> dict[str, Any]:
+        import sys
+
+        return {"ml_dtypes": "ml_dtypes" in sys.modules}
 
     def devices(self) -> list[Any]:
         return [None, "cpu"]
@@ -198,6 +266,9 @@ class TorchChecker(Checker):
         self.xpu_build = bool(xpu is not None and getattr(xpu, "_is_compiled", lambda: False)())
         name = getattr(torch._C, "_get_privateuse1_backend_name", lambda: "privateuseone")()
         self.privateuse1_backend = name != "privateuseone"
+        # A CUDA build on a machine without an NVIDIA driver (every PyPI
+        # wheel on a CPU machine): torch.cuda.is_available() is False.
+        self.no_driver = self.gpu_build and not self.hip and not self.cuda
 
     #: Build facts of the rules, each with what a case of either value needs
     #: of this torch: (when the case says True, when it says False).
@@ -229,6 +300,12 @@ class TorchChecker(Checker):
         # The case is a CPU-only build's answer, and this torch is one (the
         # loop above): a CUDA target raises before any device is touched.
         cpu_build = "gpu_build" in dflt and not eff("gpu_build") and not self.gpu_build
+        # The case is a CUDA build's answer without a driver, and this torch
+        # is one: a CUDA target fails at CUDA's initialisation, no device needed.
+        no_driver = "cuda_driver" in dflt and not eff("cuda_driver")
+        if no_driver and not self.no_driver:
+            raise Unreachable("needs a CUDA build of torch on a machine without an NVIDIA driver")
+        cpu_build = cpu_build or no_driver
         if eff("xla_on_cuda"):
             raise Unreachable("needs torch_xla on a CUDA device")
         gpu = "a ROCm device" if self.hip else "a CUDA device"
@@ -267,6 +344,8 @@ class TorchChecker(Checker):
         if t == "cuda":
             t = f"cuda:{inp.get('device_index') or 0}"
         x = torch.arange(6.0, device=t)
+        if inp.get("dtype_code") == 6:
+            x = x > 2  # a bool tensor
         if inp.get("pinned"):
             x = x.pin_memory()
         if inp.get("conj"):
@@ -303,8 +382,16 @@ class TorchChecker(Checker):
             pointer = t.data_ptr() if t.layout == torch.strided else 0
             return decided_export(explanation), export(self.wrapped(t, inp), dlpack_kwargs(inp), pointer)
         if call == "request":
-            return request(torch.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
-        return decided_import(explanation), self.import_(inp, dflt)
+            code, device_id = inp.get("producer_device", [1, 0])
+            if inp.get("dlpack_device_enum"):
+                code = torch.utils.dlpack.DLDeviceType(code)  # as torch's and jax's __dlpack_device__ return it
+            return request(torch.from_dlpack, inp, explanation, (code, device_id))
+        if negative_strides(inp):
+            from ._child import run_child
+
+            return empty_aware(inp, decided_import(explanation),
+                               run_child({"kind": "import", "library": "torch", "inp": inp, "dflt": dflt}))
+        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         """torch.from_dlpack of the capsule the input describes: numpy's own
@@ -316,12 +403,13 @@ class TorchChecker(Checker):
         used = name.startswith("used_")
         versioned = name.removeprefix("used_") == "dltensor_versioned"
         version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
-        if dev == (1, 0) and not versioned and not used:
+        facts = capsule_facts(inp, dflt)
+        if dev == (1, 0) and not versioned and not used and not facts:
             import numpy as np
 
             capsule = np.arange(6.0).__dlpack__()
         else:
-            capsule = make_capsule(dev, versioned=versioned, version=version, used=used)
+            capsule = make_capsule(dev, versioned=versioned, version=version, used=used, **facts)
         pointer = read_capsule(capsule)["data"] if not used else None
         kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
         attempt = inp.get("attempt", 1)
@@ -333,8 +421,17 @@ class TorchChecker(Checker):
         except Exception as e:
             return raised(e)
         return {"device": _torch_device(y, self.hip), "copy": pointer is not None and y.data_ptr() != pointer}
+    ARRAYS = ("torch.arange(6.0)", "torch.tensor([True, False])", "torch.arange(4.0).to(torch.complex64)",
+              "torch.arange(4.0).to(torch.bfloat16)", "torch.tensor(3.0)", "torch.zeros(0)", "torch.arange(8.0)[::2]",
+              "torch.arange(6.0).reshape(2, 3).T", "torch.arange(3.0).requires_grad_()",
+              "torch.arange(3.0).to(torch.complex64).conj()", "torch.arange(3.0).to_sparse()",
+              "torch.from_dlpack(_capsule(versioned=False))")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"torch": self.torch, "_capsule": _capsule}
+
     def arrays(self) -> list[tuple[str, Any]]:
-        out = [("torch.arange(6.0)", self.torch.arange(6.0))]
+        out = super().arrays()
         if self.cuda:
             out.append(("torch.arange(6.0, device='cuda')", self.torch.arange(6.0, device="cuda")))
         return out
@@ -345,6 +442,9 @@ class TorchChecker(Checker):
     def devices(self) -> list[Any]:
         params = inspect.signature(self.torch.from_dlpack).parameters
         return [None, "cpu", "cuda"] if "device" in params else [None]
+
+    def consumer_inputs(self) -> dict[str, Any]:
+        return {"cuda_driver": False} if self.no_driver else {}
 
 
 def _torch_device(y: Any, hip: bool) -> list[int]:

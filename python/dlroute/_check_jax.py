@@ -139,8 +139,12 @@ class JaxChecker(ImportChecks, Checker):
 
     # --- exchanges ---
 
-    def arrays(self) -> list[tuple[str, Any]]:
-        return [("jnp.arange(6.0)", self.jnp.arange(6.0))]
+    ARRAYS = ("jnp.arange(6.0)", "jnp.array([True, False])", "jnp.arange(4.0).astype(jnp.complex64)",
+              "jnp.arange(4.0).astype(jnp.bfloat16)", "jnp.arange(4, dtype=jnp.uint16)", "jnp.array(3.0)",
+              "jnp.zeros((0,))", "jnp.arange(6.0).reshape(2, 3).T")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"jnp": self.jnp}
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.jax.dlpack.from_dlpack(x, **kwargs)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["inputs_of", "host_array", "is_jax_like", "DEVICE_TYPE_NAMES"]
+__all__ = ["inputs_of", "facts_of", "host_array", "is_jax_like", "DEVICE_TYPE_NAMES", "DTYPE_CODES"]
 
 # DLPack device type codes (dlpack.h v1.1, and 19-21 added in 2026).
 DEVICE_TYPE_NAMES: dict[int, str] = {
@@ -171,3 +171,77 @@ def host_array(x: Any) -> Any:
     if hasattr(x, "__dlpack__"):
         return np.from_dlpack(x, device="cpu")
     raise TypeError(f"dlroute cannot read the data of a {type(x).__qualname__} on the host")
+
+
+#: DLPack's DLDataTypeCode of each dtype name numpy, torch and JAX (through
+#: ml_dtypes) give (dlpack.h: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
+#: kDLComplex 5, kDLBool 6, then the float8, float6 and float4 codes).
+DTYPE_CODES = {"bool": 6, "bfloat16": 4, "float8_e3m4": 7, "float8_e4m3": 8, "float8_e4m3b11fnuz": 9,
+               "float8_e4m3fn": 10, "float8_e4m3fnuz": 11, "float8_e5m2": 12, "float8_e5m2fnuz": 13,
+               "float8_e8m0fnu": 14, "float6_e2m3fn": 15, "float6_e3m2fn": 16, "float4_e2m1fn": 17}
+_KIND_CODES = (("uint", 1), ("int", 0), ("float", 2), ("complex", 5))
+
+
+def _dtype_fact(name: str, bits: int) -> dict[str, int]:
+    code = DTYPE_CODES.get(name)
+    if code is None:
+        code = next((c for prefix, c in _KIND_CODES if name.startswith(prefix)), None)
+    if code is None:
+        raise TypeError(f"the dtype {name} has no DLPack code")
+    return {"dtype_code": code, "dtype_bits": bits, "dtype_lanes": 1}
+
+
+def _alignment(pointer: int) -> int:
+    """The largest power of two up to 64 that divides pointer."""
+    a = 64
+    while a > 1 and pointer % a:
+        a //= 2
+    return a
+
+
+def facts_of(x: Any) -> dict[str, Any]:
+    """The facts of ``x`` that decide an exchange, by the names every rule
+    set that reads one declares (rules/README.md, "Array facts"): its dtype
+    as DLPack writes it (``dtype_code``, ``dtype_bits``, ``dtype_lanes``),
+    ``shape``, ``strides`` (in elements; None where it is C-contiguous),
+    ``writeable`` (numpy's flag; a torch tensor is), ``data_alignment``
+    (the largest power of two up to 64 dividing its data pointer) and
+    ``dlpack_device_enum`` (its ``__dlpack_device__()`` returns an IntEnum,
+    as torch's and JAX's do). Read from the attributes the library itself
+    has (no library is imported); a fact ``x`` does not say is left out.
+
+    Raises:
+        TypeError: a dtype with no DLPack code (numpy's object or str).
+    """
+    out: dict[str, Any] = {}
+    np = sys.modules.get("numpy")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        name = str(x.dtype).removeprefix("torch.")
+        out.update(_dtype_fact(name, x.element_size() * 8))
+        out["shape"] = list(x.shape)
+        if x.layout == torch.strided:
+            out["strides"] = None if x.is_contiguous() else list(x.stride())
+            out["data_alignment"] = _alignment(x.data_ptr()) if x.device.type != "meta" else 64
+        out["writeable"] = True
+    elif np is not None and isinstance(x, np.ndarray):
+        out.update(_dtype_fact(x.dtype.name, x.dtype.itemsize * 8))
+        out["shape"] = list(x.shape)
+        contiguous = x.flags.c_contiguous and (x.ndim == 0 or x.strides[-1] == x.dtype.itemsize or x.size <= 1)
+        out["strides"] = None if contiguous else [s // x.dtype.itemsize for s in x.strides]
+        out["writeable"] = bool(x.flags.writeable)
+        out["data_alignment"] = _alignment(x.ctypes.data)
+    elif is_jax_like(x):
+        out.update(_dtype_fact(x.dtype.name, x.dtype.itemsize * 8))
+        out["shape"] = list(x.shape)
+        try:
+            out["data_alignment"] = _alignment(x.unsafe_buffer_pointer())
+        except Exception:  # a sharded or deleted array has no one pointer
+            pass
+    try:
+        code = x.__dlpack_device__()[0]
+        out["dlpack_device_enum"] = type(code) is not int
+    except Exception:  # a device the library cannot name: its library's kind
+        if torch is not None and isinstance(x, torch.Tensor) or is_jax_like(x):
+            out["dlpack_device_enum"] = True
+    return out

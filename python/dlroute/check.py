@@ -333,9 +333,23 @@ class Checker:
         """Generated cases beside tests.yaml's: (name, decided, observed)."""
         return ()
 
+    #: The expressions of the real arrays this library makes for the
+    #: exchanges (one of each class whose exchanges can differ), evaluated
+    #: by :meth:`make`.
+    ARRAYS: tuple[str, ...] = ()
+
+    def namespace(self) -> dict[str, Any]:
+        """The names ARRAYS' expressions use."""
+        return {}
+
+    def make(self, expr: str) -> Any:
+        """The array expr makes (one of ARRAYS; a child makes it again)."""
+        return eval(expr, self.namespace())  # noqa: S307 - the runner's own expressions
+
     def arrays(self) -> list[tuple[str, Any]]:
-        """Real arrays this library makes here, for the exchanges."""
-        return []
+        """Real arrays this library makes here, for the exchanges: each as
+        its expression and the array."""
+        return [(expr, self.make(expr)) for expr in self.ARRAYS]
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         """``from_dlpack(x, **kwargs)``; None where it is no consumer."""
@@ -344,6 +358,11 @@ class Checker:
     def devices(self) -> list[Any]:
         """The ``device=`` values its from_dlpack is asked with (None: not passed)."""
         return [None]
+
+    def consumer_inputs(self) -> dict[str, Any]:
+        """Its rule set's inputs that say what this process is, as a
+        consumer: torch's cuda_driver, numpy's ml_dtypes."""
+        return {}
 
 
 def _checkers() -> dict[str, Callable[[], Checker]]:

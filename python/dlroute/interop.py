@@ -265,8 +265,9 @@ def _warn(cells: list[Cell], strict: bool, stacklevel: int) -> None:
 def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
          copy: bool | None = None, device: Any = None, strict: bool = False, stacklevel: int = 1,
          consumer_inputs: dict[str, Any] | None = None) -> Cell:
-    """:meth:`dlroute.Engine.interop`; ``consumer_inputs`` are more inputs
-    of the consumer's rule set (what it reads of this process)."""
+    """:meth:`dlroute.Engine.interop`; ``consumer_inputs`` are other inputs
+    of the consumer's rule set, each it declares, that say what the
+    consumer's process is (torch's ``cuda_driver``, numpy's ``ml_dtypes``)."""
     if not isinstance(producer, str) or not isinstance(consumer, str):
         raise TypeError("producer and consumer are rule-set refs (str), such as 'jax' or 'torch@v1'")
     if array is not None and not isinstance(array, dict):
@@ -274,7 +275,7 @@ def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] 
     req: dict[str, Any] = {"producer": producer, "consumer": consumer}
     if array:
         req["array"] = array
-    kwargs = dict(_kwargs(copy, device), **(consumer_inputs or {}))
+    kwargs = {**(consumer_inputs or {}), **_kwargs(copy, device)}
     if kwargs:
         req["kwargs"] = kwargs
     what = f"Engine.interop({producer!r}, {consumer!r})"
@@ -320,12 +321,26 @@ def array_of(x: Any) -> tuple[str, dict[str, Any]]:
       (``x.is_conj()``) and ``layout`` (``"strided"``, ...);
     - a ``numpy.ndarray``: ``"numpy"``, ``origin_device`` (its
       ``__dlpack_device__()``: where the memory of an array made from a
-      capsule lives) and ``writeable``.
+      capsule lives) and ``writeable``;
+
+    and, for each, its facts (:func:`dlroute.arrays.facts_of`: dtype,
+    shape, strides, ...), which reach every call of both sides whose rule
+    set reads them.
 
     Raises:
         TypeError: ``x`` is none of these; name its library's inputs
             yourself with :meth:`dlroute.Engine.interop`'s ``array``.
     """
+    from .arrays import facts_of
+
+    library, inputs = _library_inputs(x)
+    facts = facts_of(x)
+    if library == "numpy":
+        facts.pop("writeable")  # numpy's own input, read above
+    return library, {**inputs, **facts}
+
+
+def _library_inputs(x: Any) -> tuple[str, dict[str, Any]]:
     from .arrays import _jax_inputs, is_jax_like
 
     if is_jax_like(x):

@@ -47,17 +47,22 @@ _default_lock = threading.Lock()
 
 
 def _ruleset(rules: Rules, name: str) -> RuleSet:
-    global _default
     if isinstance(rules, RuleSet):
         return rules
     if isinstance(rules, Engine):
         return rules.ruleset(name)
     if rules is not None:
         raise TypeError(f"rules is None, a dlroute.Engine or a dlroute.RuleSet, not {type(rules).__name__}")
+    return _default_engine().ruleset(name)
+
+
+def _default_engine() -> Engine:
+    """The embedded rules, loaded once per process."""
+    global _default
     with _default_lock:
         if _default is None:
             _default = load()
-        return _default.ruleset(name)
+        return _default
 
 
 class DecidedError(DlrouteError):
@@ -183,21 +188,29 @@ class Routed:
         dl_device: likewise the device the data should be exported on,
             ``(device_type_code, device_id)``; default None, the array's own.
         rules: as for :func:`dlpack_device` (the ``"exchange"`` rule set).
+        consumer: the consumer's library (``"torch"``, or a rule-set ref
+            such as ``"torch@v2"``; a name is the release installed here),
+            or None (default: not known). An array whose exchange its rules
+            say would abort the interpreter (``SIGABRT``: a negative stride
+            into torch 1.13-2.13) is never handed to it: it gets a
+            contiguous host copy instead, or, with ``copy=False``, a
+            RuntimeError with torch 2.15's text and a hint.
 
     A consumer's own ``copy`` or ``dl_device``, where it passes one, wins
     over the wrapper's.
     """
 
-    __slots__ = ("array", "copy", "dl_device", "_rules")
+    __slots__ = ("array", "copy", "dl_device", "_rules", "_abort")
 
     def __init__(self, x: Any, *, copy: bool | None = None, dl_device: Sequence[int] | None = None,
-                 rules: Rules = None) -> None:
+                 rules: Rules = None, consumer: str | None = None) -> None:
         if copy is not None and not isinstance(copy, bool):
             raise TypeError(f"copy is True, False or None, not {copy!r}")
         self.array = x
         self.copy = copy
         self.dl_device = None if dl_device is None else tuple(_pair(dl_device, "dl_device") or ())
         self._rules = _ruleset(rules, "exchange")
+        self._abort = None if consumer is None else _abort_of(x, consumer, rules)
 
     def __repr__(self) -> str:
         return f"Routed({self.array!r}, copy={self.copy!r}, dl_device={self.dl_device!r})"
@@ -248,6 +261,20 @@ class Routed:
         step, decision = self._rules.exchange(_exchange_input(self.array, dl_device, copy, max_version, stream))
         if step == "raise":
             _raise(decision)
+        if step == "in_place" and self._abort is not None:
+            ref, message = self._abort
+            if copy is False:
+                raise RuntimeError(f"{message}\nhint: {ref} aborts the interpreter (SIGABRT) on this array, "
+                                   "which dlroute never hands it; copy=None or copy=True passes a contiguous host "
+                                   "copy (or pass numpy.ascontiguousarray(x) yourself)")
+            step, decision = "contiguous_copy", decision
+        if step == "contiguous_copy":
+            import numpy as np
+
+            host = np.ascontiguousarray(host_array(self.array))
+            if max_version is not None and tuple(max_version) >= (1, 0):
+                return host.__dlpack__(max_version=tuple(max_version), copy=True)  # IS_COPIED
+            return host.__dlpack__()
         if step == "in_place":
             return _producer_capsule(self.array, stream=stream, max_version=max_version,
                                      dl_device=dl_device, copy=copy)
@@ -258,6 +285,42 @@ class Routed:
             return host.__dlpack__(copy=True)
         raise DlrouteError("unknown_step", f"the library asked for a step {step!r} this package does not know",
                            decision)
+
+
+def _abort_of(x: Any, consumer: str, rules: Rules) -> tuple[str, str] | None:
+    """(the consumer's ref, the library's text) where the consumer's rules
+    say that importing x's capsule aborts the interpreter; None where it
+    does not, or where dlroute cannot tell (a library it does not read, a
+    release no version covers)."""
+    import warnings
+
+    from .errors import DlrouteError as _Error
+    from .interop import array_of, installed_ref
+
+    engine = rules if isinstance(rules, Engine) else _default_engine()
+    try:
+        facts = array_of(x)[1]
+    except TypeError:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            rs = engine.ruleset(installed_ref(consumer))
+    except _Error:
+        return None
+    declared = {i["name"] for i in rs.inputs}
+    if "call" not in declared:
+        return None
+    decision = rs.resolve({"call": "from_dlpack", **{k: v for k, v in facts.items()
+                                                       if k in declared and k in _FACTS}})
+    error = decision.get("error")
+    if error and error["type"] == "SIGABRT":
+        return rs.ref, error["message"]
+    return None
+
+
+#: The array facts a consumer's import reads (rules/README.md, "Array facts").
+_FACTS = ("dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides", "writeable", "data_alignment")
 
 
 def _producer_capsule(x: Any, *, stream: int | None, max_version: Any, dl_device: Any, copy: bool | None) -> Any:
@@ -368,13 +431,18 @@ def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", devi
 
     Returns:
         The consumer's array: sharing memory with ``x`` where the rules
-        export it in place, else holding a host copy.
+        export it in place, else holding a host copy. An array the
+        consumer would abort the interpreter on (a negative stride into
+        torch 1.13-2.13) is a contiguous host copy (:class:`Routed`'s
+        ``consumer``).
 
     Raises:
         BufferError, ValueError, ...: the rules' exception, with its exact
             type and message; for ``consumer="jax"`` also what the
             jax-import rules decide jax's from_dlpack raises (before
             anything runs); whatever the consumer raises.
+        RuntimeError: ``copy=False`` for an array the consumer would abort
+            on, with torch 2.15's text and a hint.
         TypeError: a ``device`` the consumer cannot take.
         ValueError: an unknown consumer name.
     """
@@ -393,4 +461,5 @@ def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", devi
                                 f"name {device!r} as a DLPack device; pass (device_type, device_id)")
     if copy is not None and _takes(fn, "copy"):
         kwargs["copy"] = copy
-    return fn(Routed(x, copy=copy, dl_device=dl_device, rules=rules), **kwargs)
+    name = consumer if isinstance(consumer, str) else None
+    return fn(Routed(x, copy=copy, dl_device=dl_device, rules=rules, consumer=name), **kwargs)

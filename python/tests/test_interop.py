@@ -190,11 +190,18 @@ def test_jax_devices_are_read_as_jax_reads_them() -> None:
 
 
 def test_array_of() -> None:
-    assert interop.array_of(np.arange(3.0)) == ("numpy", {"origin_device": [1, 0], "writeable": True})
+    library, inputs = interop.array_of(np.arange(3.0))
+    assert library == "numpy"
+    assert {k: inputs[k] for k in ("origin_device", "writeable", "dtype_code", "dtype_bits", "shape", "strides",
+                                   "dlpack_device_enum")} == {
+        "origin_device": [1, 0], "writeable": True, "dtype_code": 2, "dtype_bits": 64, "shape": [3], "strides": None,
+        "dlpack_device_enum": False}
     library, inputs = interop.array_of(torch.ones(2, requires_grad=True))
     assert library == "torch"
-    assert inputs == {"device_type": "cpu", "device_index": None, "pinned": False, "hip": False,
-                      "requires_grad": True, "conj": False, "layout": "strided"}
+    assert {k: v for k, v in inputs.items() if k not in ("data_alignment",)} == {
+        "device_type": "cpu", "device_index": None, "pinned": False, "hip": False, "requires_grad": True,
+        "conj": False, "layout": "strided", "dtype_code": 2, "dtype_bits": 32, "dtype_lanes": 1, "shape": [2],
+        "strides": None, "writeable": True, "dlpack_device_enum": True}
     library, inputs = interop.array_of(jnp.arange(3.0))
     assert library == "jax" and inputs["platform"] == "cpu" and inputs["shards"] == 1
     with pytest.raises(TypeError, match="cannot tell the DLPack library of a builtins.list"):
@@ -203,7 +210,7 @@ def test_array_of() -> None:
 
 def test_real_array_is_the_rows_cell(engine: dlroute.Engine) -> None:
     # An ordinary array, read from the real thing, is the matrix's row.
-    got = interop.ask(torch.arange(3.0), "numpy@v2", producer=TORCH, rules=engine)
+    got = interop.ask(torch.arange(8.0), "numpy@v2", producer=TORCH, rules=engine)  # float32, a vector of 8
     row = [c for c in engine.interop_matrix([TORCH], ["numpy@v2"]) if (c.platform, c.memory) == ("cpu", "-")]
     assert [got.json] == [c.json for c in row]
 

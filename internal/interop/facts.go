@@ -1,0 +1,181 @@
+package interop
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// ArrayFacts are the facts of an array that any library's rule set may
+// read, by the names, types and defaults every rule set that reads one
+// declares (rules/README.md, "Array facts"): the dtype as DLPack writes
+// it, the shape and strides, whether it is writeable, the alignment of its
+// data, and whether the producer's __dlpack_device__() returns an IntEnum.
+// A producer's array carries them whether or not the producer's own rules
+// read them, since the capsule carries them to the consumer; each call of
+// either side gets those its rule set declares.
+var ArrayFacts = []string{"dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides", "writeable",
+	"data_alignment", "dlpack_device_enum"}
+
+// factDefaults are the facts of the ordinary array, each fact's default
+// in every rule set that declares it.
+var factDefaults = engine.Input{"dtype_code": 2, "dtype_bits": 32, "dtype_lanes": 1, "shape": []any{8},
+	"strides": nil, "writeable": true, "data_alignment": 64, "dlpack_device_enum": false}
+
+// ordinaryFact says whether v is the fact k of an ordinary array of
+// library: its library's own (libraryFacts), else the default.
+func ordinaryFact(library, k string, v any) bool {
+	if own, ok := libraryFacts[library][k]; ok {
+		return sameJSON(v, own)
+	}
+	return sameJSON(v, factDefaults[k])
+}
+
+// isFact says whether name is one of ArrayFacts.
+func isFact(name string) bool { return slices.Contains(ArrayFacts, name) }
+
+// withFacts sets in's facts from a's, those rs declares. A producer's copy
+// is C-contiguous and the consumer's own (afterCopy): its strides are
+// null and it is writeable.
+func withFacts(in engine.Input, rs *engine.RuleSet, a Array, afterCopy bool) {
+	for k, v := range a.Facts {
+		if !declares(rs, k) {
+			continue
+		}
+		if afterCopy && (k == "strides" || k == "writeable") {
+			continue // the defaults: contiguous and writeable
+		}
+		in[k] = v
+	}
+}
+
+// ArrayClass is a kind of array whose exchanges can differ from an
+// ordinary array's: a dtype, a shape, a layout, a bit a tensor carries.
+// The matrix adds a row for each class a producer can make, with
+// Options.Classes.
+type ArrayClass struct {
+	Name string
+	// Facts are the array's facts (ArrayFacts), Input the producer's own
+	// inputs (torch's requires_grad); a producer that does not declare
+	// every name of Input cannot make the array.
+	Facts, Input engine.Input
+	// Makers are the libraries (rule-set names) whose arrays can be of
+	// this class; none: every library. numpy has no bfloat16, torch no
+	// negative strides, JAX no strided views.
+	Makers []string
+}
+
+// Classes are the array classes the matrix can add, in the order of its
+// rows. The facts are those of the array each names (np.arange(8.0)[::-1]
+// is float64 with strides [-1]); a float64 vector of 8 stands for the
+// ordinary array where the dtype is not the point.
+var Classes = []ArrayClass{
+	{Name: "bool", Facts: engine.Input{"dtype_code": 6, "dtype_bits": 8}},
+	{Name: "complex64", Facts: engine.Input{"dtype_code": 5, "dtype_bits": 64}},
+	{Name: "bfloat16", Facts: engine.Input{"dtype_code": 4, "dtype_bits": 16}, Makers: []string{"torch", "jax"}},
+	{Name: "uint16", Facts: engine.Input{"dtype_code": 1, "dtype_bits": 16}},
+	{Name: "0-d", Facts: engine.Input{"shape": []any{}}},
+	{Name: "empty", Facts: engine.Input{"shape": []any{0}}},
+	{Name: "strided", Facts: engine.Input{"dtype_bits": 64, "strides": []any{2}}, Makers: []string{"numpy", "torch"}},
+	{Name: "transposed", Facts: engine.Input{"dtype_bits": 64, "shape": []any{3, 2}, "strides": []any{1, 3}}, Makers: []string{"numpy", "torch"}},
+	{Name: "negative-stride", Facts: engine.Input{"dtype_bits": 64, "strides": []any{-1}}, Makers: []string{"numpy"}},
+	{Name: "read-only", Facts: engine.Input{"writeable": false}, Input: engine.Input{"writeable": false}},
+	{Name: "requires_grad", Input: engine.Input{"requires_grad": true}},
+	{Name: "conj", Facts: engine.Input{"dtype_code": 5, "dtype_bits": 64}, Input: engine.Input{"conj": true}},
+	{Name: "sparse", Input: engine.Input{"layout": "sparse_coo"}},
+}
+
+// classArrays are p's most ordinary array (the least unusual of its
+// arrays: numpy's and torch's on the CPU, JAX's cpu array) once for each
+// class p can make.
+func classArrays(p *Producer) []Array {
+	if len(p.Arrays) == 0 {
+		return nil
+	}
+	base := p.Arrays[0]
+	for _, a := range p.Arrays[1:] {
+		if a.unusual < base.unusual {
+			base = a
+		}
+	}
+	var out []Array
+	for _, c := range Classes {
+		if !p.canMake(c) {
+			continue
+		}
+		a := Array{Platform: base.Platform, Memory: base.Memory, Class: c.Name, Input: engine.Input{}, Facts: engine.Input{}, unusual: base.unusual + 1}
+		for _, from := range []engine.Input{base.Input, c.Input} {
+			for k, v := range from {
+				a.Input[k] = v
+			}
+		}
+		for _, from := range []engine.Input{base.Facts, c.Facts} {
+			for k, v := range from {
+				a.Facts[k] = v
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// canMake says whether p's library makes arrays of class c, and its rules
+// describe them: every input of c is one p's __dlpack_device__ rule set
+// declares.
+func (p *Producer) canMake(c ArrayClass) bool {
+	if len(c.Makers) > 0 && !slices.Contains(c.Makers, p.device.Name()) {
+		return false
+	}
+	for k := range c.Input {
+		if !declares(p.device, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// libraryFacts are the facts a library's arrays have whatever the array:
+// torch's and JAX's __dlpack_device__() return an IntEnum.
+var libraryFacts = map[string]engine.Input{
+	"torch": {"dlpack_device_enum": true},
+	"jax":   {"dlpack_device_enum": true},
+}
+
+// factsOf splits in into the array's facts and the producer's inputs.
+func factsOf(in engine.Input) (facts, rest engine.Input) {
+	facts, rest = engine.Input{}, engine.Input{}
+	for k, v := range in {
+		if isFact(k) {
+			facts[k] = v
+		} else {
+			rest[k] = v
+		}
+	}
+	return facts, rest
+}
+
+// checkFacts refuses a fact of the wrong type, as the engine refuses an
+// input of the wrong type, whether or not a rule set of the exchange
+// reads it.
+func checkFacts(facts engine.Input, ref string) error {
+	for k, v := range facts {
+		var ok bool
+		switch k {
+		case "shape":
+			_, ok = v.([]any)
+		case "strides":
+			_, isList := v.([]any)
+			ok = v == nil || isList
+		case "writeable", "dlpack_device_enum":
+			_, ok = v.(bool)
+		default:
+			_, ok = asInt(v)
+		}
+		if !ok {
+			return &engine.Error{Code: engine.CodeWrongType, Message: fmt.Sprintf("the array of %s: fact %s is %T, which is not its type", ref, k, v),
+				Hint: "shape is a list of ints, strides a list of ints or null, writeable and dlpack_device_enum bools, the rest ints (rules/README.md, \"Array facts\")"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package interop
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dlroute/dlroute/engine"
+)
+
+// The array's facts reach each call whose rule set declares them: the
+// capsule's strides and dtype the consumer's import, the producer's
+// __dlpack_device__ kind (an IntEnum) the consumer's message, from_dlpack's
+// keywords the request. Each want is read off the rule files by hand.
+func TestDecideFacts(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	tests := []struct {
+		name               string
+		producer, consumer string
+		array              engine.Input
+		args               engine.Input
+		wantType, wantMsg  string // wantType "" wants outcome wantOutcome
+		wantOutcome        Outcome
+		wantRule           string // the rule of the last step
+	}{
+		{name: "a negative stride aborts torch 1.13", producer: "numpy@v1", consumer: "torch@v1",
+			array:    engine.Input{"dtype_bits": 64, "strides": []any{-1}},
+			wantType: "SIGABRT", wantMsg: "Storage size calculation overflowed with sizes=[8] and strides=[-1]", wantRule: "import-overflow-abort"},
+		{name: "and torch 2.11", producer: "numpy", consumer: "torch@v2",
+			array: engine.Input{"strides": []any{-1}, "shape": []any{4}}, wantType: "SIGABRT",
+			wantMsg: "Storage size calculation overflowed with sizes=[4] and strides=[-1]", wantRule: "import-overflow-abort"},
+		{name: "torch 2.15 raises", producer: "numpy", consumer: "torch@v3",
+			array: engine.Input{"strides": []any{4, -1}, "shape": []any{2, 4}}, wantType: "RuntimeError",
+			wantMsg: "Storage size calculation overflowed with sizes=[2, 4] and strides=[4, -1]", wantRule: "import-overflow"},
+		{name: "numpy's copy is contiguous: copy=True reaches torch 2.11 in a copy", producer: "numpy", consumer: "torch@v2",
+			array: engine.Input{"strides": []any{-1}}, args: engine.Input{"copy": true}, wantOutcome: ProducerCopy, wantRule: "import"},
+		{name: "a bool capsule into torch 1.13", producer: "jax", consumer: "torch@v1",
+			array:    engine.Input{"platform": "cpu", "platform_version": "cpu", "dtype_code": 6, "dtype_bits": 8},
+			wantType: "RuntimeError", wantMsg: "Unsupported code 6", wantRule: "import-dtype"},
+		{name: "a bool tensor out of torch 1.13", producer: "torch@v1", consumer: "numpy",
+			array:    engine.Input{"dtype_code": 6, "dtype_bits": 8},
+			wantType: "RuntimeError", wantMsg: "Bool type is not supported by dlpack", wantRule: "export-bool"},
+		{name: "bfloat16 into numpy", producer: "torch", consumer: "numpy@v2",
+			array:    engine.Input{"dtype_code": 4, "dtype_bits": 16},
+			wantType: "BufferError", wantMsg: "Unsupported dtype in DLTensor.", wantRule: "unsupported-dtype"},
+		{name: "a torch producer's device prints as its enum", producer: "torch", consumer: "torch@v2",
+			args: engine.Input{"device": "cuda", "copy": false}, wantType: "ValueError",
+			wantMsg: "cannot move DLPack tensor from device (<DLDeviceType.kDLCPU: 1>, 0) to (2, 255) without copying. Set copy=None or copy=True.", wantRule: "cross-device-no-copy"},
+		{name: "numpy's as ints", producer: "numpy", consumer: "torch@v2",
+			args: engine.Input{"device": "cuda", "copy": false}, wantType: "ValueError",
+			wantMsg: "cannot move DLPack tensor from device (1, 0) to (2, 255) without copying. Set copy=None or copy=True.", wantRule: "cross-device-no-copy"},
+		{name: "copy=None passed to torch 1.13 is the TypeError", producer: "numpy", consumer: "torch@v1",
+			args: engine.Input{"copy": nil}, wantType: "TypeError",
+			wantMsg: "from_dlpack() got an unexpected keyword argument 'copy'", wantRule: "no-copy-keyword"},
+		{name: "copy not passed is in place", producer: "numpy", consumer: "torch@v1", wantOutcome: InPlace, wantRule: "import"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewProducer(ctx, cat, tt.producer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := NewConsumer(cat, tt.consumer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := p.ArrayOf(ctx, tt.array)
+			if err != nil {
+				t.Fatalf("ArrayOf(%v): %v", tt.array, err)
+			}
+			cell, err := Decide(ctx, p, a, c, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := cell.Steps[len(cell.Steps)-1].Decision.Rule
+			if tt.wantType != "" {
+				if cell.Error == nil || cell.Error.Type != tt.wantType || cell.Error.Message != tt.wantMsg {
+					t.Errorf("Decide(%s -> %s, %v) = %s %v, want %s: %s", tt.producer, tt.consumer, tt.array, cell.Outcome, cell.Error, tt.wantType, tt.wantMsg)
+				}
+			} else if cell.Outcome != tt.wantOutcome {
+				t.Errorf("Decide(%s -> %s, %v) = %s %v, want %s", tt.producer, tt.consumer, tt.array, cell.Outcome, cell.Error, tt.wantOutcome)
+			}
+			if last != tt.wantRule {
+				t.Errorf("last rule %s, want %s (steps %s)", last, tt.wantRule, strings.Join(steps(cell), "; "))
+			}
+		})
+	}
+}
+
+// A fact of the wrong type is refused, whether or not a rule set reads it.
+func TestArrayOfFactType(t *testing.T) {
+	p, err := NewProducer(context.Background(), shipped(t), "jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.ArrayOf(context.Background(), engine.Input{"platform": "cpu", "shape": 8})
+	if e := engine.Errors(err); len(e) == 0 || e[0].Code != engine.CodeWrongType {
+		t.Fatalf("ArrayOf(shape: 8) = %v, want %s", err, engine.CodeWrongType)
+	}
+}
+
+// The matrix's classes: each producer's ordinary array once per class
+// its library makes, after its arrays.
+func TestMatrixClasses(t *testing.T) {
+	m, err := Options{Producers: []string{"numpy", "torch", "jax"}, Consumers: []string{"torch@v1"}, Classes: true}.Decide(context.Background(), shipped(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, r := range m.Rows {
+		if r.Array.Class != "" {
+			got[r.Producer] = append(got[r.Producer], r.Array.Class)
+		}
+	}
+	want := map[string]string{
+		"numpy@v2": "bool complex64 uint16 0-d empty strided transposed negative-stride read-only",
+		"torch@v3": "bool complex64 bfloat16 uint16 0-d empty strided transposed requires_grad conj sparse",
+		"jax@v3":   "bool complex64 bfloat16 uint16 0-d empty",
+	}
+	for p, w := range want {
+		if g := strings.Join(got[p], " "); g != w {
+			t.Errorf("%s's classes: %s, want %s", p, g, w)
+		}
+	}
+}
