@@ -71,7 +71,7 @@ func CarryOut(ctx context.Context, d engine.Decision, src machine.Buffer, c mach
 	}
 	res := ExchangeResult{Decision: d}
 	switch step {
-	case exchange.StepNothing:
+	case exchange.StepRaise:
 		return res, nil
 	case exchange.StepInPlace:
 		res.Buffer = inPlace(d, src)

@@ -32,9 +32,8 @@ import (
 // changes when a function, a status or an output's form changes meaning.
 const Version = 1
 
-// Status is what every entry returns. The numbers below StatusForked are
-// the WebAssembly module's (abi.Status, wasm/ABI.md), so a host that
-// speaks both reads one table.
+// Status is what every entry returns: the module's table (abi.Status),
+// of which the C library returns the rows marked C.
 type Status = abi.Status
 
 const (
@@ -49,12 +48,12 @@ const (
 	// StatusForked is a call from a child of the process that loaded the
 	// library: a Go runtime does not survive fork. libdlroute's C side
 	// returns it; Go never runs in the child.
-	StatusForked Status = 10
+	StatusForked = abi.StatusForked
 	// StatusInternal is a fault inside the library (a recovered panic):
 	// a bug, reported instead of crashing the caller's process.
-	StatusInternal Status = 11
+	StatusInternal = abi.StatusInternal
 	// StatusTooManyOpen is an Open while MaxOpenRules rules are open.
-	StatusTooManyOpen Status = 12
+	StatusTooManyOpen = abi.StatusTooManyOpen
 )
 
 // Limits of a call, DLROUTE_MAX_INPUT_LEN, DLROUTE_MAX_OPEN and

@@ -63,7 +63,7 @@ func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (
 			return fmt.Appendf(nil, `{"decision":%s,"buffer":%s}`, decision, buffer)
 		}
 		switch step {
-		case exchange.StepNothing:
+		case exchange.StepRaise:
 			return answer("null"), abi.StatusOK
 		case exchange.StepInPlace:
 			return answer(strconv.FormatUint(uint64(src), 10)), abi.StatusOK
