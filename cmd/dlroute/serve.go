@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dlroute/dlroute/internal/wasmserve"
 	"io"
 	"log/slog"
 	"os"
@@ -99,9 +100,9 @@ func servePrepare(ctx context.Context, kind string, progress io.Writer) (func(co
 	if err != nil {
 		return nil, nil, err
 	}
-	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: serve.WasmInstances()})
+	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: wasmserve.Instances()})
 	if err != nil {
 		return nil, nil, err
 	}
-	return serve.WasmPrepare(compiled), func() { compiled.Close(context.Background()) }, nil
+	return wasmserve.Prepare(compiled), func() { compiled.Close(context.Background()) }, nil
 }

@@ -62,7 +62,7 @@ func TestFaultsKeepServing(t *testing.T) {
 	upstream := httptest.NewServer(store)
 	defer upstream.Close()
 	src, _ := live.HTTP(upstream.URL+"/rules.tar.gz", live.HTTPOptions{Timeout: 3 * time.Second, MaxSize: 1 << 20})
-	ts := newTestServer(t, src, Config{})
+	ts := newTestServer(t, src, HandlerConfig{})
 	rev := ts.rules.Current().Revision()
 
 	ctx, cancel := context.WithCancel(context.Background())

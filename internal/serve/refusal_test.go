@@ -27,7 +27,7 @@ func TestRefusalsEchoNoFile(t *testing.T) {
 	if err := ruletest.WriteDir(dir, ruletest.Rules()); err != nil {
 		t.Fatal(err)
 	}
-	srv := newTestServer(t, live.Dir(dir), Config{})
+	srv := newTestServer(t, live.Dir(dir), HandlerConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	watching := make(chan struct{})
 	go func() { defer close(watching); srv.rules.Watch(ctx) }()
