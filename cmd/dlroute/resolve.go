@@ -143,6 +143,6 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		enc.Encode(map[string]string{"internal_error": err.Error()})
+		enc.Encode(map[string]string{"code": "internal", "message": err.Error()})
 	}
 }

@@ -136,7 +136,7 @@ func cellJSON(buf []byte, cell interop.Cell) []byte {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(cell); err != nil {
-		enc.Encode(map[string]string{"internal_error": err.Error()})
+		enc.Encode(map[string]string{"code": "internal", "message": err.Error()})
 	}
 	return b.Bytes()
 }
