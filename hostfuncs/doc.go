@@ -15,7 +15,7 @@
 // # Host functions
 //
 // platform_version answers the module's question about a device from
-// Host.PlatformVersion (machine.MachinePlatformVersion reads the real
+// Host.PlatformVersion (machine.PlatformVersion reads the real
 // machine); copy_to_host carries out an exchange's copy with Host.Copier
 // (package machine's copiers). Both check every guest-memory access and
 // return a status; neither panics on what the guest passes.

@@ -1,6 +1,6 @@
 // Package machine reads the machine dlroute runs on and moves its arrays'
 // bytes: what JAX would report for each device (Probe, and
-// MachinePlatformVersion for a host that answers the module's
+// PlatformVersion for a host that answers the module's
 // platform_version question), and the copiers that carry an exchange's
 // copy into host memory (HostCopier, and NewCUDACopier through the CUDA
 // driver). It has no WebAssembly in it: package hostfuncs hands what it
