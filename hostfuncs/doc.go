@@ -1,9 +1,9 @@
-// Package hostfuncs runs the dlroute WebAssembly module with wazero, in
-// the shape of wazero's own host modules: the "dlroute_host" functions
-// the module imports (Instantiate, NewFunctionExporter), a compiled
-// Module and its Runners (a pool of instances that load the rules once
-// and decide from many goroutines), and RuleSet, a rule set of the module
-// that answers as engine.RuleSet does, byte for byte.
+// Package hostfuncs runs the dlroute WebAssembly module with wazero: a
+// compiled Module and its Runners (a pool of instances that load the
+// rules once and decide from many goroutines), the "dlroute_host"
+// functions the module imports (what a Host does for it), and RuleSet, a
+// rule set of the module that answers as engine.RuleSet does, byte for
+// byte.
 //
 // # Deadlines
 //
