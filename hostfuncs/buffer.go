@@ -44,14 +44,6 @@ func (b *bufferTable) get(h uint32) (machine.Buffer, bool) {
 	return buf, ok
 }
 
-// remove forgets a handle (and not the copies made of its buffer).
-func (b *bufferTable) remove(h uint32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.m, h)
-	delete(b.notes, h)
-}
-
 // note records a copy made of src (dst), or the copier's error.
 func (b *bufferTable) note(src, dst uint32, err error) {
 	b.mu.Lock()

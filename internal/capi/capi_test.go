@@ -261,3 +261,32 @@ func TestOpenDirParsedFileIsNotTaken(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleSetsList: dlroute_rulesets lists every version of the rules,
+// the newest of each name marked default, as `dlroute rules --json` does.
+func TestRuleSetsList(t *testing.T) {
+	h := openRulesT(t, "")
+	out, st := RuleSets(h)
+	var list []struct {
+		Ref, Name, Version string
+		Default            bool
+	}
+	if err := json.Unmarshal(out, &list); st != StatusOK || err != nil {
+		t.Fatalf("RuleSets = %s %s (%v)", st, out, err)
+	}
+	defaults := map[string]string{}
+	for _, e := range list {
+		if e.Ref != e.Name+"@"+e.Version {
+			t.Errorf("RuleSets: ref %q of %s %s", e.Ref, e.Name, e.Version)
+		}
+		if e.Default {
+			defaults[e.Name] = e.Ref
+		}
+	}
+	if defaults["jax"] == "" || defaults["exchange"] == "" || len(list) <= len(defaults) {
+		t.Errorf("RuleSets: defaults %v of %d versions, want one for jax and exchange among older ones", defaults, len(list))
+	}
+	if _, st := RuleSets(h + 1000); st != StatusBadHandle {
+		t.Errorf("RuleSets of a made-up handle: %s, want bad_handle", st)
+	}
+}

@@ -49,16 +49,6 @@ func newTestServerGate(t testing.TB, src live.Source, gate live.Gate, cfg Handle
 	return ts
 }
 
-// newHandlerServer serves cfg's rules, which the test opened.
-func newHandlerServer(t testing.TB, cfg HandlerConfig) *testServer {
-	t.Helper()
-	ts := &testServer{rules: cfg.Rules, metrics: NewMetrics(), log: &syncBuffer{}}
-	cfg.Metrics = ts.metrics
-	ts.Server = httptest.NewServer(NewHandler(cfg))
-	t.Cleanup(ts.Close)
-	return ts
-}
-
 // post sends body to /v1/resolve with query q.
 func (ts *testServer) post(t testing.TB, q, body string) (int, http.Header, string) {
 	t.Helper()
