@@ -12,7 +12,7 @@
 //     from many goroutines. Start here.
 //   - github.com/dlroute/dlroute/rules: the rule sets dlroute ships, as an
 //     fs.FS for engine.Load.
-//   - github.com/dlroute/dlroute/hostfuncs: the same decisions made by the
+//   - github.com/dlroute/dlroute/wasmhost: the same decisions made by the
 //     WebAssembly module, run by wazero, with the host functions that read
 //     the machine and copy buffers.
 //   - github.com/dlroute/dlroute/machine: what is read from the machine (the

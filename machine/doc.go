@@ -3,7 +3,7 @@
 // PlatformVersion for a host that answers the module's
 // platform_version question), and the copiers that carry an exchange's
 // copy into host memory (HostCopier, and NewCUDACopier through the CUDA
-// driver). It has no WebAssembly in it: package hostfuncs hands what it
+// driver). It has no WebAssembly in it: package wasmhost hands what it
 // reads to the module, and the command line's detect and exchange use it
 // directly.
 //

@@ -11,11 +11,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -100,7 +100,7 @@ func servePrepare(ctx context.Context, kind string, progress io.Writer) (func(co
 	if err != nil {
 		return nil, nil, err
 	}
-	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: wasmserve.Instances()})
+	compiled, err := wasmhost.Compile(ctx, wasmhost.RunnerConfig{Module: module, Instances: wasmserve.Instances()})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // Codes of an exchange that was decided and could not be carried out.
-// Like the engine's codes they are stable; hostfuncs exports them too.
+// Like the engine's codes they are stable; wasmhost exports them too.
 const (
 	CodeCopyFailed engine.Code = "copy_failed" // the host's copier tried and failed
 	CodeNoCopier   engine.Code = "no_copier"   // the host has no copier that makes the copy decided
@@ -77,7 +77,7 @@ func StepOf(d engine.Decision) (Step, error) {
 // has no copier.
 func NoCopier() *engine.Error {
 	return &engine.Error{Code: CodeNoCopier, Message: "the decision copies the array into host memory, and the host has no copier",
-		Hint: "give the host a copier (hostfuncs.RunnerConfig.Host.Copier)"}
+		Hint: "give the host a copier (wasmhost.RunnerConfig.Host.Copier)"}
 }
 
 // CopyFailed is the error of a copy into host memory the host tried and

@@ -14,14 +14,14 @@ import (
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/live"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // module is a snapshot's rules loaded into a WebAssembly runner of its
 // own, so that a swap never reloads a runner under requests in flight.
-type module struct{ runner *hostfuncs.Runner }
+type module struct{ runner *wasmhost.Runner }
 
 func (m *module) Close() error { return m.runner.Close(context.Background()) }
 
@@ -45,7 +45,7 @@ func Instances() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 // candidate the module decides differently is refused like one whose
 // tests fail natively; then it starts every instance of the pool with the
 // rules loaded.
-func Prepare(m *hostfuncs.Module) func(context.Context, *live.Snapshot) (io.Closer, error) {
+func Prepare(m *wasmhost.Module) func(context.Context, *live.Snapshot) (io.Closer, error) {
 	return func(ctx context.Context, s *live.Snapshot) (io.Closer, error) {
 		runner, err := m.NewRunner(ctx)
 		if err != nil {

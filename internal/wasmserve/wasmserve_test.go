@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/live"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // TestWasmEngine serves through the module: every case of every version
@@ -35,7 +35,7 @@ func TestWasmEngine(t *testing.T) {
 	}
 	defer nativeRules.Close()
 	native := newServer(t, serve.HandlerConfig{Rules: nativeRules})
-	compiled, err := hostfuncs.Compile(context.Background(), hostfuncs.RunnerConfig{Module: module})
+	compiled, err := wasmhost.Compile(context.Background(), wasmhost.RunnerConfig{Module: module})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestWasmAttackKeepsHealthz(t *testing.T) {
 		t.Fatal(err)
 	}
 	instances := Instances()
-	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: instances})
+	compiled, err := wasmhost.Compile(ctx, wasmhost.RunnerConfig{Module: module, Instances: instances})
 	if err != nil {
 		t.Fatal(err)
 	}

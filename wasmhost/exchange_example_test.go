@@ -1,4 +1,4 @@
-package hostfuncs_test
+package wasmhost_test
 
 import (
 	"bytes"
@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // The seed's case decided natively and carried out by the host copier:
@@ -32,7 +32,7 @@ func ExampleCarryOut() {
 		log.Fatal(err)
 	}
 	array := []byte{1, 2, 3, 4}
-	res, err := hostfuncs.CarryOut(ctx, d, machine.Buffer{DeviceType: machine.DeviceCPU, Data: array, Size: 4}, machine.HostCopier{})
+	res, err := wasmhost.CarryOut(ctx, d, machine.Buffer{DeviceType: machine.DeviceCPU, Data: array, Size: 4}, machine.HostCopier{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func ExampleRuleSet_Exchange() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module, Instances: 1, Host: hostfuncs.Host{Copier: machine.HostCopier{}}})
+	r, err := wasmhost.NewRunner(ctx, wasmhost.RunnerConfig{Module: module, Instances: 1, Host: wasmhost.Host{Copier: machine.HostCopier{}}})
 	if err != nil {
 		log.Fatal(err)
 	}

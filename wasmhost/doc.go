@@ -1,4 +1,4 @@
-// Package hostfuncs runs the dlroute WebAssembly module with wazero: a
+// Package wasmhost runs the dlroute WebAssembly module with wazero: a
 // compiled Module and its Runners (a pool of instances that load the
 // rules once and decide from many goroutines), the "dlroute_host"
 // functions the module imports (what a Host does for it), and RuleSet, a
@@ -26,4 +26,4 @@
 // for a Buffer; CarryOut does the same for a decision of the native
 // engine, with the same results and errors (ExchangeError, whose codes
 // are those of ERRORS.md).
-package hostfuncs
+package wasmhost
