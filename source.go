@@ -1,9 +1,36 @@
-// Package dlroute carries the source of dlroute's WebAssembly module, so
-// that every dlroute binary, however it was built (`go install`, `go
-// build -o`, `go run`) and wherever it runs, builds the module it uses from
-// exactly the code it was itself built from: internal/wasmbuild builds it
-// on first use and caches it by a hash of these files. It has no other API.
+// Package dlroute decides how an array crosses DLPack (the device type it
+// advertises, whether an exchange copies, or the exception it raises) from
+// versioned rule sets written in CEL. This root package holds only the
+// source of the WebAssembly module (ModuleSource); a Go program starts in
+// one of the packages below, which are the public API. Everything else is
+// under internal/ and may change.
 //
+// # Where to start
+//
+//   - github.com/dlroute/dlroute/engine: load rules once (engine.Load) and
+//     decide inputs (Catalog.RuleSet, RuleSet.Resolve, RuleSet.ResolveJSON)
+//     from many goroutines. Start here.
+//   - github.com/dlroute/dlroute/rules: the rule sets dlroute ships, as an
+//     fs.FS for engine.Load.
+//   - github.com/dlroute/dlroute/wasmhost: the same decisions made by the
+//     WebAssembly module, run by wazero, with the host functions that read
+//     the machine and copy buffers.
+//   - github.com/dlroute/dlroute/machine: what is read from the machine (the
+//     platform version of a device) and the copiers of an exchange.
+//   - github.com/dlroute/dlroute/bundle and github.com/dlroute/dlroute/live:
+//     signed bundles of rules, and rules kept in force while they change.
+//   - github.com/dlroute/dlroute/playground: the browser playground's
+//     handler.
+//
+// Errors carry a stable code of one namespace, engine.Code; ERRORS.md in
+// the repository lists every code.
+//
+// # ModuleSource
+//
+// Every dlroute binary, however it was built (`go install`, `go build -o`,
+// `go run`) and wherever it runs, builds the module it uses from exactly
+// the code it was itself built from: internal/wasmbuild builds it on first
+// use from ModuleSource and caches it by a hash of these files.
 // TestModuleSourceIsComplete checks that ModuleSource holds every file of
 // this module that `go build ./wasm` reads for wasip1.
 package dlroute
@@ -14,5 +41,5 @@ import "embed"
 // module is built from (their tests too, which the build skips and the
 // hash leaves out).
 //
-//go:embed go.mod go.sum wasm/*.go engine/*.go internal/abi/*.go internal/exchange/*.go internal/guest/*.go internal/memo/*.go internal/number/*.go
+//go:embed go.mod go.sum wasm/*.go engine/*.go internal/abi/*.go internal/answer/*.go internal/exchange/*.go internal/guest/*.go internal/memo/*.go internal/number/*.go
 var ModuleSource embed.FS

@@ -173,7 +173,7 @@ func collect(fsys fs.FS) ([]File, [][]byte, error) {
 					return nil, nil, err
 				}
 				if total += int64(len(b)); total > MaxUnpackedSize || len(files) == MaxFiles {
-					return nil, nil, errorf(CodeTooLarge, name, "the rules exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
+					return nil, nil, errorf(CodeTooLong, name, "the rules exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
 				}
 				sum := sha256.Sum256(b)
 				files = append(files, File{Path: name, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:])})
@@ -211,7 +211,7 @@ func readFile(fsys fs.FS, name string) ([]byte, error) {
 		return nil, &Error{Code: CodeMissingFile, Path: name, Message: err.Error(), err: err}
 	}
 	if len(b) > MaxFileSize {
-		return nil, errorf(CodeTooLarge, name, "the file is larger than %d bytes", MaxFileSize)
+		return nil, errorf(CodeTooLong, name, "the file is larger than %d bytes", MaxFileSize)
 	}
 	return b, nil
 }

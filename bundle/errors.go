@@ -1,21 +1,27 @@
 package bundle
 
-import "fmt"
+import (
+	"fmt"
 
-// Code is the stable, machine-readable kind of an [Error]. Codes are part
-// of the compatibility promise: they never change meaning, and status
-// pages, logs and metrics name a refusal by its code.
-type Code string
+	"github.com/dlroute/dlroute/engine"
+)
+
+// Code is the stable, machine-readable kind of an [Error]: an
+// [engine.Code], since every error code of dlroute is of one namespace
+// (ERRORS.md). Codes are part of the compatibility promise: they never
+// change meaning, and status pages, logs and metrics name a refusal by
+// its code.
+type Code = engine.Code
 
 // Codes for an archive that cannot be read.
 const (
-	CodeNotBundle  Code = "not_a_bundle"   // not a gzip-compressed tar archive
-	CodeTruncated  Code = "truncated"      // the archive ends early
-	CodeCorrupt    Code = "corrupt"        // the compressed stream or a header is damaged
-	CodeTooLarge   Code = "too_large"      // the archive, a file or the unpacked total exceeds its limit
-	CodeBadPath    Code = "bad_path"       // a member's path is absolute, leaves its folder, or is not <name>/<version>/<file>
-	CodeDuplicate  Code = "duplicate_path" // a path appears twice
-	CodeNotRegular Code = "not_regular"    // a member, or the bundle file itself, is a link, device or anything but a regular file (or a member folder)
+	CodeNotBundle  Code = "not_a_bundle"        // not a gzip-compressed tar archive
+	CodeTruncated  Code = "truncated"           // the archive ends early
+	CodeCorrupt    Code = "corrupt"             // the compressed stream or a header is damaged
+	CodeTooLong    Code = engine.CodeTooLong    // the archive, a file or the unpacked total is longer than its limit
+	CodeBadPath    Code = "bad_path"            // a member's path is absolute, leaves its folder, or is not <name>/<version>/<file>
+	CodeDuplicate  Code = "duplicate_path"      // a path appears twice
+	CodeNotRegular Code = engine.CodeNotRegular // a member, or the bundle file itself, is a link, device or anything but a regular file (or a member folder)
 )
 
 // CodeOutsideRoot is Build's code for a file or folder of the rules
@@ -25,10 +31,10 @@ const CodeOutsideRoot Code = "outside_root"
 
 // Codes for a manifest that does not vouch for the files.
 const (
-	CodeManifest    Code = "bad_manifest"    // the manifest is missing, malformed or of another format
-	CodeDigest      Code = "digest_mismatch" // a file's SHA-256 or size differs from the manifest's
-	CodeMissingFile Code = "missing_file"    // the manifest lists a file the archive lacks
-	CodeUnlisted    Code = "unlisted_file"   // the archive holds a file the manifest does not list
+	CodeManifest    Code = "bad_manifest"         // the manifest is missing, malformed or of another format
+	CodeDigest      Code = "digest_mismatch"      // a file's SHA-256 or size differs from the manifest's
+	CodeMissingFile Code = engine.CodeMissingFile // the manifest lists a file the archive lacks
+	CodeUnlisted    Code = "unlisted_file"        // the archive holds a file the manifest does not list
 )
 
 // Codes for signatures and keys.

@@ -19,7 +19,7 @@ import (
 )
 
 // Limits on what Read accepts. A bundle over any of them is refused with
-// CodeTooLarge before it is read further.
+// CodeTooLong before it is read further.
 const (
 	MaxArchiveSize  = 32 << 20               // the compressed archive, in bytes
 	MaxUnpackedSize = 64 << 20               // every file together, unpacked
@@ -67,7 +67,7 @@ func ReadFile(path string, opts ReadOptions) (*Bundle, error) {
 // reads only a regular file (a link to one is followed), opened so that
 // nothing can block (a named pipe, a device), and of at most
 // MaxArchiveSize bytes by its size before any byte is read: anything else
-// is CodeNotRegular or CodeTooLarge, with Path set to path. A file that
+// is CodeNotRegular or CodeTooLong, with Path set to path. A file that
 // cannot be opened or read is the *fs.PathError.
 func ReadArchive(path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
@@ -83,7 +83,7 @@ func ReadArchive(path string) ([]byte, error) {
 		return nil, errorf(CodeNotRegular, path, "a bundle is a regular file; this is %s", engine.FileKind(st.Mode()))
 	}
 	if st.Size() > MaxArchiveSize {
-		return nil, errorf(CodeTooLarge, path, "the archive is %d bytes; the limit is %d", st.Size(), MaxArchiveSize)
+		return nil, errorf(CodeTooLong, path, "the archive is %d bytes; the limit is %d", st.Size(), MaxArchiveSize)
 	}
 	// The size can grow between the stat and the read: the limit holds.
 	data, err := io.ReadAll(io.LimitReader(f, MaxArchiveSize+1))
@@ -91,7 +91,7 @@ func ReadArchive(path string) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > MaxArchiveSize {
-		return nil, errorf(CodeTooLarge, path, "the archive grew past the limit of %d bytes as it was read", MaxArchiveSize)
+		return nil, errorf(CodeTooLong, path, "the archive grew past the limit of %d bytes as it was read", MaxArchiveSize)
 	}
 	return data, nil
 }
@@ -114,7 +114,7 @@ func Read(data []byte, opts ReadOptions) (*Bundle, error) {
 		return nil, err
 	}
 	if len(data) > MaxArchiveSize {
-		return nil, errorf(CodeTooLarge, "", "the archive is %d bytes; the limit is %d", len(data), MaxArchiveSize)
+		return nil, errorf(CodeTooLong, "", "the archive is %d bytes; the limit is %d", len(data), MaxArchiveSize)
 	}
 	raw, err := unpack(data)
 	if err != nil {
@@ -204,7 +204,7 @@ func unpack(data []byte) (*members, error) {
 				return nil, errorf(CodeNotRegular, name, "the manifest is not a regular file")
 			}
 			if hdr.Size > MaxManifestSize {
-				return nil, errorf(CodeTooLarge, name, "the manifest is %d bytes; the limit is %d", hdr.Size, MaxManifestSize)
+				return nil, errorf(CodeTooLong, name, "the manifest is %d bytes; the limit is %d", hdr.Size, MaxManifestSize)
 			}
 			if out.manifest, err = readMember(tr, hdr); err != nil {
 				return nil, err
@@ -248,10 +248,10 @@ func readRulesFile(tr *tar.Reader, hdr *tar.Header, name string, before int, tot
 		return nil, errorf(CodeNotRegular, name, "the member is a %s; rules are only files and folders", typeName(hdr.Typeflag))
 	}
 	if hdr.Size > MaxFileSize {
-		return nil, errorf(CodeTooLarge, name, "the file is %d bytes; the limit is %d", hdr.Size, MaxFileSize)
+		return nil, errorf(CodeTooLong, name, "the file is %d bytes; the limit is %d", hdr.Size, MaxFileSize)
 	}
 	if *total += hdr.Size; *total > MaxUnpackedSize || before == MaxFiles {
-		return nil, errorf(CodeTooLarge, name, "the files exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
+		return nil, errorf(CodeTooLong, name, "the files exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
 	}
 	return readMember(tr, hdr)
 }
@@ -282,7 +282,7 @@ func streamError(err error, member string) error {
 	var corrupt flate.CorruptInputError
 	switch {
 	case errors.Is(err, errCapped):
-		return errorf(CodeTooLarge, member, "the archive unpacks to more than a bundle's limits")
+		return errorf(CodeTooLong, member, "the archive unpacks to more than a bundle's limits")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return &Error{Code: CodeTruncated, Path: member, Message: "the archive is truncated", err: err}
 	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.Is(err, tar.ErrHeader), errors.As(err, &corrupt):

@@ -71,7 +71,7 @@ func TestReadRefuses(t *testing.T) {
 		{"a byte flipped in the stream", flip(good, len(good)/2), bundle.CodeCorrupt},
 		{"a byte flipped in the checksum", flip(good, len(good)-6), bundle.CodeCorrupt},
 		{"data after the archive", append(bytes.Clone(good), "junk"...), bundle.CodeCorrupt},
-		{"larger than MaxArchiveSize", make([]byte, bundle.MaxArchiveSize+1), bundle.CodeTooLarge},
+		{"larger than MaxArchiveSize", make([]byte, bundle.MaxArchiveSize+1), bundle.CodeTooLong},
 		{"../ escapes the folder", withFile("../evil/v1/rules.yaml", []byte("x"), 0, ""), bundle.CodeBadPath},
 		{"../ inside the path", withFile("jax/v3/../../../etc/passwd", []byte("x"), 0, ""), bundle.CodeBadPath},
 		{"absolute path", withFile("/etc/dlroute/v1/rules.yaml", []byte("x"), 0, ""), bundle.CodeBadPath},
@@ -85,8 +85,8 @@ func TestReadRefuses(t *testing.T) {
 		{"a symbolic link", withFile("jax/v3/link.yaml", nil, tar.TypeSymlink, "/etc/passwd"), bundle.CodeNotRegular},
 		{"a hard link", withFile("jax/v3/link.yaml", nil, tar.TypeLink, "jax/v3/rules.yaml"), bundle.CodeNotRegular},
 		{"a device", withFile("jax/v3/dev", nil, tar.TypeChar, ""), bundle.CodeNotRegular},
-		{"a file over MaxFileSize", withFile("jax/v3/big.yaml", make([]byte, bundle.MaxFileSize+1), 0, ""), bundle.CodeTooLarge},
-		{"unpacks over MaxUnpackedSize", bomb, bundle.CodeTooLarge},
+		{"a file over MaxFileSize", withFile("jax/v3/big.yaml", make([]byte, bundle.MaxFileSize+1), 0, ""), bundle.CodeTooLong},
+		{"unpacks over MaxUnpackedSize", bomb, bundle.CodeTooLong},
 		{"a file the manifest does not list", withFile("jax/v3/extra.yaml", []byte("x: 1\n"), 0, ""), bundle.CodeUnlisted},
 		{"a listed file missing", edit(t, good, func(ms []member) []member {
 			return slices.DeleteFunc(ms, func(m member) bool { return m.name == "jax/v3/tests.yaml" })

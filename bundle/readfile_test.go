@@ -41,7 +41,7 @@ func TestReadFileRefuses(t *testing.T) {
 		{"named pipe", fifo, bundle.CodeNotRegular},
 		{"link to /dev/zero", zero, bundle.CodeNotRegular},
 		{"directory", dir, bundle.CodeNotRegular},
-		{"over MaxArchiveSize", sparse, bundle.CodeTooLarge},
+		{"over MaxArchiveSize", sparse, bundle.CodeTooLong},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,7 +25,7 @@ func IsPlainTar(data []byte) bool {
 // bundle's limits.
 func ReadTar(data []byte) (fs.FS, error) {
 	if len(data) > MaxArchiveSize {
-		return nil, errorf(CodeTooLarge, "", "the archive is %d bytes; the limit is %d", len(data), MaxArchiveSize)
+		return nil, errorf(CodeTooLong, "", "the archive is %d bytes; the limit is %d", len(data), MaxArchiveSize)
 	}
 	if !IsPlainTar(data) {
 		return nil, &Error{Code: CodeNotBundle, Message: "not a tar archive of rules"}

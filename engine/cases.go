@@ -206,7 +206,7 @@ func (b *builder) wantExport(f *sourceFile, fields []field, w *Want) {
 			b.add(f.errNode(CodeSchema, n, "flags must be a list of flag names, such as [DLPACK_FLAG_BITMASK_IS_COPIED]"))
 			return
 		}
-		flags, err := ParseFlags(names)
+		flags, err := parseFlags(names)
 		if err != nil {
 			b.add(f.errNode(CodeSchema, n, "%v", err))
 		}

@@ -30,22 +30,24 @@ type DiffOptions struct {
 	// Examples is how many inputs each group shows, the first in the
 	// domain's order. 0 means DefaultDiffExamples; a negative value, none.
 	Examples int
-	// Domain, when set, is the inputs to try instead of DeriveDomain(a, b):
-	// a derived domain narrowed to the values a caller cares about.
-	Domain *Domain
 	// Progress, when set, is told how many of the total inputs are
 	// decided, each time another hundredth of them is, the last time
 	// with done == total. Calls come from Diff's goroutines one at a
 	// time, with done increasing; Diff waits for each.
 	Progress func(done, total int)
+
+	// domain, when set, is the inputs to try instead of deriveDomain's:
+	// the tests' narrowed domains.
+	domain *Domain
 }
 
 // DiffReport is what Diff found: every input of the domain it tried, and
 // those whose answers differ, grouped by how they change.
 type DiffReport struct {
-	From    string      `json:"from"` // the first rule set's ref, such as "jax@v2"
-	To      string      `json:"to"`   // the second's
-	Domain  *Domain     `json:"domain"`
+	From   string  `json:"from"`   // the first rule set's ref, such as "jax@v2"
+	To     string  `json:"to"`     // the second's
+	Domain *Domain `json:"domain"` // the inputs tried, derived from the rules of both
+
 	Tried   int         `json:"tried"`   // the domain's size: every input was tried
 	Changed int         `json:"changed"` // the inputs whose answers differ
 	Groups  []DiffGroup `json:"groups"`  // ordered by their first input in the domain
@@ -115,7 +117,7 @@ func (x DiffExample) MarshalJSON() ([]byte, error) {
 	return fmt.Appendf(nil, `{"input":%s,"from":%s,"to":%s}`, x.InputJSON(), from, to), nil
 }
 
-// Diff decides every input of the domain DeriveDomain derives from a and b
+// Diff decides every input of the domain deriveDomain derives from a and b
 // with both, and reports the inputs whose answers differ (Answer.Equal),
 // grouped by their outcomes on either side (Answer.Outcome). An input one
 // rule set does not declare is left out of what that rule set is given.
@@ -128,9 +130,9 @@ func (x DiffExample) MarshalJSON() ([]byte, error) {
 // DiffOptions.MaxInputs with CodeDomainTooLarge, and stops with
 // CodeCanceled when ctx ends.
 func Diff(ctx context.Context, a, b *RuleSet, opts DiffOptions) (*DiffReport, error) {
-	dom := opts.Domain
+	dom := opts.domain
 	if dom == nil {
-		dom = DeriveDomain(a, b)
+		dom = deriveDomain(a, b)
 	}
 	n := dom.Size()
 	if limit := cmp.Or(opts.MaxInputs, DefaultMaxInputs); n > limit {

@@ -37,10 +37,14 @@ func ExampleDiff() {
 	//   {"device_type":"kDLOneAPI","device_type_code":14,"device_id":0,"rule":"gpu","ruleset":"jax@v3"}
 }
 
-func ExampleDeriveDomain() {
+// The report's Domain is the inputs Diff tried, derived from the rules:
+// for each input, the values at which a rule can decide one way or the
+// other.
+func ExampleDiff_domain() {
 	cat, _ := engine.Load(rules.FS, engine.Options{Select: []string{"jax@v3"}})
 	v3, _ := cat.RuleSet("jax@v3")
-	d := engine.DeriveDomain(v3)
+	rep, _ := engine.Diff(context.Background(), v3, v3, engine.DiffOptions{})
+	d := rep.Domain
 	for _, in := range d.Inputs {
 		fmt.Println(in.Name, in.Values)
 	}

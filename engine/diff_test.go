@@ -351,7 +351,7 @@ func TestDiffExchangeVersions(t *testing.T) {
 		}
 		dom.Inputs[i].Values = vals
 	}
-	rep, err := engine.Diff(context.Background(), v1, v2, engine.DiffOptions{Domain: dom, Examples: -1})
+	rep, err := engine.DiffOver(context.Background(), v1, v2, dom, engine.DiffOptions{Examples: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 )
 
 // Domain is a finite set of inputs: a few candidate values for each input,
-// and every combination of them. DeriveDomain derives it from the rules.
+// and every combination of them. Diff derives it from the rules of the
+// rule sets it compares, and reports it in DiffReport.Domain.
 type Domain struct {
 	Inputs []DomainInput `json:"inputs"`
 }
@@ -59,7 +60,7 @@ func (d *Domain) input(i int, dst Input, skip []bool) {
 	}
 }
 
-// DeriveDomain derives from the rules of the given rule sets the inputs
+// deriveDomain derives from the rules of the given rule sets the inputs
 // worth trying: for each input any of them declares (in the order the
 // first declares them), the values at which a rule can decide one way or
 // the other.
@@ -106,7 +107,7 @@ func (d *Domain) input(i int, dst Input, skip []bool) {
 // The domain is small on purpose: for the shipped jax@v3 it is 288 inputs.
 // Its inputs are the boundaries the rules draw; inputs between them decide
 // as their neighbours do unless a rule tests them in a way not followed.
-func DeriveDomain(sets ...*RuleSet) *Domain {
+func deriveDomain(sets ...*RuleSet) *Domain {
 	var order []string
 	byName := map[string]*domainVar{}
 	var tested []any

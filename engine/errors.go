@@ -15,7 +15,6 @@ type Code string
 const (
 	CodeRead             Code = "read_error"          // a file could not be read
 	CodeMissingFile      Code = "missing_file"        // a version lacks manifest, rules or tests
-	CodeTooLarge         Code = "too_large"           // a rule file exceeds MaxRuleFileSize
 	CodeNotRegular       Code = "not_regular"         // a rule file is a pipe, device, socket or folder (or a link to one), as bundle.CodeNotRegular
 	CodeYAML             Code = "yaml_syntax"         // the YAML itself does not parse
 	CodeYAMLAliases      Code = "yaml_aliases"        // a file's aliases expand past MaxYAMLAliasNodes, or one is inside the value it names

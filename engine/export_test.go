@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"testing"
 )
@@ -18,4 +19,13 @@ func testRuleSet(t *testing.T) *RuleSet {
 		t.Fatal(err)
 	}
 	return rs
+}
+
+// DeriveDomain is deriveDomain, for the external tests of the domain.
+var DeriveDomain = deriveDomain
+
+// DiffOver is Diff over dom instead of the domain derived from a and b.
+func DiffOver(ctx context.Context, a, b *RuleSet, dom *Domain, opts DiffOptions) (*DiffReport, error) {
+	opts.domain = dom
+	return Diff(ctx, a, b, opts)
 }

@@ -70,13 +70,13 @@ func (f *Flags) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &names); err != nil {
 		return err
 	}
-	flags, err := ParseFlags(names)
+	flags, err := parseFlags(names)
 	*f = flags
 	return err
 }
 
-// ParseFlags reads flag names, such as "DLPACK_FLAG_BITMASK_IS_COPIED".
-func ParseFlags(names []string) (Flags, error) {
+// parseFlags reads flag names, such as "DLPACK_FLAG_BITMASK_IS_COPIED".
+func parseFlags(names []string) (Flags, error) {
 	var f Flags
 	for _, n := range names {
 		bit := -1

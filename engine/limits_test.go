@@ -181,9 +181,9 @@ func (bigInfo) Size() int64 { return 100 << 20 }
 func TestLoadChecksSizeBeforeReading(t *testing.T) {
 	c := &countingFS{MapFS: versionFS(t, "v3"), big: "jax/v3/tests.yaml", read: map[string]int64{}, opens: map[string]int{}}
 	err, _ := loadBounded(t, c)
-	e := refusedWith(t, err, engine.CodeTooLarge)
+	e := refusedWith(t, err, engine.CodeTooLong)
 	if e.Pos == nil || e.Pos.File != "rules/jax/v3/tests.yaml" {
-		t.Errorf("too_large at %v, want rules/jax/v3/tests.yaml", e.Pos)
+		t.Errorf("too_long at %v, want rules/jax/v3/tests.yaml", e.Pos)
 	}
 	if n := c.read[c.big]; n != 0 {
 		t.Errorf("Load read %d bytes of a 100 MB file before refusing it", n)
@@ -203,7 +203,7 @@ func TestLoadReadsNoFurtherThanTheLimit(t *testing.T) {
 	c := &countingFS{MapFS: fsys, read: map[string]int64{}, opens: map[string]int{}}
 	small := &lyingFS{c}
 	err, _ := loadBounded(t, small)
-	refusedWith(t, err, engine.CodeTooLarge)
+	refusedWith(t, err, engine.CodeTooLong)
 	if n := c.read["jax/v3/tests.yaml"]; n > engine.MaxRuleFileSize+1 {
 		t.Errorf("Load read %d bytes of a file it could refuse after %d", n, engine.MaxRuleFileSize+1)
 	}

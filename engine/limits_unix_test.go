@@ -88,7 +88,7 @@ func TestLoadRefusesALargeFileUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	err, alloc := loadBounded(t, os.DirFS(dir))
-	refusedWith(t, err, engine.CodeTooLarge)
+	refusedWith(t, err, engine.CodeTooLong)
 	if alloc > engine.MaxRuleFileSize {
 		t.Errorf("Load allocated %d KiB refusing a 100 MB file, want less than the file limit: it was read", alloc>>10)
 	}

@@ -168,8 +168,8 @@ func TestLoadRefusesLargeFiles(t *testing.T) {
 	fsys := versionFS(t, "v3")
 	fsys["jax/v3/rules.yaml"].Data = append(fsys["jax/v3/rules.yaml"].Data, strings.Repeat("#", engine.MaxRuleFileSize)...)
 	_, err := engine.Load(fsys, engine.Options{})
-	if !hasCode(err, engine.CodeTooLarge) {
-		t.Fatalf("Load of a %d-byte rules.yaml: got %v, want %s", engine.MaxRuleFileSize, err, engine.CodeTooLarge)
+	if !hasCode(err, engine.CodeTooLong) {
+		t.Fatalf("Load of a %d-byte rules.yaml: got %v, want %s", engine.MaxRuleFileSize, err, engine.CodeTooLong)
 	}
 }
 

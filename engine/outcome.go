@@ -130,8 +130,6 @@ func (s fieldSet) names() []string {
 	return out
 }
 
-func (s fieldSet) String() string { return strings.Join(s.names(), ", ") }
-
 // fieldsOf is the fields in which two answers differ.
 func fieldsOf(a, b Answer) fieldSet {
 	if a.Err != nil || b.Err != nil {

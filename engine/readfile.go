@@ -192,7 +192,7 @@ func tooLarge(at *Position, size int64) *Error {
 	if size == 0 {
 		what = "larger than that"
 	}
-	return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the limit on a rule file is %d bytes (MaxRuleFileSize); this one is %s", MaxRuleFileSize, what), Pos: at}
+	return &Error{Code: CodeTooLong, Message: fmt.Sprintf("the limit on a rule file is %d bytes (MaxRuleFileSize); this one is %s", MaxRuleFileSize, what), Pos: at}
 }
 
 // readFiles is the four files of one version as readSource read them,
@@ -225,7 +225,7 @@ func readVersion(fsys fs.FS, dir string, opts Options) *readFiles {
 // os.DirFS is read as DirFS). Hosts that hand a rules directory on (the
 // module's archive, the playground's rules.json, bundle build) read it so.
 // Errors are an *Error with the file as its position: not_regular,
-// too_large, missing_file or read_error.
+// too_long, missing_file or read_error.
 func ReadFile(fsys fs.FS, name string) ([]byte, error) {
 	f, err := readSource(fsys, path.Dir(name), path.Base(name), Options{Root: "."})
 	if err != nil {

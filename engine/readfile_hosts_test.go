@@ -24,7 +24,7 @@ func TestReadFile(t *testing.T) {
 	if data, err := engine.ReadFile(fsys, "ok.yaml"); err != nil || string(data) != "a: 1\n" {
 		t.Errorf("ReadFile(ok.yaml) = %q, %v", data, err)
 	}
-	for name, code := range map[string]engine.Code{"pipe.yaml": engine.CodeNotRegular, "zero.yaml": engine.CodeNotRegular, "big.yaml": engine.CodeTooLarge, "none.yaml": engine.CodeMissingFile} {
+	for name, code := range map[string]engine.Code{"pipe.yaml": engine.CodeNotRegular, "zero.yaml": engine.CodeNotRegular, "big.yaml": engine.CodeTooLong, "none.yaml": engine.CodeMissingFile} {
 		_, err := engine.ReadFile(fsys, name)
 		list := engine.Errors(err)
 		if len(list) != 1 || list[0].Code != code || list[0].Pos == nil || !strings.HasSuffix(list[0].Pos.File, name) {

@@ -98,7 +98,7 @@ type rule struct {
 
 type compiled struct {
 	expr expression
-	ast  *cel.Ast // checked: what DeriveDomain reads
+	ast  *cel.Ast // checked: what deriveDomain reads
 	prg  cel.Program
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/capi"
 	"github.com/dlroute/dlroute/internal/ctest"
 	"github.com/dlroute/dlroute/rules"
@@ -60,7 +61,7 @@ func TestExample(t *testing.T) {
 		var want bytes.Buffer
 		for _, in := range inputs {
 			out, err := rs.ResolveJSON(context.Background(), []byte(in))
-			want.Write(engine.AnswerLine(1, out, err))
+			want.Write(answer.Line(1, out, err))
 			want.WriteByte('\n')
 		}
 		cmd := exec.Command(prog, ref)

@@ -56,7 +56,7 @@ func TestGateAdmit(t *testing.T) {
 				return
 			}
 			r := refusal(t, err)
-			if r.Stage != tt.stage || r.Code != tt.code || !strings.Contains(r.Reason, tt.reasonHas) {
+			if r.Stage != tt.stage || string(r.Code) != tt.code || !strings.Contains(r.Reason, tt.reasonHas) {
 				t.Errorf("Admit(%s) refused at %s with %s: %q; want %s, %s, a reason that says %q", tt.name, r.Stage, r.Code, r.Reason, tt.stage, tt.code, tt.reasonHas)
 			}
 			if s != nil {

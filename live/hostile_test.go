@@ -68,7 +68,7 @@ func TestDirRefusesFilesThatAreNotRegular(t *testing.T) {
 	tests := []struct {
 		name, file string
 		mk         func(string) error
-		code       string // "": CodeNotRegular
+		code       engine.Code // "": CodeNotRegular
 	}{
 		{"a named pipe for tests.yaml", "tests.yaml", func(p string) error { return syscall.Mkfifo(p, 0o644) }, ""},
 		{"a named pipe beside the rules", "notes", func(p string) error { return syscall.Mkfifo(p, 0o644) }, ""},
@@ -157,7 +157,7 @@ func TestDirWatchOutlastsHostileFiles(t *testing.T) {
 
 	ruletest.WriteFile(filepath.Join(dir, "jax", "v3", "tests.yaml"), aliasBomb(t))
 	e = waitFor(t, events, "the alias bomb's refusal", func(e live.Event) bool { return e.Outcome == live.Refused })
-	if e.Refusal.Code != string(engine.CodeYAMLAliases) || r.Current() != good {
+	if e.Refusal.Code != engine.CodeYAMLAliases || r.Current() != good {
 		t.Fatalf("an alias bomb: refused with %s (%s), current changed %v; want %s, the rules before in force", e.Refusal.Code, e.Refusal.Reason, r.Current() != good, engine.CodeYAMLAliases)
 	}
 

@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"fmt"
+	"github.com/dlroute/dlroute/engine"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -95,11 +96,13 @@ func TestHTTPSource(t *testing.T) {
 	}
 
 	faults := []struct {
-		fault, code, reasonHas string
+		fault     string
+		code      engine.Code
+		reasonHas string
 	}{
 		{"500", live.CodeHTTPStatus, "answered 500 Internal Server Error: the bundle store is down"},
 		{"hang", live.CodeTimeout, "did not answer within 2s"},
-		{"huge", live.CodeTooLarge, "body is larger than 1048576 bytes"},
+		{"huge", live.CodeTooLong, "body is larger than 1048576 bytes"},
 	}
 	for _, f := range faults {
 		t.Run(f.fault, func(t *testing.T) {

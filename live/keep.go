@@ -28,14 +28,14 @@ func readLimited(path string, max int64) ([]byte, error) {
 	data, err := bundle.ReadArchive(path)
 	var be *bundle.Error
 	switch {
-	case errors.As(err, &be) && be.Code == bundle.CodeTooLarge:
-		return nil, &SourceError{Code: CodeTooLarge, Message: be.Error(), err: err}
+	case errors.As(err, &be) && be.Code == bundle.CodeTooLong:
+		return nil, &SourceError{Code: CodeTooLong, Message: be.Error(), err: err}
 	case errors.As(err, &be) && be.Code == bundle.CodeNotRegular:
 		return nil, &SourceError{Code: CodeNotRegular, Message: be.Error(), err: err}
 	case err != nil:
 		return nil, &SourceError{Code: CodeRead, Message: err.Error(), err: err}
 	case int64(len(data)) > max:
-		return nil, &SourceError{Code: CodeTooLarge, Message: fmt.Sprintf("%s is larger than %d bytes", path, max)}
+		return nil, &SourceError{Code: CodeTooLong, Message: fmt.Sprintf("%s is larger than %d bytes", path, max)}
 	}
 	return data, nil
 }

@@ -82,7 +82,7 @@ func TestKeptAtRestart(t *testing.T) {
 			refusals = append(refusals, ref)
 		}
 	}
-	if len(refusals) != 2 || refusals[0].Code != live.CodeHTTPStatus || refusals[1].Code != string(bundle.CodeDigest) || refusals[1].Origin != keepPath {
+	if len(refusals) != 2 || refusals[0].Code != live.CodeHTTPStatus || refusals[1].Code != bundle.CodeDigest || refusals[1].Origin != keepPath {
 		t.Errorf("Open with the server down and the kept file changed = %v; want the 500 and the kept file's digest_mismatch", err)
 	}
 }

@@ -31,7 +31,7 @@ type Refusal struct {
 	Stage  Stage     `json:"stage"`
 	// Code is the cause's stable code: a bundle.Code, an engine.Code, a
 	// SourceError's code or a RollbackError's.
-	Code string `json:"code"`
+	Code engine.Code `json:"code"`
 	// Revision is the candidate's, when it got far enough to have one.
 	Revision string `json:"revision,omitempty"`
 	// Reason is the cause's text; for rules that do not load or pass, the
@@ -79,9 +79,9 @@ func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refu
 	case errors.As(err, &re):
 		r.Code = re.Code
 	case errors.As(err, &be):
-		r.Code = string(be.Code)
+		r.Code = be.Code
 	case len(list) > 0:
-		r.Code = string(list[0].Code)
+		r.Code = list[0].Code
 		r.Reason = positions(list)
 	case stage == StagePrepare:
 		r.Code = CodePrepareFailed
@@ -108,27 +108,27 @@ func positions(list engine.ErrorList) string {
 
 // Codes of a refusal whose cause has none of its own.
 const (
-	CodePrepareFailed = "prepare_failed" // Gate.Prepare failed (serve --engine wasm: the module refused the rules)
-	CodeUncoded       = "error"          // any other cause without a code; the reason says what
+	CodePrepareFailed engine.Code = "prepare_failed" // Gate.Prepare failed (serve --engine wasm: the module refused the rules)
+	CodeUncoded       engine.Code = "error"          // any other cause without a code; the reason says what
 )
 
 // Codes of a SourceError.
 const (
-	CodeUnreachable = "unreachable" // the connection failed
-	CodeTimeout     = "timeout"     // the fetch took longer than its timeout
-	CodeHTTPStatus  = "http_status" // the server answered neither 200 nor 304
-	CodeTooLarge    = "too_large"   // the body is larger than the source's limit
-	CodeRead        = "read_error"  // a file or folder could not be read
-	CodeNotRegular  = "not_regular" // a bundle file is a named pipe, a device, a folder: not a regular file
+	CodeUnreachable engine.Code = "unreachable"         // the connection failed
+	CodeTimeout     engine.Code = "timeout"             // the fetch took longer than its timeout
+	CodeHTTPStatus  engine.Code = "http_status"         // the server answered neither 200 nor 304
+	CodeTooLong                 = engine.CodeTooLong    // the body is longer than the source's limit
+	CodeRead                    = engine.CodeRead       // a file or folder could not be read
+	CodeNotRegular              = engine.CodeNotRegular // a bundle file is a named pipe, a device, a folder: not a regular file
 	// CodeOutsideRoot: a file or folder of a rules directory leads outside
 	// it (a link), and is not read.
-	CodeOutsideRoot = "outside_root"
+	CodeOutsideRoot = bundle.CodeOutsideRoot
 )
 
 // SourceError is a source that could not be read: a StageFetch refusal.
 type SourceError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    engine.Code `json:"code"`
+	Message string      `json:"message"`
 	err     error
 }
 
@@ -139,8 +139,8 @@ func (e *SourceError) Unwrap() error { return e.err }
 
 // Codes of a RollbackError.
 const (
-	CodeRollback       = "rollback"        // the candidate's sequence is lower than the bundle in force's, or the kept one's at start
-	CodeSequenceReused = "sequence_reused" // the candidate has the sequence of the bundle in force, or of the kept one, and other content
+	CodeRollback       engine.Code = "rollback"        // the candidate's sequence is lower than the bundle in force's, or the kept one's at start
+	CodeSequenceReused engine.Code = "sequence_reused" // the candidate has the sequence of the bundle in force, or of the kept one, and other content
 )
 
 // RollbackError is a candidate ordered before the bundle in force, or
@@ -148,8 +148,8 @@ const (
 // StageVerify refusal, unless Gate.AllowRollback. Its signature may be
 // good: an older bundle, replayed, is signed too.
 type RollbackError struct {
-	Code     string `json:"code"`     // CodeRollback or CodeSequenceReused
-	Sequence uint64 `json:"sequence"` // the candidate's
+	Code     engine.Code `json:"code"`     // CodeRollback or CodeSequenceReused
+	Sequence uint64      `json:"sequence"` // the candidate's
 	// Newer is the sequence of the bundle it is ordered before, whose
 	// revision is NewerRevision, and NewerWhere says where that one is:
 	// "in force", or "kept in PATH".

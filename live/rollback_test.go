@@ -3,6 +3,7 @@ package live_test
 import (
 	"context"
 	"errors"
+	"github.com/dlroute/dlroute/engine"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,7 +57,7 @@ func TestRollbackRefused(t *testing.T) {
 	tests := []struct {
 		name string
 		data []byte
-		want string
+		want engine.Code
 	}{
 		{"replay of first", first, live.CodeRollback},
 		{"reused sequence 2", reused, live.CodeSequenceReused},

@@ -85,7 +85,7 @@ func TestRefusalsKeepServing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			src.c = &live.Candidate{Origin: tt.name, Archive: tt.data}
 			ref := refusal(t, r.Check(context.Background()))
-			if ref.Stage != tt.stage || ref.Code != tt.code {
+			if ref.Stage != tt.stage || string(ref.Code) != tt.code {
 				t.Fatalf("Check(%s) refused at %s with %s (%s); want %s, %s", tt.name, ref.Stage, ref.Code, ref.Reason, tt.stage, tt.code)
 			}
 			e := waitFor(t, events, "the refusal", func(e live.Event) bool { return e.Outcome == live.Refused })

@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 	"fmt"
+	"github.com/dlroute/dlroute/engine"
 	"time"
 
 	"github.com/dlroute/dlroute/bundle"
@@ -29,14 +30,14 @@ const (
 )
 
 // CodeSequenceAhead is an AheadError's code.
-const CodeSequenceAhead = "sequence_ahead" // the candidate's sequence is later than the clock allows, or jumps further than the operator allows
+const CodeSequenceAhead engine.Code = "sequence_ahead" // the candidate's sequence is later than the clock allows, or jumps further than the operator allows
 
 // AheadError is a candidate whose sequence is beyond its ceiling: a
 // StageVerify refusal, which Gate.AllowRollback does not lift.
 type AheadError struct {
-	Code     string `json:"code"`     // CodeSequenceAhead
-	Sequence uint64 `json:"sequence"` // the candidate's
-	Ceiling  uint64 `json:"ceiling"`  // the highest it could have been
+	Code     engine.Code `json:"code"`     // CodeSequenceAhead
+	Sequence uint64      `json:"sequence"` // the candidate's
+	Ceiling  uint64      `json:"ceiling"`  // the highest it could have been
 	// From is the sequence the jump is counted from, for a counter; 0 for
 	// a time.
 	From uint64 `json:"from,omitempty"`

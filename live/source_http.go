@@ -89,14 +89,14 @@ func (h *HTTPSource) Fetch(ctx context.Context) (*Candidate, error) {
 		}
 		return nil, &SourceError{Code: CodeHTTPStatus, Message: msg}
 	case resp.ContentLength > h.opts.MaxSize:
-		return nil, &SourceError{Code: CodeTooLarge, Message: fmt.Sprintf("%s's body is %d bytes; the limit is %d", h.name, resp.ContentLength, h.opts.MaxSize)}
+		return nil, &SourceError{Code: CodeTooLong, Message: fmt.Sprintf("%s's body is %d bytes; the limit is %d", h.name, resp.ContentLength, h.opts.MaxSize)}
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, h.opts.MaxSize+1))
 	if err != nil {
 		return nil, h.netError(ctx, "reading the body: ", err)
 	}
 	if int64(len(body)) > h.opts.MaxSize {
-		return nil, &SourceError{Code: CodeTooLarge, Message: fmt.Sprintf("%s's body is larger than %d bytes", h.name, h.opts.MaxSize)}
+		return nil, &SourceError{Code: CodeTooLong, Message: fmt.Sprintf("%s's body is larger than %d bytes", h.name, h.opts.MaxSize)}
 	}
 	h.etag = resp.Header.Get("ETag")
 	return &Candidate{Origin: h.name, Archive: body}, nil

@@ -10,7 +10,7 @@ import (
 )
 
 // ErrCopierClosed is returned by CUDACopier.CopyToHost after Close.
-var ErrCopierClosed = errors.New("hostfuncs: the CUDA copier is closed")
+var ErrCopierClosed = errors.New("machine: the CUDA copier is closed")
 
 // CUDACopier copies buffers in NVIDIA GPU memory into host memory through
 // the CUDA driver API: libcuda.so.1, loaded with purego, so neither cgo

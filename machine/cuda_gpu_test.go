@@ -16,7 +16,7 @@ import (
 // no GPU it skips, saying why. On a machine with an NVIDIA GPU and its
 // driver (no toolkit, no cgo needed), run
 //
-//	DLROUTE_REQUIRE_GPU=1 go test -race -count=1 -run 'CUDA|ProbeSystemEnv' -v ./hostfuncs
+//	DLROUTE_REQUIRE_GPU=1 go test -race -count=1 -run 'CUDA|ProbeSystemEnv' -v ./machine
 //
 // where DLROUTE_REQUIRE_GPU turns the skip into a failure.
 func TestCUDACopierOnGPU(t *testing.T) {

@@ -1,9 +1,9 @@
 // Package machine reads the machine dlroute runs on and moves its arrays'
 // bytes: what JAX would report for each device (Probe, and
-// MachinePlatformVersion for a host that answers the module's
+// PlatformVersion for a host that answers the module's
 // platform_version question), and the copiers that carry an exchange's
 // copy into host memory (HostCopier, and NewCUDACopier through the CUDA
-// driver). It has no WebAssembly in it: package hostfuncs hands what it
+// driver). It has no WebAssembly in it: package wasmhost hands what it
 // reads to the module, and the command line's detect and exchange use it
 // directly.
 //

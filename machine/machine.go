@@ -6,11 +6,11 @@ import (
 	"sync"
 )
 
-// MachinePlatformVersion returns a Host.PlatformVersion that answers from
+// PlatformVersion returns a Host.PlatformVersion that answers from
 // this machine: it runs Probe once, on first use, and gives each device's
 // PlatformVersion by its index. A device the probes did not find is an
 // error that says which probes were tried.
-func MachinePlatformVersion(env Env, opts ProbeOptions) func(ctx context.Context, device int) (string, error) {
+func PlatformVersion(env Env, opts ProbeOptions) func(ctx context.Context, device int) (string, error) {
 	var (
 		once     sync.Once
 		devices  []Device

@@ -20,7 +20,7 @@ const (
 	CodeNoDevices     engine.Code = "no_devices"     // the driver is there and reports no device
 	CodeBadOutput     engine.Code = "bad_output"     // a file or command says something the probe cannot read
 	CodeCommandFailed engine.Code = "command_failed" // a command ran and failed, or ran past its time
-	CodeInternal      engine.Code = "internal_error" // a bug in a probe, recovered from
+	CodeInternal      engine.Code = "internal"       // a bug in a probe, recovered from
 )
 
 // ProbeError says why a probe did not answer, or why NewCUDACopier could

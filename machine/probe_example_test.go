@@ -111,12 +111,12 @@ func ExampleNewCUDACopier() {
 
 // The "ask the machine" path: a host function that reads this machine
 // once and answers each device's platform_version.
-func ExampleMachinePlatformVersion() {
+func ExamplePlatformVersion() {
 	env := machine.Env{FS: fstest.MapFS{
 		"opt/rocm/.info/version":                        {Data: []byte("6.2.0-66\n")},
 		"sys/class/kfd/kfd/topology/nodes/1/properties": {Data: []byte("simd_count 304\ngfx_target_version 90402\n")},
 	}}
-	ask := machine.MachinePlatformVersion(env, machine.ProbeOptions{})
+	ask := machine.PlatformVersion(env, machine.ProbeOptions{})
 	v, err := ask(context.Background(), 0)
 	fmt.Printf("%q %v\n", v, err)
 	_, err = ask(context.Background(), 3)

@@ -124,7 +124,7 @@ func TestProbe(t *testing.T) {
 		machine: "nvidia-2xh100",
 		libs:    fakes{cuda: &fakeCUDA{panics: true}, nvml: &fakeNVML{version: 12040, count: 2}},
 		devices: []string{`0 gpu "cuda 12040" nvml | ` + cudaDetail, `1 gpu "cuda 12040" nvml | ` + cudaDetail},
-		tried:   []string{"cuda-driver internal_error: probe: panic: fake driver bug", "nvml ok", noROCm, noAMDGPU, noZE},
+		tried:   []string{"cuda-driver internal: probe: panic: fake driver bug", "nvml ok", noROCm, noAMDGPU, noZE},
 	}, {
 		name:    "ROCm's version file gives TF_ROCM_VERSION; GPUs are the KFD nodes with SIMDs",
 		machine: "amd-2xmi300x-rocm",

@@ -20,7 +20,7 @@
 //     tells the page when Publish replaced rules.json, or when rules were
 //     refused (live.go);
 //   - dlroute.wasm: the module, as application/wasm, gzip-compressed once
-//     (by internal/wasmbuild.Gzipped, which caches it, or by New).
+//     (Options.ModuleGzip, or by New).
 //
 // Every response carries ContentSecurityPolicy and an ETag; a client that
 // accepts gzip gets every resource compressed.
@@ -80,10 +80,12 @@ type Options struct {
 	// /events and loads what Publish makes the rules. WriteSite's static
 	// site never has it.
 	Live bool
-	// Module is the dlroute WebAssembly module (internal/wasmbuild.Module).
+	// Module is the dlroute WebAssembly module, built from the source in
+	// package github.com/dlroute/dlroute (ModuleSource), as `dlroute
+	// playground` builds it.
 	Module []byte
-	// ModuleGzip, when set, is Module gzip-compressed
-	// (internal/wasmbuild.Gzipped, which caches it); New compresses
+	// ModuleGzip, when set, is Module gzip-compressed (a caller that
+	// keeps the compressed module saves New the work); New compresses
 	// Module itself otherwise.
 	ModuleGzip []byte
 }

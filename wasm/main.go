@@ -1,7 +1,7 @@
 //go:build wasip1
 
 // Command wasm is the dlroute engine as one WebAssembly module, a WASI
-// reactor that every host runs: wazero in Go (package hostfuncs), Node.js
+// reactor that every host runs: wazero in Go (package wasmhost), Node.js
 // and the browser. Build it with
 //
 //	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o dlroute.wasm ./wasm

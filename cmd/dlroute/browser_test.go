@@ -68,9 +68,11 @@ func servePlayground(t *testing.T, args ...string) string {
 }
 
 // servePlaygroundLog is servePlayground, and also returns what the
-// command writes to stderr.
+// command writes to stderr. The command builds the WebAssembly module,
+// which the quick loop never does.
 func servePlaygroundLog(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
+	testenv.Short(t, "dlroute playground builds the WebAssembly module; it")
 	ctx, cancel := context.WithCancel(context.Background())
 	saved := serveContext
 	serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }

@@ -7,9 +7,9 @@ import (
 	"io"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/machine"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // decider is a rule set as the commands use it, from either engine.
@@ -24,7 +24,7 @@ type decider interface {
 	ExplainJSON(ctx context.Context, line []byte) ([]byte, error)
 	// Exchange decides one JSON line and carries the decision out for
 	// src, copying with the package's copier.
-	Exchange(ctx context.Context, line []byte, src machine.Buffer) (hostfuncs.ExchangeResult, error)
+	Exchange(ctx context.Context, line []byte, src machine.Buffer) (wasmhost.ExchangeResult, error)
 }
 
 // engineFlag adds --engine to a command.
@@ -35,16 +35,16 @@ func engineFlag(fs *flag.FlagSet) *string {
 // nativeRuleSet is an engine.RuleSet as a decider.
 type nativeRuleSet struct{ *engine.RuleSet }
 
-func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src machine.Buffer) (hostfuncs.ExchangeResult, error) {
+func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src machine.Buffer) (wasmhost.ExchangeResult, error) {
 	in, err := n.DecodeInput(line)
 	if err != nil {
-		return hostfuncs.ExchangeResult{}, err
+		return wasmhost.ExchangeResult{}, err
 	}
 	d, err := n.Resolve(ctx, in)
 	if err != nil {
-		return hostfuncs.ExchangeResult{}, err
+		return wasmhost.ExchangeResult{}, err
 	}
-	return hostfuncs.CarryOut(ctx, d, src, copier)
+	return wasmhost.CarryOut(ctx, d, src, copier)
 }
 
 // openDeciders loads the rules natively (which reports any error in them
@@ -80,7 +80,7 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, str
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		runner, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module, Host: hostfuncs.Host{Copier: copier}})
+		runner, err := wasmhost.NewRunner(ctx, wasmhost.RunnerConfig{Module: module, Host: wasmhost.Host{Copier: copier}})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -97,7 +97,7 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, str
 			if err != nil {
 				break
 			}
-			var rs *hostfuncs.RuleSet
+			var rs *wasmhost.RuleSet
 			if rs, err = runner.RuleSet(ctx, v.Ref()); err == nil {
 				out = append(out, rs)
 			}

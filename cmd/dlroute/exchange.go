@@ -13,9 +13,9 @@ import (
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/atomicfile"
 	"github.com/dlroute/dlroute/machine"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // copier makes the copies into host memory that exchange carries out,
@@ -156,7 +156,7 @@ func readBuffer(path string) ([]byte, error) {
 }
 
 // exported is the buffer of a result, as printed.
-func exported(res hostfuncs.ExchangeResult) *exportedBuffer {
+func exported(res wasmhost.ExchangeResult) *exportedBuffer {
 	b := res.Buffer
 	if b == nil {
 		return nil
@@ -174,10 +174,10 @@ func digest(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// printExchangeError prints an *hostfuncs.ExchangeError with its hint, and
+// printExchangeError prints an *wasmhost.ExchangeError with its hint, and
 // any other error as printError does.
 func printExchangeError(w io.Writer, err error) {
-	var xe *hostfuncs.ExchangeError
+	var xe *wasmhost.ExchangeError
 	if !errors.As(err, &xe) {
 		printError(w, err)
 		return

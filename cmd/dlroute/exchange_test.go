@@ -161,7 +161,7 @@ func TestExchangeEnginesAgree(t *testing.T) {
 // TestExchangeBadInput: each bad input is a clear error or the rules'
 // exception, with its exit status; --out is never written and the source
 // never changes. The module's part runs where it has one of its own (a
-// copy it refuses): hostfuncs' TestExchangeEnginesAgree compares every
+// copy it refuses): wasmhost's TestExchangeEnginesAgree compares every
 // case's decision across the engines, and a module costs seconds a start
 // under -race.
 func TestExchangeBadInput(t *testing.T) {

@@ -262,7 +262,12 @@ func answerOfLine(line []byte) ([]byte, error) {
 		return nil, fmt.Errorf("not an error line: %s", line)
 	}
 	for _, raw := range wrapped {
-		var l engine.LineError
+		var l struct {
+			Code     engine.Code      `json:"code"`
+			Message  string           `json:"message"`
+			Position *engine.Position `json:"position"`
+			Hint     string           `json:"hint"`
+		}
 		if err := json.Unmarshal(raw, &l); err != nil {
 			return nil, fmt.Errorf("not an error line: %s", line)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/dlroute/dlroute/internal/httpserve"
 	"io"
 	"log/slog"
 	"net"
@@ -12,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/playground"
 )
@@ -83,11 +83,11 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "hint: another process may serve that port; try --addr 127.0.0.1:0 for any free one")
 		return 1
 	}
-	url, everywhere := serve.OpenableURL(ln.Addr())
+	url, everywhere := httpserve.OpenableURL(ln.Addr())
 	switch {
 	case everywhere:
 		fmt.Fprintf(stderr, "warning: listening on all interfaces (%s), not only loopback: anyone who reaches this machine can use the playground\n", ln.Addr())
-	case !serve.IsLoopback(*addr):
+	case !httpserve.IsLoopback(*addr):
 		fmt.Fprintf(stderr, "warning: serving on %s, which is not loopback: anyone who reaches it can use the playground\n", ln.Addr())
 	}
 	fmt.Fprintf(stdout, "dlroute playground: %s\n", url)
@@ -97,7 +97,7 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	}()
 	// The server's errors, as warnings; its own progress is not news here.
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if err := serve.Serve(ctx, ln, pg, log); err != nil {
+	if err := httpserve.Serve(ctx, ln, pg, log); err != nil {
 		printError(stderr, err)
 		return 1
 	}

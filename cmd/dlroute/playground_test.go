@@ -376,7 +376,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		// file, the page keeps it and the last good decision.
 		tests := eval[string](p, `document.querySelector('[data-testid="editor-tests.yaml"]').value`)
 		p.paste("editor-tests.yaml", strings.Repeat("# pasted\n", 2<<20/9))
-		p.waitFor("too_large in the problems", `document.querySelector('[data-testid=problems]').innerText.includes('too_large')`)
+		p.waitFor("too_long in the problems", `document.querySelector('[data-testid=problems]').innerText.includes('too_long')`)
 		if _, rule, state := p.decision(); state != "stale" || rule != "gpu" {
 			t.Errorf("with a huge rule file the decision is by %s (%s), want the last good one, stale", rule, state)
 		}

@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/answer"
 )
 
 // maxLineLen is the longest JSON line resolve reads.
-const maxLineLen = engine.MaxLineLen
+const maxLineLen = answer.MaxLineLen
 
 func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("resolve")
@@ -90,18 +90,18 @@ func answerLines(ctx context.Context, decide func(context.Context, []byte) ([]by
 		if err != nil && len(line) == 0 && !tooLong {
 			break
 		}
-		var answer []byte
+		var reply []byte
 		if tooLong {
 			status = 1
-			answer = engine.AnswerLine(n, nil, engine.LineTooLong())
+			reply = answer.Line(n, nil, answer.TooLong())
 		} else {
 			decided, rerr := decide(ctx, line)
 			if rerr != nil {
 				status = 1
 			}
-			answer = engine.AnswerLine(n, decided, rerr)
+			reply = answer.Line(n, decided, rerr)
 		}
-		out.Write(answer)
+		out.Write(reply)
 		out.WriteByte('\n')
 		// Answer as soon as nothing more is waiting, so that a process
 		// talking to dlroute line by line gets each answer in time.
@@ -143,6 +143,6 @@ func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		enc.Encode(map[string]string{"internal_error": err.Error()})
+		enc.Encode(map[string]string{"code": "internal", "message": err.Error()})
 	}
 }

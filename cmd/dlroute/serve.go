@@ -4,17 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dlroute/dlroute/internal/wasmserve"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -99,9 +100,9 @@ func servePrepare(ctx context.Context, kind string, progress io.Writer) (func(co
 	if err != nil {
 		return nil, nil, err
 	}
-	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: serve.WasmInstances()})
+	compiled, err := wasmhost.Compile(ctx, wasmhost.RunnerConfig{Module: module, Instances: wasmserve.Instances()})
 	if err != nil {
 		return nil, nil, err
 	}
-	return serve.WasmPrepare(compiled), func() { compiled.Close(context.Background()) }, nil
+	return wasmserve.Prepare(compiled), func() { compiled.Close(context.Background()) }, nil
 }

@@ -5,33 +5,69 @@
 // of the Go implementation use this package, so they cannot drift apart.
 package abi
 
+//go:generate go run ../codegen
+
 // Version is the ABI version the module exports as dlroute_abi_version.
 // A host refuses a module of another version.
 const Version = 1
 
-// Status is what an export returns, in the high 32 bits of its i64 result
-// (the low 32 bits are a length or a handle) or, negated, from
-// dlroute_ruleset.
+// Status is what an export of the module, or an entry of the C library
+// (libdlroute/dlroute.h), returns: for the module in the high 32 bits of
+// its i64 result (the low 32 bits are a length or a handle) or, negated,
+// from dlroute_ruleset. The module and the C library share one table:
+// dlroute.h's DLROUTE_* statuses, the Python package's (python/dlroute/
+// _codes.py) and the Node client's STATUS are generated from Statuses
+// (go generate ./internal/abi), and a test fails when one is stale.
 type Status uint32
 
 const (
-	StatusOK          Status = 0 // done; the output buffer holds the result
-	StatusInputError  Status = 1 // the input is not valid; output: an error object (JSON)
-	StatusEvalError   Status = 2 // the rules could not decide; output: an error object (JSON)
-	StatusLoadError   Status = 3 // the rules did not load; output: a JSON array of error objects
-	StatusNoRuleSet   Status = 4 // no rule set of that name or version; output: an error object
-	StatusBadHandle   Status = 5 // a rule-set handle the module did not give
-	StatusBadArgument Status = 6 // a pointer or length outside memory, or a malformed binary input
-	StatusTooSmall    Status = 7 // the output buffer is too small; the low 32 bits say how large it must be
-	StatusNotLoaded   Status = 8 // dlroute_load has not succeeded yet
-	StatusHostError   Status = 9 // a host function failed; output: an error object
+	StatusOK          Status = 0  // done; the output holds the result
+	StatusInputError  Status = 1  // the input is not valid for the rule set; output: an error object (JSON)
+	StatusEvalError   Status = 2  // the rules could not decide the input; output: an error object (JSON)
+	StatusLoadError   Status = 3  // the rules did not load; output: a JSON array of error objects
+	StatusNoRuleSet   Status = 4  // no rule set of that name or version; output: an error object
+	StatusBadHandle   Status = 5  // a rule-set handle that was not given, or was closed
+	StatusBadArgument Status = 6  // a pointer or length outside memory, a NULL out-parameter, or a malformed binary input
+	StatusTooSmall    Status = 7  // the output buffer is too small; the length it must be is returned
+	StatusNotLoaded   Status = 8  // the module only: dlroute_load has not succeeded yet
+	StatusHostError   Status = 9  // the module only: a host function failed; output: an error object
+	StatusForked      Status = 10 // the C library only: called in a child of the process that loaded the library
+	StatusInternal    Status = 11 // the C library only: a fault inside the library (a bug), reported instead of crashing the caller
+	StatusTooManyOpen Status = 12 // the C library only: DLROUTE_MAX_OPEN rules are open; close some first
 )
 
-var statusNames = [...]string{"ok", "input_error", "eval_error", "load_error", "no_ruleset", "bad_handle", "bad_argument", "too_small", "not_loaded", "host_error"}
+// StatusInfo is one row of Statuses.
+type StatusInfo struct {
+	Status Status
+	Name   string // String's: "ok", "input_error", ...
+	Doc    string // what it means, one line
+	Module bool   // the WebAssembly module returns it
+	C      bool   // the C library returns it
+}
+
+// Statuses is every status, in order, with where it is returned: the
+// table the C, Python and Node tables are generated from.
+func Statuses() []StatusInfo { return append([]StatusInfo(nil), statuses[:]...) }
+
+var statuses = [...]StatusInfo{
+	{StatusOK, "ok", "done; the output holds the result", true, true},
+	{StatusInputError, "input_error", "the input is not valid for the rule set", true, true},
+	{StatusEvalError, "eval_error", "the rules could not decide the input", true, true},
+	{StatusLoadError, "load_error", "the rules did not load", true, true},
+	{StatusNoRuleSet, "no_ruleset", "no rule set of that name or version", true, true},
+	{StatusBadHandle, "bad_handle", "a handle that was not given, or was closed", true, true},
+	{StatusBadArgument, "bad_argument", "a NULL pointer with a length, a NULL out-parameter, a malformed binary input", true, true},
+	{StatusTooSmall, "too_small", "out is too small; the length needed is returned", true, true},
+	{StatusNotLoaded, "not_loaded", "dlroute_load has not succeeded yet", true, false},
+	{StatusHostError, "host_error", "a host function failed", true, false},
+	{StatusForked, "forked", "called in a child of the process that loaded the library", false, true},
+	{StatusInternal, "internal", "a fault inside the library (a bug): reported, not crashed on", false, true},
+	{StatusTooManyOpen, "too_many_open", "DLROUTE_MAX_OPEN rules are open (open): close some first", false, true},
+}
 
 func (s Status) String() string {
-	if int(s) < len(statusNames) {
-		return statusNames[s]
+	if int(s) < len(statuses) {
+		return statuses[s].Name
 	}
 	return "status_" + itoa(uint32(s))
 }

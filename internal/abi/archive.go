@@ -53,7 +53,7 @@ func pack(fsys fs.FS, parsed bool) ([]byte, error) {
 			return nil, err
 		}
 		if len(b)+len(data) > MaxArchiveSize {
-			return nil, &engine.Error{Code: engine.CodeTooLarge, Message: fmt.Sprintf("the rules are larger than %d bytes", MaxArchiveSize)}
+			return nil, &engine.Error{Code: engine.CodeTooLong, Message: fmt.Sprintf("the rules are larger than %d bytes", MaxArchiveSize)}
 		}
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(name)))
 		b = append(b, name...)

@@ -23,7 +23,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/memo"
+	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/rulesource"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -32,9 +32,8 @@ import (
 // changes when a function, a status or an output's form changes meaning.
 const Version = 1
 
-// Status is what every entry returns. The numbers below StatusForked are
-// the WebAssembly module's (abi.Status, wasm/ABI.md), so a host that
-// speaks both reads one table.
+// Status is what every entry returns: the module's table (abi.Status),
+// of which the C library returns the rows marked C.
 type Status = abi.Status
 
 const (
@@ -49,12 +48,12 @@ const (
 	// StatusForked is a call from a child of the process that loaded the
 	// library: a Go runtime does not survive fork. libdlroute's C side
 	// returns it; Go never runs in the child.
-	StatusForked Status = 10
+	StatusForked = abi.StatusForked
 	// StatusInternal is a fault inside the library (a recovered panic):
 	// a bug, reported instead of crashing the caller's process.
-	StatusInternal Status = 11
+	StatusInternal = abi.StatusInternal
 	// StatusTooManyOpen is an Open while MaxOpenRules rules are open.
-	StatusTooManyOpen Status = 12
+	StatusTooManyOpen = abi.StatusTooManyOpen
 )
 
 // Limits of a call, DLROUTE_MAX_INPUT_LEN, DLROUTE_MAX_OPEN and
@@ -62,10 +61,10 @@ const (
 const (
 	// MaxInputLen is the longest input any entry takes, whatever it is (a
 	// JSON line, a binary input, an interop request, a path, a key, a
-	// ref): a JSON line's limit, engine.MaxLineLen. A length is checked
+	// ref): a JSON line's limit, answer.MaxLineLen. A length is checked
 	// against it before a byte is read, since a C caller's length is all
 	// that says how long its buffer is, and the memo hashes a whole input.
-	MaxInputLen = engine.MaxLineLen
+	MaxInputLen = answer.MaxLineLen
 	// MaxOpenRules is how many rules may be open at once in a process.
 	// Open rules cost 0.6 MB each before they compile a version, and
 	// tens of MB once they compile every one; a caller that never closes
@@ -111,10 +110,10 @@ type openRules struct {
 
 // ruleSet is what dlroute_ruleset returns a handle for.
 type ruleSet struct {
-	rs    *engine.RuleSet
-	lines *memo.Memo[[]byte] // resolve_json's answers by input bytes
-	rules map[string]uint32  // rule id -> index, for binary decisions
-	decls []engine.InputDecl
+	rs     *engine.RuleSet
+	answer *answer.Answerer  // resolve_json's, which remembers decisions by input bytes
+	rules  map[string]uint32 // rule id -> index, for binary decisions
+	decls  []engine.InputDecl
 }
 
 // Open loads rules: the embedded ones when path is "", else a rules
@@ -299,7 +298,7 @@ func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
 	if rh, ok := o.handed[rs.Ref()]; ok {
 		return rh, warning, StatusOK
 	}
-	r := &ruleSet{rs: rs, lines: memo.New[[]byte](engine.DefaultMemoSize), rules: map[string]uint32{}, decls: rs.Inputs()}
+	r := &ruleSet{rs: rs, answer: answer.Native(rs, 0), rules: map[string]uint32{}, decls: rs.Inputs()}
 	for i, id := range rs.RuleIDs() {
 		r.rules[id] = uint32(i)
 	}
@@ -347,19 +346,9 @@ func ResolveJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	if !ok {
 		return nil, StatusBadHandle
 	}
-	if len(line) > MaxInputLen { // before the memo hashes it
-		return TooLong(FormLine)
-	}
-	if out, ok := r.lines.Get(line); ok {
-		return out, StatusOK
-	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	out, status := answerLine(line, func() ([]byte, error) { return r.rs.ResolveJSON(ctx, line) })
-	if status == StatusOK {
-		r.lines.Put(line, out)
-	}
-	return out, status
+	return r.answer.Answer(ctx, line)
 }
 
 // ExplainJSON answers one JSON input line with the JSON of its
@@ -371,30 +360,7 @@ func ExplainJSON(ctx context.Context, h uint64, line []byte) ([]byte, Status) {
 	}
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	return answerLine(line, func() ([]byte, error) { return r.rs.ExplainJSON(ctx, line) })
-}
-
-// answerLine is what `dlroute resolve --json` writes for line alone:
-// answer's output, or the error line of a line over engine.MaxLineLen or
-// of answer's error, with its status.
-func answerLine(line []byte, answer func() ([]byte, error)) ([]byte, Status) {
-	if len(line) > MaxInputLen {
-		return TooLong(FormLine)
-	}
-	out, err := answer()
-	if err != nil {
-		return engine.AnswerLine(1, nil, err), lineStatus(err)
-	}
-	return out, StatusOK
-}
-
-// lineStatus is the status of an answer line's error: input_error when
-// resolve --json writes it as one.
-func lineStatus(err error) Status {
-	if list := engine.Errors(err); len(list) == 1 && list[0].Code.Input() {
-		return StatusInputError
-	}
-	return StatusEvalError
+	return answer.Explain(ctx, r.rs, line)
 }
 
 // Forms of an entry's input, for TooLong.
@@ -414,11 +380,11 @@ const (
 func TooLong(f Form) ([]byte, Status) {
 	switch f {
 	case FormLine:
-		return engine.AnswerLine(1, nil, engine.LineTooLong()), StatusInputError
+		return answer.Of(nil, answer.TooLong())
 	case FormBinary:
 		return errorJSON(&engine.Error{Code: engine.CodeTooLong, Message: fmt.Sprintf("binary input is longer than %d bytes", MaxInputLen)}), StatusInputError
 	case FormRequest:
-		return interopError(engine.LineTooLong())
+		return interopError(answer.TooLong())
 	}
 	return errorJSON(&engine.Error{Code: engine.CodeTooLong, Message: fmt.Sprintf("an argument is longer than %d bytes", MaxInputLen),
 		Hint: "a path, a key or a rule-set ref is far shorter: is its length the right one?"}), StatusBadArgument

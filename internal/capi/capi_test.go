@@ -12,6 +12,8 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
+	"github.com/dlroute/dlroute/internal/exchange"
 	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -61,7 +63,7 @@ func TestResolveJSON(t *testing.T) {
 			rh := takeRuleSet(t, h, ref)
 			for _, line := range lines {
 				out, err := rs.ResolveJSON(context.Background(), []byte(line))
-				want := engine.AnswerLine(1, out, err)
+				want := answer.Line(1, out, err)
 				for range 2 { // the second from the memo
 					got, st := ResolveJSON(context.Background(), rh, []byte(line))
 					if !bytes.Equal(got, want) {
@@ -143,13 +145,13 @@ func TestExchangeJSON(t *testing.T) {
 	rh := takeRuleSet(t, h, "exchange")
 	for _, c := range []struct {
 		line   string
-		step   int32
+		step   exchange.Step
 		status Status
 	}{
-		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`, StepCopyToHost, StatusOK},
-		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`, StepInPlace, StatusOK},
-		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"copy":false}`, StepRaise, StatusOK},
-		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, StepRaise, StatusEvalError},
+		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`, exchange.StepCopyToHost, StatusOK},
+		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`, exchange.StepInPlace, StatusOK},
+		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"copy":false}`, exchange.StepRaise, StatusOK},
+		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, exchange.StepRaise, StatusEvalError},
 	} {
 		out, step, st := ExchangeJSON(context.Background(), rh, []byte(c.line))
 		if step != c.step || st != c.status {
@@ -257,5 +259,34 @@ func TestOpenDirParsedFileIsNotTaken(t *testing.T) {
 		if st != StatusOK || !bytes.Contains(out, []byte("unsupported-platform")) {
 			t.Errorf("Open(%q): resolve_json got %s %s, want the catch-all rule unsupported-platform", path, st, out)
 		}
+	}
+}
+
+// TestRuleSetsList: dlroute_rulesets lists every version of the rules,
+// the newest of each name marked default, as `dlroute rules --json` does.
+func TestRuleSetsList(t *testing.T) {
+	h := openRulesT(t, "")
+	out, st := RuleSets(h)
+	var list []struct {
+		Ref, Name, Version string
+		Default            bool
+	}
+	if err := json.Unmarshal(out, &list); st != StatusOK || err != nil {
+		t.Fatalf("RuleSets = %s %s (%v)", st, out, err)
+	}
+	defaults := map[string]string{}
+	for _, e := range list {
+		if e.Ref != e.Name+"@"+e.Version {
+			t.Errorf("RuleSets: ref %q of %s %s", e.Ref, e.Name, e.Version)
+		}
+		if e.Default {
+			defaults[e.Name] = e.Ref
+		}
+	}
+	if defaults["jax"] == "" || defaults["exchange"] == "" || len(list) <= len(defaults) {
+		t.Errorf("RuleSets: defaults %v of %d versions, want one for jax and exchange among older ones", defaults, len(list))
+	}
+	if _, st := RuleSets(h + 1000); st != StatusBadHandle {
+		t.Errorf("RuleSets of a made-up handle: %s, want bad_handle", st)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/exchange"
 )
 
@@ -28,50 +29,22 @@ func Resolve(ctx context.Context, h uint64, in []byte) ([]byte, Status) {
 	defer cancel()
 	d, err := r.rs.Resolve(ctx, input)
 	if err != nil {
-		if lineStatus(err) == StatusInputError {
-			return errorJSON(err), StatusInputError
-		}
-		return errorJSON(err), StatusEvalError
+		return errorJSON(err), answer.Classify(err)
 	}
 	return abi.AppendDecision(nil, r.rules[d.Rule], d), StatusOK
 }
 
-// Steps of an exchange, as dlroute_exchange_json reports them
-// (DLROUTE_STEP_* in dlroute.h).
-const (
-	StepRaise      = int32(exchange.StepNothing)    // the decision is an exception: raise it
-	StepInPlace    = int32(exchange.StepInPlace)    // export the producer's buffer as it is
-	StepCopyToHost = int32(exchange.StepCopyToHost) // copy into host memory, export the copy
-)
-
 // ExchangeJSON decides one JSON input of an exchange rule set (rules/
 // exchange) as ResolveJSON does, and says what carrying it out takes: the
-// step. A decision that copies anywhere but into host memory cannot be
-// carried out by a host (it has no device copier): an eval_error line with
-// the code no_copier.
-func ExchangeJSON(ctx context.Context, h uint64, line []byte) ([]byte, int32, Status) {
+// step (DLROUTE_STEP_* in dlroute.h). A decision that copies anywhere but
+// into host memory cannot be carried out by a host (it has no device
+// copier): an eval_error line with the code no_copier.
+func ExchangeJSON(ctx context.Context, h uint64, line []byte) ([]byte, exchange.Step, Status) {
 	r, ok := ruleSetOf(h)
 	if !ok {
-		return nil, StepRaise, StatusBadHandle
+		return nil, exchange.StepRaise, StatusBadHandle
 	}
-	step := StepRaise
 	ctx, cancel := bounded(ctx)
 	defer cancel()
-	out, status := answerLine(line, func() ([]byte, error) {
-		in, err := r.rs.DecodeInput(line)
-		if err != nil {
-			return nil, err
-		}
-		d, err := r.rs.Resolve(ctx, in)
-		if err != nil {
-			return nil, err
-		}
-		s, err := exchange.StepOf(d)
-		if err != nil {
-			return nil, err
-		}
-		step = int32(s)
-		return d.MarshalJSON()
-	})
-	return out, step, status
+	return answer.Exchange(ctx, r.rs, line)
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/interop"
 )
 
@@ -135,7 +136,7 @@ func cellJSON(buf []byte, cell interop.Cell) []byte {
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(cell); err != nil {
-		enc.Encode(map[string]string{"internal_error": err.Error()})
+		enc.Encode(map[string]string{"code": "internal", "message": err.Error()})
 	}
 	return b.Bytes()
 }
@@ -187,8 +188,8 @@ func noRuleSet(err error) bool {
 // refuses of a line (too long, not UTF-8, not one object) and a field
 // req does not have.
 func decodeRequest(data []byte, req any) error {
-	if len(data) > engine.MaxLineLen {
-		return engine.LineTooLong()
+	if len(data) > answer.MaxLineLen {
+		return answer.TooLong()
 	}
 	if !utf8.Valid(data) {
 		return &engine.Error{Code: engine.CodeInvalidUTF8, Message: "the request is not valid UTF-8"}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
 )
 
 // codeOf is the code of an error object, or of an answer line's error.
@@ -41,7 +42,7 @@ func TestInputsOverTheLimit(t *testing.T) {
 	jax, exchange := takeRuleSet(t, h, "jax"), takeRuleSet(t, h, "exchange")
 	long := bytes.Repeat([]byte(" "), MaxInputLen+1)
 	ctx := context.Background()
-	line := engine.AnswerLine(1, nil, engine.LineTooLong()) // what resolve --json writes
+	line := answer.Line(1, nil, answer.TooLong()) // what resolve --json writes
 	tests := []struct {
 		name string
 		call func() ([]byte, Status)

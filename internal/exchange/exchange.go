@@ -13,20 +13,45 @@ import (
 )
 
 // Codes of an exchange that was decided and could not be carried out.
-// Like the engine's codes they are stable; hostfuncs exports them too.
+// Like the engine's codes they are stable; wasmhost exports them too.
 const (
 	CodeCopyFailed engine.Code = "copy_failed" // the host's copier tried and failed
 	CodeNoCopier   engine.Code = "no_copier"   // the host has no copier that makes the copy decided
 )
 
-// Step is what carrying out a decision takes.
+// Step is what carrying out a decision takes: DLROUTE_STEP_* in dlroute.h
+// and the Python package's STEPS, generated from Steps.
 type Step int
 
 const (
-	StepNothing    Step = iota // an exception: nothing is exported
+	StepRaise      Step = iota // the decision is an exception: raise it; nothing is exported
 	StepInPlace                // the source buffer is exported as it is
-	StepCopyToHost             // the source is copied into host memory, and the copy exported
+	StepCopyToHost             // the source is copied into host memory (kDLCPU, 0), and the copy exported
 )
+
+// StepInfo is one row of Steps.
+type StepInfo struct {
+	Step Step
+	Name string // String's: "raise", "in_place", "copy_to_host"
+	Doc  string // what a host does, one line
+}
+
+// Steps is every step, in order: the table dlroute.h's and the Python
+// package's are generated from (go generate ./internal/abi).
+func Steps() []StepInfo { return append([]StepInfo(nil), steps[:]...) }
+
+var steps = [...]StepInfo{
+	{StepRaise, "raise", "the decision is an exception: raise it"},
+	{StepInPlace, "in_place", "export the producer's buffer as it is"},
+	{StepCopyToHost, "copy_to_host", "copy into host memory (kDLCPU, 0); export the copy"},
+}
+
+func (s Step) String() string {
+	if s >= 0 && int(s) < len(steps) {
+		return steps[s].Name
+	}
+	return fmt.Sprintf("step_%d", int(s))
+}
 
 // deviceCPU is DLPack's kDLCPU, the one device a host copies into.
 const deviceCPU = 1
@@ -37,7 +62,7 @@ const deviceCPU = 1
 func StepOf(d engine.Decision) (Step, error) {
 	switch {
 	case d.Error != nil:
-		return StepNothing, nil
+		return StepRaise, nil
 	case !d.Copy:
 		return StepInPlace, nil
 	case d.DeviceTypeCode == deviceCPU && d.DeviceID == 0:
@@ -52,7 +77,7 @@ func StepOf(d engine.Decision) (Step, error) {
 // has no copier.
 func NoCopier() *engine.Error {
 	return &engine.Error{Code: CodeNoCopier, Message: "the decision copies the array into host memory, and the host has no copier",
-		Hint: "give the host a copier (hostfuncs.RunnerConfig.Host.Copier)"}
+		Hint: "give the host a copier (wasmhost.RunnerConfig.Host.Copier)"}
 }
 
 // CopyFailed is the error of a copy into host memory the host tried and

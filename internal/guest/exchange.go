@@ -48,11 +48,15 @@ var maxCopyErrorLen = func() int {
 // asked for a copy only once the answer, or the error, is sure to fit, so
 // that calling again with a larger out makes no second copy.
 func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (n uint32, status abi.Status) {
+	hd, ok := g.handle(h)
+	if !ok {
+		return 0, abi.StatusBadHandle
+	}
 	var need int
-	data, status := g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input, _ bool) ([]byte, abi.Status) {
-		d, errOut, status := g.decide(ctx, hd, in)
-		if status != abi.StatusOK {
-			return errOut, status
+	data, status := func() ([]byte, abi.Status) {
+		d, _, err := g.decideLine(ctx, hd, line)
+		if err != nil {
+			return abi.ErrorJSON(err), statusOf(err)
 		}
 		step, err := exchange.StepOf(d)
 		if err != nil {
@@ -63,7 +67,7 @@ func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (
 			return fmt.Appendf(nil, `{"decision":%s,"buffer":%s}`, decision, buffer)
 		}
 		switch step {
-		case exchange.StepNothing:
+		case exchange.StepRaise:
 			return answer("null"), abi.StatusOK
 		case exchange.StepInPlace:
 			return answer(strconv.FormatUint(uint64(src), 10)), abi.StatusOK
@@ -80,7 +84,7 @@ func (g *Guest) Exchange(ctx context.Context, h, src uint32, line, out []byte) (
 			return abi.ErrorJSON(copyStatusError(hs)), abi.StatusHostError
 		}
 		return answer(strconv.FormatUint(uint64(copied), 10)), abi.StatusOK
-	})
+	}()
 	if status == abi.StatusTooSmall {
 		return uint32(need), status
 	}

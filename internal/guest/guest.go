@@ -14,6 +14,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/memo"
 )
 
@@ -86,9 +87,11 @@ type handle struct {
 	// without decoding it, checking it or building the engine's memo key,
 	// which were most of a remembered call (RATIONALE.md). binary is
 	// dlroute_resolve's (binary input to binary decision), lines
-	// dlroute_resolve_json's (JSON line to decision JSON). Only decisions
-	// are remembered, and only of inputs that did not ask the host.
-	binary, lines *memo.Memo[[]byte]
+	// dlroute_resolve_json's (JSON line to decision JSON, the answerer
+	// every host answers with). Only decisions are remembered, and only of
+	// inputs that did not ask the host.
+	binary *memo.Memo[[]byte]
+	lines  *answer.Answerer
 }
 
 // New returns a guest that asks host.
@@ -215,8 +218,15 @@ func (g *Guest) handleOf(rs *engine.RuleSet) uint32 {
 	if i := slices.IndexFunc(g.handles, func(h *handle) bool { return h != nil && h.rs == rs }); i >= 0 {
 		return uint32(i + 1)
 	}
-	h := &handle{rs: rs, decls: rs.Inputs(), rules: map[string]uint32{},
-		binary: memo.New[[]byte](engine.DefaultMemoSize), lines: memo.New[[]byte](engine.DefaultMemoSize)}
+	h := &handle{rs: rs, decls: rs.Inputs(), rules: map[string]uint32{}, binary: memo.New[[]byte](engine.DefaultMemoSize)}
+	h.lines = answer.New(func(ctx context.Context, line []byte) ([]byte, bool, error) {
+		d, asked, err := g.decideLine(ctx, h, line)
+		if err != nil {
+			return nil, false, err
+		}
+		data, _ := d.MarshalJSON()
+		return data, !asked, nil
+	}, 0)
 	for i, id := range rs.RuleIDs() {
 		h.rules[id] = uint32(i)
 	}
@@ -262,9 +272,9 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 		return abi.ErrorJSON(err), abi.StatusBadArgument
 	}
 	asks := hd.asks(g.input)
-	d, out, status := g.decide(ctx, hd, g.input)
-	if status != abi.StatusOK {
-		return out, status
+	d, err := g.decide(ctx, hd, g.input)
+	if err != nil {
+		return abi.ErrorJSON(err), statusOf(err)
 	}
 	g.out = abi.AppendDecision(g.out[:0], hd.rules[d.Rule], d)
 	if !asks {
@@ -277,22 +287,15 @@ func (g *Guest) Resolve(ctx context.Context, h uint32, in []byte) ([]byte, abi.S
 // --json`, and returns the decision's JSON, byte for byte what the native
 // engine writes, or an error object.
 func (g *Guest) ResolveJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
-	if hd, ok := g.handle(h); ok {
-		if out, ok := hd.lines.Get(line); ok {
-			return out, abi.StatusOK
-		}
+	hd, ok := g.handle(h)
+	if !ok {
+		return nil, abi.StatusBadHandle
 	}
-	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input, asked bool) ([]byte, abi.Status) {
-		d, out, status := g.decide(ctx, hd, in)
-		if status != abi.StatusOK {
-			return out, status
-		}
-		data, _ := d.MarshalJSON()
-		if !asked {
-			hd.lines.Put(line, data)
-		}
-		return data, abi.StatusOK
-	})
+	out, err := hd.lines.Decide(ctx, line)
+	if err != nil {
+		return abi.ErrorJSON(err), statusOf(err)
+	}
+	return out, abi.StatusOK
 }
 
 // asks says whether deciding in asks the host for its platform_version:
@@ -305,31 +308,41 @@ func (hd *handle) asks(in engine.Input) bool {
 // ExplainJSON decides one JSON object as ResolveJSON does and returns the
 // JSON of its engine.Explanation: the decision and how it was reached.
 func (g *Guest) ExplainJSON(ctx context.Context, h uint32, line []byte) ([]byte, abi.Status) {
-	return g.answerJSON(ctx, h, line, func(hd *handle, in engine.Input, _ bool) ([]byte, abi.Status) {
-		x, err := hd.rs.Explain(ctx, in)
-		if err != nil {
-			return abi.ErrorJSON(err), statusOf(err)
-		}
-		data, _ := x.MarshalJSON()
-		return data, abi.StatusOK
-	})
-}
-
-// answerJSON decodes a JSON input, asking the host for a platform version
-// left out, and answers it; answer learns whether the host was asked.
-func (g *Guest) answerJSON(ctx context.Context, h uint32, line []byte, answer func(hd *handle, in engine.Input, asked bool) ([]byte, abi.Status)) ([]byte, abi.Status) {
 	hd, ok := g.handle(h)
 	if !ok {
 		return nil, abi.StatusBadHandle
 	}
-	in, asked, err := g.decodeAsking(hd, line)
-	if errors.As(err, new(hostError)) {
-		return abi.ErrorJSON(err), abi.StatusHostError
-	}
+	in, _, err := g.decodeLine(hd, line)
 	if err != nil {
-		return abi.ErrorJSON(err), abi.StatusInputError
+		return abi.ErrorJSON(err), statusOf(err)
 	}
-	return answer(hd, in, asked)
+	x, err := hd.rs.Explain(ctx, in)
+	if err != nil {
+		return abi.ErrorJSON(err), statusOf(err)
+	}
+	data, _ := x.MarshalJSON()
+	return data, abi.StatusOK
+}
+
+// decideLine decodes a JSON line (decodeLine) and decides it; asked says
+// whether the host was asked for the platform version.
+func (g *Guest) decideLine(ctx context.Context, hd *handle, line []byte) (engine.Decision, bool, error) {
+	in, asked, err := g.decodeLine(hd, line)
+	if err != nil {
+		return engine.Decision{}, asked, err
+	}
+	d, err := g.decide(ctx, hd, in)
+	return d, asked, err
+}
+
+// decodeLine decodes a JSON line of at most answer.MaxLineLen bytes; a
+// platform_version left out is asked of the host first, so that the
+// input checks see it, and asked says so.
+func (g *Guest) decodeLine(hd *handle, line []byte) (in engine.Input, asked bool, err error) {
+	if len(line) > answer.MaxLineLen {
+		return nil, false, answer.TooLong()
+	}
+	return g.decodeAsking(hd, line)
 }
 
 // decodeAsking decodes a JSON input; a platform_version left out is asked
@@ -388,32 +401,29 @@ func (g *Guest) askFor(in engine.Input) (string, error) {
 	return v, nil
 }
 
-func (g *Guest) decide(ctx context.Context, hd *handle, in engine.Input) (engine.Decision, []byte, abi.Status) {
+// decide decides in, asking the host for a platform_version left out; a
+// host that tried and failed is a hostError.
+func (g *Guest) decide(ctx context.Context, hd *handle, in engine.Input) (engine.Decision, error) {
 	if _, has := in["platform_version"]; !has && hd.asksOfHost {
 		version, err := g.askFor(in)
 		switch {
 		case errors.Is(err, ErrNoAnswer): // checked as it is: missing_field
 		case err != nil:
-			return engine.Decision{}, abi.ErrorJSON(err), abi.StatusHostError
+			return engine.Decision{}, err
 		default:
 			in["platform_version"] = version
 		}
 	}
-	d, err := hd.rs.Resolve(ctx, in)
-	if err != nil {
-		return d, abi.ErrorJSON(err), statusOf(err)
-	}
-	return d, nil, abi.StatusOK
+	return hd.rs.Resolve(ctx, in)
 }
 
-// statusOf is the status of an engine error: input_error when the input
-// is at fault, else eval_error.
+// statusOf is the status of an error: host_error for a host that failed,
+// else the answerer's input_error or eval_error.
 func statusOf(err error) abi.Status {
-	var e *engine.Error
-	if errors.As(err, &e) && e.Code.Input() {
-		return abi.StatusInputError
+	if errors.As(err, new(hostError)) {
+		return abi.StatusHostError
 	}
-	return abi.StatusEvalError
+	return answer.Classify(err)
 }
 
 func errorsJSON(list []*engine.Error) []byte {

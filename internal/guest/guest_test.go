@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -126,5 +127,40 @@ func TestGuestHostFailureIsOneStatus(t *testing.T) {
 	_, jsonStatus := g.ResolveJSON(context.Background(), h, []byte(`{"platform":"gpu","local_hardware_id":0}`))
 	if binary != abi.StatusHostError || jsonStatus != abi.StatusHostError {
 		t.Errorf("host failure: binary entry %s, JSON entry %s; want %s from both", binary, jsonStatus, abi.StatusHostError)
+	}
+}
+
+// TestGuestExplainJSON: an explanation is the native engine's, byte for
+// byte; one whose platform_version is left out asks the host first; a
+// line over the answerer's limit is too_long, as every host answers it.
+func TestGuestExplainJSON(t *testing.T) {
+	asked := 0
+	g, h := loaded(t, func(int) (string, error) { asked++; return "cuda 12030", nil })
+	cat, err := engine.Load(rules.FS, engine.Options{Select: []string{"jax"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	native, _ := cat.RuleSet("jax")
+	ctx := context.Background()
+	line := []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`)
+	want, err := native.ExplainJSON(ctx, line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, status := g.ExplainJSON(ctx, h, line); status != abi.StatusOK || string(got) != string(want) {
+		t.Errorf("ExplainJSON(%s) = %s %s, want the native\n%s", line, status, got, want)
+	}
+	if got, status := g.ExplainJSON(ctx, h, []byte(`{"platform":"gpu","local_hardware_id":0}`)); status != abi.StatusOK || string(got) != string(want) || asked != 1 {
+		t.Errorf("ExplainJSON without platform_version = %s %s (host asked %d times), want the native\n%s", status, got, asked, want)
+	}
+	long := []byte(`{"platform":"` + strings.Repeat("x", answer.MaxLineLen) + `"}`)
+	for name, call := range map[string]func() ([]byte, abi.Status){
+		"ExplainJSON": func() ([]byte, abi.Status) { return g.ExplainJSON(ctx, h, long) },
+		"ResolveJSON": func() ([]byte, abi.Status) { return g.ResolveJSON(ctx, h, long) },
+	} {
+		out, status := call()
+		if status != abi.StatusInputError || !strings.Contains(string(out), `"code":"too_long"`) {
+			t.Errorf("%s of a %d-byte line = %s %.200s, want input_error too_long", name, len(long), status, out)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func loadServe(b *testing.B, body func(int) string, perRequest int, swapping, me
 	if !memo {
 		gate = live.Gate{}
 	}
-	ts := newTestServerGate(b, live.Static("rules", ruletest.Rules()), gate, Config{})
+	ts := newTestServerGate(b, live.Static("rules", ruletest.Rules()), gate, HandlerConfig{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	versions := []*live.Candidate{
 		{Origin: "a", Dir: ruletest.WithMarker(ruletest.Rules(), "forka")},

@@ -3,10 +3,11 @@
 // engine or the module (a Python process, a shell script).
 //
 // NewHandler is the API (POST /v1/resolve, GET /v1/rules, /v1/status,
-// /healthz, /metrics); Serve runs it with timeouts and a graceful
-// shutdown; Run wires a source, the gate (NativePrepare's memo, or
-// WasmPrepare's module runner per snapshot), the kept bundle, logs and
-// metrics together, as the command does. Every request acquires one
+// /healthz, /metrics); Run wires a source, the gate (NativePrepare's
+// memo, or the engine the command gives: internal/wasmserve's module
+// runner per snapshot), the kept bundle, logs and metrics together, and
+// serves with internal/httpserve's timeouts and graceful shutdown, as the
+// command does. serve imports no WebAssembly engine. Every request acquires one
 // snapshot and is answered by it whole; the revision that answered is in
 // the Dlroute-Revision header and in every decision.
 package serve

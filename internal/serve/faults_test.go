@@ -62,7 +62,7 @@ func TestFaultsKeepServing(t *testing.T) {
 	upstream := httptest.NewServer(store)
 	defer upstream.Close()
 	src, _ := live.HTTP(upstream.URL+"/rules.tar.gz", live.HTTPOptions{Timeout: 3 * time.Second, MaxSize: 1 << 20})
-	ts := newTestServer(t, src, Config{})
+	ts := newTestServer(t, src, HandlerConfig{})
 	rev := ts.rules.Current().Revision()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -95,7 +95,7 @@ func TestFaultsKeepServing(t *testing.T) {
 	}{
 		{"an HTTP 500", "500", nil, "fetch", "http_status"},
 		{"a timeout", "hang", nil, "fetch", "timeout"},
-		{"a 1 GB body", "huge", nil, "fetch", "too_large"},
+		{"a 1 GB body", "huge", nil, "fetch", "too_long"},
 		{"a truncated archive", "", good[:len(good)/2], "verify", "truncated"},
 		{"a digest that does not match", "", changed, "verify", "digest_mismatch"},
 		{"a path that escapes", "", escaping, "verify", "bad_path"},
@@ -108,7 +108,7 @@ func TestFaultsKeepServing(t *testing.T) {
 			t.Fatalf("%s: Check accepted it", f.name)
 		}
 		st := ts.status(t)
-		if r := st.LastRefusal; r == nil || string(r.Stage) != f.stage || r.Code != f.code || st.Active.Revision != rev {
+		if r := st.LastRefusal; r == nil || string(r.Stage) != f.stage || string(r.Code) != f.code || st.Active.Revision != rev {
 			t.Errorf("%s: /v1/status last refusal %+v, active %s; want %s %s, %s", f.name, r, st.Active.Revision, f.stage, f.code, rev)
 		}
 		if log := ts.log.String(); !strings.Contains(log, `msg="rules refused"`) || !strings.Contains(log, "code="+f.code) {

@@ -47,7 +47,7 @@ func FuzzResolveBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { rules.Close() })
-	h := NewHandler(Config{Rules: rules, MaxBody: fuzzMaxBody, MaxBatch: fuzzMaxBatch})
+	h := NewHandler(HandlerConfig{Rules: rules, MaxBody: fuzzMaxBody, MaxBatch: fuzzMaxBatch})
 	revision := rules.Current().Revision()
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := httptest.NewRecorder()

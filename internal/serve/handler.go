@@ -13,8 +13,8 @@ import (
 	"github.com/dlroute/dlroute/live"
 )
 
-// Config configures NewHandler. Only Rules is required.
-type Config struct {
+// HandlerConfig configures NewHandler (Options configures Run). Only Rules is required.
+type HandlerConfig struct {
 	// Rules are the rules in force; each request acquires one snapshot,
 	// once its body is read, and is answered by it whole.
 	Rules *live.Rules
@@ -42,7 +42,7 @@ type Config struct {
 	Log *slog.Logger
 }
 
-// Defaults of Config.
+// Defaults of HandlerConfig.
 const (
 	DefaultMaxBody  = 4 << 20 // as `dlroute resolve --json`'s longest line
 	DefaultMaxBatch = 10_000
@@ -60,7 +60,7 @@ const RevisionHeader = "Dlroute-Revision"
 //	GET  /v1/status    the revision in force, the last check, the last refusal
 //	GET  /healthz      200 while rules are in force
 //	GET  /metrics      Prometheus metrics
-func NewHandler(cfg Config) http.Handler {
+func NewHandler(cfg HandlerConfig) http.Handler {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
@@ -86,7 +86,7 @@ func NewHandler(cfg Config) http.Handler {
 }
 
 type handler struct {
-	cfg Config
+	cfg HandlerConfig
 	m   *Metrics
 }
 

@@ -21,7 +21,7 @@ const (
 // TestResolve is the API's contract: each decision is `dlroute resolve
 // --json`'s line with the revision added.
 func TestResolve(t *testing.T) {
-	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{MaxBody: 4096, MaxBatch: 3})
+	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), HandlerConfig{MaxBody: 4096, MaxBatch: 3})
 	rev := ts.rules.Current().Revision()
 	tests := []struct {
 		name, query, body string
@@ -81,7 +81,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestRulesStatusHealth(t *testing.T) {
-	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{})
+	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), HandlerConfig{})
 	rev := ts.rules.Current().Revision()
 
 	_, body := ts.get(t, "/v1/rules")
@@ -162,7 +162,7 @@ func ruleSetNames(t *testing.T) []string {
 // server refuses it as it refuses a release no version covers.
 func TestResolveReleaseWarning(t *testing.T) {
 	for _, strict := range []bool{false, true} {
-		ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{StrictRelease: strict})
+		ts := newTestServer(t, live.Static("rules", ruletest.Rules()), HandlerConfig{StrictRelease: strict})
 		rev := ts.rules.Current().Revision()
 		_, w, err := ts.rules.Current().Catalog().Lookup("jax==9.0")
 		if err != nil || w == nil {

@@ -24,7 +24,7 @@ func TestHealthDoesNotWaitOnAGate(t *testing.T) {
 		}
 		return NativePrepare(0)(ctx, s)
 	}
-	srv := newTestServerGate(t, live.Static("rules", ruletest.Rules()), live.Gate{Prepare: prepare}, Config{})
+	srv := newTestServerGate(t, live.Static("rules", ruletest.Rules()), live.Gate{Prepare: prepare}, HandlerConfig{})
 	checked := make(chan error, 1)
 	go func() {
 		checked <- srv.rules.Offer(context.Background(), &live.Candidate{Origin: "next", Dir: ruletest.WithMarker(ruletest.Rules(), "nvfork")})

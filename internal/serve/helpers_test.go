@@ -27,13 +27,13 @@ type testServer struct {
 	log     *syncBuffer
 }
 
-func newTestServer(t testing.TB, src live.Source, cfg Config) *testServer {
+func newTestServer(t testing.TB, src live.Source, cfg HandlerConfig) *testServer {
 	t.Helper()
 	return newTestServerGate(t, src, live.Gate{Prepare: NativePrepare(0)}, cfg)
 }
 
 // newTestServerGate is newTestServer with a gate of the test's.
-func newTestServerGate(t testing.TB, src live.Source, gate live.Gate, cfg Config) *testServer {
+func newTestServerGate(t testing.TB, src live.Source, gate live.Gate, cfg HandlerConfig) *testServer {
 	t.Helper()
 	ts := &testServer{metrics: NewMetrics(), log: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(ts.log, nil))
@@ -44,16 +44,6 @@ func newTestServerGate(t testing.TB, src live.Source, gate live.Gate, cfg Config
 	ts.rules = rules
 	t.Cleanup(func() { rules.Close() })
 	cfg.Rules, cfg.Metrics, cfg.Log = rules, ts.metrics, log
-	ts.Server = httptest.NewServer(NewHandler(cfg))
-	t.Cleanup(ts.Close)
-	return ts
-}
-
-// newHandlerServer serves cfg's rules, which the test opened.
-func newHandlerServer(t testing.TB, cfg Config) *testServer {
-	t.Helper()
-	ts := &testServer{rules: cfg.Rules, metrics: NewMetrics(), log: &syncBuffer{}}
-	cfg.Metrics = ts.metrics
 	ts.Server = httptest.NewServer(NewHandler(cfg))
 	t.Cleanup(ts.Close)
 	return ts

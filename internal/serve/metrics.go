@@ -91,7 +91,7 @@ func (m *Metrics) Observe(e live.Event) {
 		m.activeInfo.WithLabelValues(e.Snapshot.Revision()).Set(1)
 		m.activatedAt.Set(float64(e.Snapshot.ActivatedAt().UnixNano()) / 1e9)
 	case live.Refused:
-		m.refusals.WithLabelValues(string(e.Refusal.Stage), e.Refusal.Code).Inc()
+		m.refusals.WithLabelValues(string(e.Refusal.Stage), string(e.Refusal.Code)).Inc()
 	}
 	if e.KeepError != nil {
 		m.keepErrors.Inc()

@@ -27,7 +27,7 @@ func TestRefusalsEchoNoFile(t *testing.T) {
 	if err := ruletest.WriteDir(dir, ruletest.Rules()); err != nil {
 		t.Fatal(err)
 	}
-	srv := newTestServer(t, live.Dir(dir), Config{})
+	srv := newTestServer(t, live.Dir(dir), HandlerConfig{})
 	ctx, cancel := context.WithCancel(context.Background())
 	watching := make(chan struct{})
 	go func() { defer close(watching); srv.rules.Watch(ctx) }()
@@ -41,7 +41,7 @@ func TestRefusalsEchoNoFile(t *testing.T) {
 	}{
 		// Each put in place by a rename, so that the folder is never seen
 		// without the file.
-		{"a link out of the folder", live.CodeOutsideRoot, func() error {
+		{"a link out of the folder", string(live.CodeOutsideRoot), func() error {
 			link := filepath.Join(dir, "jax", "v3", ".link")
 			if err := os.Symlink(outside, link); err != nil {
 				return err
@@ -62,7 +62,7 @@ func TestRefusalsEchoNoFile(t *testing.T) {
 		}
 		_, body := srv.get(t, "/v1/status")
 		st := srv.status(t)
-		if st.LastRefusal == nil || st.LastRefusal.Code != c.code || !strings.Contains(st.LastRefusal.Reason, c.reasonHas) {
+		if st.LastRefusal == nil || string(st.LastRefusal.Code) != c.code || !strings.Contains(st.LastRefusal.Reason, c.reasonHas) {
 			t.Fatalf("%s: /v1/status is %s; want a refusal %s that says %q", c.name, body, c.code, c.reasonHas)
 		}
 		for what, text := range map[string]string{"/v1/status": body, "the log": srv.log.String()} {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
 )
 
 // inputError is what answers an input that was not decided, as
@@ -153,7 +155,7 @@ func (a answerer) answer(ctx context.Context, input []byte, index *int) ([]byte,
 		ie.Code, ie.Message, ie.Position, ie.Hint = e.Code, e.Message, e.Pos, e.Hint
 	}
 	kind, status := outcomeEvalError, http.StatusInternalServerError
-	if ie.Code.Input() {
+	if answer.Classify(err) == abi.StatusInputError {
 		kind, status = outcomeInputError, http.StatusBadRequest
 	}
 	a.h.m.decisions.WithLabelValues(a.d.Ref(), kind).Inc()

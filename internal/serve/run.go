@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/dlroute/dlroute/internal/httpserve"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -40,7 +41,8 @@ type Options struct {
 	// live.DefaultMaxSequenceJump.
 	MaxSequenceJump uint64
 	// Prepare is the gate's live.Gate.Prepare: what decides each snapshot
-	// (WasmPrepare for the module); nil means NativePrepare(0). Engine
+	// (cmd/dlroute gives internal/wasmserve.Prepare for the module); nil
+	// means NativePrepare(0). Engine
 	// names it in /v1/status and the log: "native" (the default) or
 	// "wasm".
 	Prepare func(context.Context, *live.Snapshot) (io.Closer, error)
@@ -50,7 +52,7 @@ type Options struct {
 	Keep     string
 	Interval time.Duration // how often the source is checked; 0 means live.DefaultInterval
 	RuleSet  string        // the default rule set of a request
-	// StrictRelease is Config.StrictRelease.
+	// StrictRelease is HandlerConfig.StrictRelease.
 	StrictRelease bool
 	MaxBody       int64
 	Log           *slog.Logger
@@ -90,10 +92,10 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if !IsLoopback(addr) {
+	if !httpserve.IsLoopback(addr) {
 		log.Warn("listening beyond loopback: the API has no authentication or TLS of its own; put a proxy that has them in front", "addr", ln.Addr().String())
 	}
-	url, _ := OpenableURL(ln.Addr()) // 127.0.0.1 for a listener on every address
+	url, _ := httpserve.OpenableURL(ln.Addr()) // 127.0.0.1 for a listener on every address
 	log.Info("listening", "url", strings.TrimSuffix(url, "/"), "source", src.String(), "engine", cmp.Or(opts.Engine, "native"), "keep", keepPath)
 	if opts.Listening != nil {
 		opts.Listening(ln.Addr())
@@ -107,8 +109,8 @@ func Run(ctx context.Context, opts Options) error {
 			rules.Watch(watchCtx)
 		}
 	}()
-	h := NewHandler(Config{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, StrictRelease: opts.StrictRelease, MaxBody: opts.MaxBody, Metrics: metrics, Log: log})
-	err = Serve(ctx, ln, h, log)
+	h := NewHandler(HandlerConfig{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, StrictRelease: opts.StrictRelease, MaxBody: opts.MaxBody, Metrics: metrics, Log: log})
+	err = httpserve.Serve(ctx, ln, h, log)
 	stopWatch()
 	<-watching
 	return err
@@ -184,15 +186,4 @@ func logEvent(log *slog.Logger, e live.Event) {
 	if e.WatchError != nil {
 		log.Warn("watching the source failed; it is still checked every interval", "err", e.WatchError)
 	}
-}
-
-// OpenableURL is a URL a person can open in a browser for a listener at
-// addr: the address itself, or, for one that listens on all interfaces
-// (0.0.0.0 or [::], which a browser cannot open), loopback at its port,
-// with everywhere set.
-func OpenableURL(addr net.Addr) (url string, everywhere bool) {
-	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
-		return fmt.Sprintf("http://127.0.0.1:%d/", tcp.Port), true
-	}
-	return "http://" + addr.String() + "/", false
 }

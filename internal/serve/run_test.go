@@ -56,14 +56,3 @@ func TestRunPicksUpAnEdit(t *testing.T) {
 		t.Errorf("Run returned %v after its context ended, want nil", err)
 	}
 }
-
-func TestIsLoopback(t *testing.T) {
-	for addr, want := range map[string]bool{
-		"127.0.0.1:8181": true, "[::1]:8181": true, "localhost:0": true,
-		"0.0.0.0:8181": false, ":8181": false, "10.0.0.5:8181": false, "example.com:80": false,
-	} {
-		if got := IsLoopback(addr); got != want {
-			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
-		}
-	}
-}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"github.com/dlroute/dlroute/internal/httpserve"
 	"io"
 	"log/slog"
 	"net"
@@ -31,7 +32,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
-		served <- Serve(ctx, ln, NewHandler(Config{Rules: rules, Metrics: metrics}), slog.New(slog.DiscardHandler))
+		served <- httpserve.Serve(ctx, ln, NewHandler(HandlerConfig{Rules: rules, Metrics: metrics}), slog.New(slog.DiscardHandler))
 	}()
 
 	// Half a batch, then wait until the handler is reading it.

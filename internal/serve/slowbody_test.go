@@ -35,7 +35,7 @@ func TestSlowBodyDoesNotPinSnapshot(t *testing.T) {
 	gate := live.Gate{Prepare: func(_ context.Context, s *live.Snapshot) (io.Closer, error) {
 		return &closeRecorder{revision: s.Revision(), closed: closed}, nil
 	}}
-	ts := newTestServerGate(t, live.Static("rules", ruletest.Rules()), gate, Config{})
+	ts := newTestServerGate(t, live.Static("rules", ruletest.Rules()), gate, HandlerConfig{})
 	old := ts.rules.Current().Revision()
 
 	body, write := io.Pipe()

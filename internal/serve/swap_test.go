@@ -16,8 +16,8 @@ import (
 	"github.com/dlroute/dlroute/live"
 )
 
-// answer is what the load checks of a decision.
-type answer struct {
+// served is what the load checks of a decision.
+type served struct {
 	DeviceType string          `json:"device_type"`
 	Error      json.RawMessage `json:"error"`
 	RuleSet    string          `json:"ruleset"`
@@ -30,7 +30,7 @@ type answer struct {
 // names. Run it with -race.
 func TestSwapUnderLoad(t *testing.T) {
 	t.Parallel() // CPU-bound, beside TestFaultsKeepServing's wait
-	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{})
+	ts := newTestServer(t, live.Static("rules", ruletest.Rules()), HandlerConfig{})
 	const versions = 5
 	marker := func(i int) string { return fmt.Sprintf("fork%c", 'a'+i) }
 	markerOf := map[string]string{ts.rules.Current().Revision(): ""} // by revision
@@ -60,7 +60,7 @@ func TestSwapUnderLoad(t *testing.T) {
 		}
 	}
 	// check is one decision of input marker m, answered by revision rev.
-	check := func(a answer, rev, m string) {
+	check := func(a served, rev, m string) {
 		known := a.DeviceType == "kDLCUDA"
 		if a.Revision != rev || known != (markerOf[rev] == m) {
 			fail("revision %s (marker %q) answered %q with %+v", rev, markerOf[rev], m, a)
@@ -90,12 +90,12 @@ func TestSwapUnderLoad(t *testing.T) {
 				}
 				lastSeen.Store(rev)
 				if g%2 == 0 {
-					var a answer
+					var a served
 					json.Unmarshal(out, &a)
 					check(a, rev, m)
 					continue
 				}
-				var as []answer
+				var as []served
 				json.Unmarshal(out, &as)
 				if len(as) != 100 {
 					fail("a batch of 100 got %d answers", len(as))

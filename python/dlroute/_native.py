@@ -14,19 +14,10 @@ import threading
 from ctypes import POINTER, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
 from typing import Any
 
+from ._codes import *  # noqa: F403 (the statuses and steps of dlroute.h, generated from the Go constants)
 from .errors import DlrouteError, ForkedError, LibraryError
 
 ABI_VERSION = 1  # DLROUTE_ABI_VERSION of the header this package speaks
-
-# Statuses (dlroute.h).
-OK, INPUT_ERROR, EVAL_ERROR, LOAD_ERROR, NO_RULESET, BAD_HANDLE, BAD_ARGUMENT, TOO_SMALL = range(8)
-FORKED, INTERNAL, TOO_MANY_OPEN = 10, 11, 12
-
-STATUS_NAMES = {OK: "ok", INPUT_ERROR: "input_error", EVAL_ERROR: "eval_error", LOAD_ERROR: "load_error",
-                NO_RULESET: "no_ruleset", BAD_HANDLE: "bad_handle", BAD_ARGUMENT: "bad_argument",
-                TOO_SMALL: "too_small", FORKED: "forked", INTERNAL: "internal", TOO_MANY_OPEN: "too_many_open"}
-
-STEPS = ("raise", "in_place", "copy_to_host")  # DLROUTE_STEP_*
 
 FORK_HINT = ("libdlroute was loaded before this process forked, and its Go runtime does not survive fork: "
              "use the 'spawn' or 'forkserver' start method of multiprocessing (torch DataLoader: "

@@ -1,6 +1,6 @@
 """The exceptions dlroute raises, each with a stable ``code``.
 
-The codes are those of the engine (README.md lists them): match on
+The codes are those of the engine (ERRORS.md lists them): match on
 ``err.code``, never on the message. The rules' own decisions to raise
 (``BufferError``, ``ValueError``, ...) are not these: ``RuleSet.resolve``
 returns them as decisions, and :mod:`dlroute.routing` raises them with

@@ -7,7 +7,7 @@
 //
 // Node: each load in a fresh process (compile, start, rules, the first
 // decision), with V8's default tiers and with --liftoff-only; per call, in
-// a fresh process, after a warm-up. Go: BenchmarkGoHost in hostfuncs,
+// a fresh process, after a warm-up. Go: BenchmarkGoHost in wasmhost,
 // measured the same way, run by `go test` from here. Then the whole of a
 // short-lived process: 5,000 new lines through resolve.mjs and through
 // `dlroute resolve --json --engine wasm`. Medians, with min and max.
@@ -73,7 +73,7 @@ for (const [tier, v8flags] of [["", []], [" --liftoff-only", ["--liftoff-only"]]
   }
 }
 
-const bench = (args) => execFileSync("go", ["test", "./hostfuncs", "-run", "^$", "-bench", "^BenchmarkGoHost$", "-count", String(count), ...args], { cwd: ROOT, env, encoding: "utf8" });
+const bench = (args) => execFileSync("go", ["test", "./wasmhost", "-run", "^$", "-bench", "^BenchmarkGoHost$", "-count", String(count), ...args], { cwd: ROOT, env, encoding: "utf8" });
 const goOut = bench(["-benchtime", "3x"]).split("\n").filter((l) => l.includes("/load")).join("\n") + "\n" + bench([]).split("\n").filter((l) => !l.includes("/load")).join("\n");
 for (const m of goOut.matchAll(/^BenchmarkGoHost\/(\S+?)-\d+\s+\d+\s+([\d.]+) ns\/op/gm)) {
   add(`go: ${m[1] === "load" ? "load to first decision" : m[1]}`, Number(m[2]) / 1e6);

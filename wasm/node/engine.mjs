@@ -1,7 +1,7 @@
 // The engine: the module, compiled once, an instance of it with the rules
 // loaded, and the rule sets resolved through it. A trap leaves an instance
 // unusable; the next call starts a fresh one and hands it the same rules,
-// as Go's hostfuncs.Runner does.
+// as Go's wasmhost.Runner does.
 
 import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";

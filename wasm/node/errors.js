@@ -5,7 +5,7 @@
 /** The codes of an input that is not valid; every other code is not the input's fault. */
 export const INPUT_CODES = Object.freeze(["json_syntax", "unknown_field", "missing_field", "wrong_type", "too_long", "invalid_utf8"]);
 
-/** The code of an error about the module itself, as Go's hostfuncs.CodeModule. */
+/** The code of an error about the module itself, as Go's wasmhost.CodeModule. */
 export const CODE_MODULE = "module_error";
 
 /**

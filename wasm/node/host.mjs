@@ -1,5 +1,5 @@
 // The host functions the module imports from "dlroute_host" (wasm/ABI.md,
-// Imports): platform_version and copy_to_host. Like Go's hostfuncs they
+// Imports): platform_version and copy_to_host. Like Go's wasmhost they
 // never throw into the module: a JavaScript exception unwinding through
 // the Go runtime inside it would leave the instance unusable. Every
 // failure is a status, and every guest pointer is checked first.

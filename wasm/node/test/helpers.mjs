@@ -22,7 +22,7 @@ export async function compiledModule() {
 /** The repository's rules directory, the package's default. */
 export const RULES = fileURLToPath(new URL("../../../rules/", import.meta.url));
 
-/** The ABI golden file that hostfuncs' TestABISurface also checks. */
+/** The ABI golden file that wasmhost's TestABISurface also checks. */
 export const ABI_GOLDEN = new URL("../../testdata/abi-v1.golden", import.meta.url);
 
 /**
@@ -44,7 +44,7 @@ export async function tempRules(edit = {}) {
  * does nothing, and the given exports, each a function that returns
  * version (an i32), or traps when it is named in traps: what a dlroute
  * module of another ABI version, or a broken one, looks like to a host.
- * Hand-assembled, as Go's hostfuncs test assembles its own.
+ * Hand-assembled, as Go's wasmhost test assembles its own.
  */
 export function fakeModule(version, exports, traps = []) {
   const leb = (n) => {

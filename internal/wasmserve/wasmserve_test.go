@@ -1,18 +1,21 @@
-package serve
+package wasmserve
 
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/live"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // TestWasmEngine serves through the module: every case of every version
@@ -26,21 +29,26 @@ func TestWasmEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	native := newTestServer(t, live.Static("rules", ruletest.Rules()), Config{})
-	compiled, err := hostfuncs.Compile(context.Background(), hostfuncs.RunnerConfig{Module: module})
+	nativeRules, err := live.Open(context.Background(), live.Config{Source: live.Static("rules", ruletest.Rules()), Gate: live.Gate{Prepare: serve.NativePrepare(0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nativeRules.Close()
+	native := newServer(t, serve.HandlerConfig{Rules: nativeRules})
+	compiled, err := wasmhost.Compile(context.Background(), wasmhost.RunnerConfig{Module: module})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer compiled.Close(context.Background())
 	rules, err := live.Open(context.Background(), live.Config{
 		Source: live.Static("rules", ruletest.Rules()),
-		Gate:   live.Gate{Prepare: WasmPrepare(compiled)},
+		Gate:   live.Gate{Prepare: Prepare(compiled)},
 	})
 	if err != nil {
 		t.Fatalf("live.Open with the module: %v", err)
 	}
 	defer rules.Close()
-	wasm := newHandlerServer(t, Config{Rules: rules, Engine: "wasm"})
+	wasm := newServer(t, serve.HandlerConfig{Rules: rules, Engine: "wasm"})
 
 	cat, _ := engine.Load(ruletest.Rules(), engine.Options{})
 	for _, rs := range cat.RuleSets() {
@@ -78,7 +86,7 @@ func inputJSON(t *testing.T, in engine.Input) string {
 }
 
 // TestWasmAttackKeepsHealthz: under --engine wasm, as many requests as
-// the pool has instances (WasmInstances, as serve runs it), each keeping its guest busy for seconds, end at
+// the pool has instances (Instances, as serve runs it), each keeping its guest busy for seconds, end at
 // the request's deadline with canceled; /healthz and /v1/status answer
 // within 100 ms throughout; and a normal request after them is answered
 // correctly by the instances started in the stopped ones' place.
@@ -91,8 +99,8 @@ func TestWasmAttackKeepsHealthz(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	instances := WasmInstances()
-	compiled, err := hostfuncs.Compile(ctx, hostfuncs.RunnerConfig{Module: module, Instances: instances})
+	instances := Instances()
+	compiled, err := wasmhost.Compile(ctx, wasmhost.RunnerConfig{Module: module, Instances: instances})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +109,14 @@ func TestWasmAttackKeepsHealthz(t *testing.T) {
 	// nothing stops it.
 	rules, err := live.Open(ctx, live.Config{
 		Source: live.Static("rules", ruletest.WithSlowRules(ruletest.Rules(), 100)),
-		Gate:   live.Gate{Prepare: WasmPrepare(compiled)},
+		Gate:   live.Gate{Prepare: Prepare(compiled)},
 	})
 	if err != nil {
 		t.Fatalf("live.Open with the module: %v", err)
 	}
 	defer rules.Close()
 	const timeout = 500 * time.Millisecond
-	srv := newHandlerServer(t, Config{Rules: rules, Engine: "wasm", Timeout: timeout})
+	srv := newServer(t, serve.HandlerConfig{Rules: rules, Engine: "wasm", Timeout: timeout})
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	probe := func(path string) time.Duration {
@@ -178,4 +186,26 @@ func TestWasmAttackKeepsHealthz(t *testing.T) {
 			t.Fatalf("after the attack: %d %s; want kDLROCM once the instances are replaced", status, body)
 		}
 	}
+}
+
+// server is serve's handler on an httptest server.
+type server struct{ *httptest.Server }
+
+func newServer(t testing.TB, cfg serve.HandlerConfig) *server {
+	t.Helper()
+	srv := &server{httptest.NewServer(serve.NewHandler(cfg))}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// post sends body to /v1/resolve with query q.
+func (s *server) post(t testing.TB, q, body string) (int, http.Header, string) {
+	t.Helper()
+	resp, err := http.Post(s.URL+"/v1/resolve"+q, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(out)
 }

@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/memo"
 )
 
@@ -23,7 +24,7 @@ type RuleSet struct {
 	desc        abi.Description
 	deviceNames map[int64]string
 	memo        *memo.Memo[engine.Decision]
-	lines       *memo.Memo[[]byte]
+	lines       *answer.Answerer // ResolveJSON's, in front of the module
 }
 
 // RuleSet returns the rule set named by ref ("jax", "jax@v2") from the
@@ -35,8 +36,8 @@ func (r *Runner) RuleSet(ctx context.Context, ref string) (*RuleSet, error) {
 	if rs != nil {
 		return rs, nil
 	}
-	rs = &RuleSet{r: r, gen: gen, deviceNames: map[int64]string{},
-		memo: memo.New[engine.Decision](r.cfg.MemoSize), lines: memo.New[[]byte](r.cfg.MemoSize)}
+	rs = &RuleSet{r: r, gen: gen, deviceNames: map[int64]string{}, memo: memo.New[engine.Decision](r.cfg.MemoSize)}
+	rs.lines = answer.New(rs.resolveJSON, r.cfg.MemoSize)
 	err := r.with(ctx, func(inst *instance) error {
 		h, err := inst.handle(ctx, ref)
 		if err != nil {
@@ -145,19 +146,18 @@ var capsuleNames = [...]string{abi.CapsuleNone: "", abi.CapsuleUnversioned: engi
 // native engine writes, or an *engine.Error for an input or evaluation
 // error.
 func (rs *RuleSet) ResolveJSON(ctx context.Context, line []byte) ([]byte, error) {
-	if out, ok := rs.lines.Get(line); ok {
-		return slices.Clone(out), nil // the memo's copy stays the memo's
-	}
+	out, err := rs.lines.Decide(ctx, line)
+	return slices.Clone(out), err // the memo's copy stays the memo's
+}
+
+// resolveJSON is the module's answer to line.
+func (rs *RuleSet) resolveJSON(ctx context.Context, line []byte) ([]byte, bool, error) {
 	var result []byte
 	err := rs.call(ctx, "dlroute_resolve_json", line, func(out []byte) error {
 		result = slices.Clone(out)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	rs.lines.Put(line, result)
-	return result, nil
+	return result, true, err
 }
 
 // ExplainJSON decides one JSON input through the module and returns the

@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"cmp"
@@ -51,8 +51,8 @@ func Compile(ctx context.Context, cfg RunnerConfig) (*Module, error) {
 	if cfg.MemoSize == 0 {
 		cfg.MemoSize = engine.DefaultMemoSize
 	}
-	if cfg.Host.Buffers == nil {
-		cfg.Host.Buffers = &Buffers{}
+	if cfg.Host.buffers == nil {
+		cfg.Host.buffers = &bufferTable{}
 	}
 	rc := wazero.NewRuntimeConfig().WithMemoryLimitPages(cfg.MemoryLimitPages).WithCloseOnContextDone(!cfg.uninterruptible)
 	if dir, err := cacheDir(cfg.CacheDir); err == nil {
@@ -65,7 +65,7 @@ func Compile(ctx context.Context, cfg RunnerConfig) (*Module, error) {
 		rt.Close(ctx)
 		return nil, err
 	}
-	if _, err := Instantiate(ctx, rt, cfg.Host); err != nil {
+	if _, err := instantiate(ctx, rt, cfg.Host); err != nil {
 		rt.Close(ctx)
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"context"
@@ -24,13 +24,15 @@ import (
 
 // RunnerConfig configures NewRunner. Only Module is required.
 type RunnerConfig struct {
-	// Module is the dlroute WebAssembly module (see internal/wasmbuild).
+	// Module is the dlroute WebAssembly module, built from the source in
+	// package github.com/dlroute/dlroute (ModuleSource) as the dlroute
+	// command builds it.
 	Module []byte
 	// CacheDir holds wazero's compiled code, so that a later process
 	// compiles in milliseconds; empty means os.UserCacheDir()/dlroute/wazero.
 	CacheDir string
 	// Host is what the host functions do. Its Copier makes the copies of
-	// RuleSet.Exchange; nil Buffers is a table of the runner's own.
+	// RuleSet.Exchange.
 	Host Host
 	// Instances bounds how many module instances run at once, one per
 	// concurrent call (an instance is not safe for concurrent use); 0

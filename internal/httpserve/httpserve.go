@@ -1,8 +1,12 @@
-package serve
+// Package httpserve is the HTTP server both `dlroute serve` and `dlroute
+// playground` run: its limits, a graceful shutdown, and the addresses a
+// person is shown.
+package httpserve
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -65,4 +69,15 @@ func IsLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// OpenableURL is a URL a person can open in a browser for a listener at
+// addr: the address itself, or, for one that listens on all interfaces
+// (0.0.0.0 or [::], which a browser cannot open), loopback at its port,
+// with everywhere set.
+func OpenableURL(addr net.Addr) (url string, everywhere bool) {
+	if tcp, ok := addr.(*net.TCPAddr); ok && (tcp.IP == nil || tcp.IP.IsUnspecified()) {
+		return fmt.Sprintf("http://127.0.0.1:%d/", tcp.Port), true
+	}
+	return "http://" + addr.String() + "/", false
 }

@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func TestABISurface(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got != string(want) {
-		t.Errorf("the module's ABI surface differs from %s:\n%s\nhint: a change a host can see; if it is meant, say so in wasm/ABI.md (a new ABI version unless it only adds) and run go test ./hostfuncs -run ABISurface -update-abi", abiGolden, lineDiff(string(want), got))
+		t.Errorf("the module's ABI surface differs from %s:\n%s\nhint: a change a host can see; if it is meant, say so in wasm/ABI.md (a new ABI version unless it only adds) and run go test ./wasmhost -run ABISurface -update-abi", abiGolden, lineDiff(string(want), got))
 	}
 }
 
@@ -76,9 +76,9 @@ func abiSurface(t *testing.T, module []byte) string {
 	lines = slices.Compact(lines) // the Go runtime imports some WASI functions twice
 	header := fmt.Sprintf(`# The dlroute module's ABI as a host sees it: the version dlroute_abi_version
 # returns, and every export and import with its signature (wasm/ABI.md).
-# hostfuncs' TestABISurface and the Node package's tests check the module
+# wasmhost's TestABISurface and the Node package's tests check the module
 # built from the checkout against this file; rewrite it with
-#   go test ./hostfuncs -run ABISurface -update-abi
+#   go test ./wasmhost -run ABISurface -update-abi
 abi_version %d
 `, abi.Version)
 	return header + strings.Join(lines, "\n") + "\n"

@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"context"

@@ -1,16 +1,20 @@
-package hostfuncs_test
+package wasmhost_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log"
+	"os"
+	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/hostfuncs"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
+	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // The seed's case decided natively and carried out by the host copier:
@@ -28,7 +32,7 @@ func ExampleCarryOut() {
 		log.Fatal(err)
 	}
 	array := []byte{1, 2, 3, 4}
-	res, err := hostfuncs.CarryOut(ctx, d, machine.Buffer{DeviceType: machine.DeviceCPU, Data: array, Size: 4}, machine.HostCopier{})
+	res, err := wasmhost.CarryOut(ctx, d, machine.Buffer{DeviceType: machine.DeviceCPU, Data: array, Size: 4}, machine.HostCopier{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -40,14 +44,22 @@ func ExampleCarryOut() {
 }
 
 // The same exchange through the module: it decides, and asks the host to
-// make the copy (copy_to_host), which the runner's Host.Copier does.
+// make the copy (copy_to_host), which the runner's Host.Copier does. It
+// prints
+//
+//	unknown-platform-host-copy DLPACK_FLAG_BITMASK_IS_COPIED
+//	1 0 true
+//
+// The example has no Output comment, so go test compiles it and does not
+// run it: it builds the WebAssembly module, which `go test -short` never
+// does. TestExampleRuleSetExchange runs it and checks what it prints.
 func ExampleRuleSet_Exchange() {
 	ctx := context.Background()
 	module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	r, err := hostfuncs.NewRunner(ctx, hostfuncs.RunnerConfig{Module: module, Instances: 1, Host: hostfuncs.Host{Copier: machine.HostCopier{}}})
+	r, err := wasmhost.NewRunner(ctx, wasmhost.RunnerConfig{Module: module, Instances: 1, Host: wasmhost.Host{Copier: machine.HostCopier{}}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,7 +81,35 @@ func ExampleRuleSet_Exchange() {
 	}
 	fmt.Println(res.Decision.Rule, res.Decision.Flags)
 	fmt.Println(res.Buffer.DeviceType, res.Buffer.DeviceID, bytes.Equal(res.Buffer.Data, array))
-	// Output:
-	// unknown-platform-host-copy DLPACK_FLAG_BITMASK_IS_COPIED
-	// 1 0 true
+}
+
+// TestExampleRuleSetExchange runs ExampleRuleSet_Exchange, outside the
+// quick loop, and checks what it prints against its doc comment.
+func TestExampleRuleSetExchange(t *testing.T) {
+	testenv.Short(t, "ExampleRuleSet_Exchange builds the WebAssembly module; it")
+	got := stdoutOf(t, ExampleRuleSet_Exchange)
+	if want := "unknown-platform-host-copy DLPACK_FLAG_BITMASK_IS_COPIED\n1 0 true\n"; got != want {
+		t.Errorf("ExampleRuleSet_Exchange printed\n%s\nwant\n%s", got, want)
+	}
+}
+
+// stdoutOf is what f writes to os.Stdout.
+func stdoutOf(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() {
+		out, _ := io.ReadAll(r)
+		done <- out
+	}()
+	defer func() { os.Stdout = saved }()
+	f()
+	os.Stdout = saved
+	w.Close()
+	return string(<-done)
 }

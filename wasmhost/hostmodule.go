@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"context"
@@ -12,52 +12,35 @@ import (
 	"github.com/dlroute/dlroute/machine"
 )
 
-// ModuleName is the name the dlroute module imports host functions from.
-const ModuleName = abi.HostModule
-
 // Host is what the host functions do for a guest: read the machine and
 // copy buffers. A nil field makes its function answer "unavailable".
 type Host struct {
 	// PlatformVersion reads the platform_version of a device of this
 	// machine, for inputs that leave it out.
 	PlatformVersion func(ctx context.Context, device int) (string, error)
-	// Buffers holds the buffers guests name by handle. NewRunner makes
-	// one when it is nil.
-	Buffers *Buffers
+	// buffers holds the buffers guests name by handle. NewRunner makes
+	// one when it is nil; the tests share one between runners.
+	buffers *bufferTable
 	// Copier copies a buffer to host memory for copy_to_host.
 	Copier machine.Copier
 }
 
-// Instantiate instantiates the host module into r, under ModuleName.
-func Instantiate(ctx context.Context, r wazero.Runtime, h Host) (api.Closer, error) {
-	b := r.NewHostModuleBuilder(ModuleName)
-	NewFunctionExporter(h).ExportFunctions(b)
-	return b.Instantiate(ctx)
-}
-
-// FunctionExporter exports the host functions into a builder, for a host
-// that adds them to a module of its own.
-type FunctionExporter interface {
-	ExportFunctions(wazero.HostModuleBuilder)
-}
-
-// NewFunctionExporter returns the exporter of h's functions.
-func NewFunctionExporter(h Host) FunctionExporter { return exporter{h} }
-
-type exporter struct{ h Host }
-
-var i32 = api.ValueTypeI32
-
-func (e exporter) ExportFunctions(b wazero.HostModuleBuilder) {
+// instantiate instantiates the host functions into r, as the module
+// abi.HostModule the guest imports them from.
+func instantiate(ctx context.Context, r wazero.Runtime, h Host) (api.Closer, error) {
+	b := r.NewHostModuleBuilder(abi.HostModule)
 	b.NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(e.h.platformVersion), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		WithGoModuleFunction(api.GoModuleFunc(h.platformVersion), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("device", "buf", "buf_cap", "len_out").WithResultNames("status").
 		Export("platform_version")
 	b.NewFunctionBuilder().
-		WithGoModuleFunction(api.GoModuleFunc(e.h.copyToHost), []api.ValueType{i32, i32}, []api.ValueType{i32}).
+		WithGoModuleFunction(api.GoModuleFunc(h.copyToHost), []api.ValueType{i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("buffer", "handle_out").WithResultNames("status").
 		Export("copy_to_host")
+	return b.Instantiate(ctx)
 }
+
+var i32 = api.ValueTypeI32
 
 // platformVersion is platform_version(device, buf, buf_cap, len_out) ->
 // status: it writes the version's length at len_out and, when it fits,
@@ -103,24 +86,24 @@ func (h Host) copyToHost(ctx context.Context, m api.Module, stack []uint64) {
 }
 
 func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint32 {
-	if h.Buffers == nil || h.Copier == nil {
+	if h.buffers == nil || h.Copier == nil {
 		return abi.HostUnavailable
 	}
 	if _, ok := mem.Read(out, 4); !ok {
 		return abi.HostFault // checked first: a copy nobody can receive is not made
 	}
-	src, ok := h.Buffers.Get(buffer)
+	src, ok := h.buffers.get(buffer)
 	if !ok {
 		return abi.HostUnavailable
 	}
 	dst, err := withDeadline(ctx, func(ctx context.Context) (machine.Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
 	if err != nil {
-		h.Buffers.note(buffer, 0, err) // the guest sees a status; RuleSet.Exchange reports the error
+		h.buffers.note(buffer, 0, err) // the guest sees a status; RuleSet.Exchange reports the error
 		return abi.HostFailed
 	}
 	var handle [4]byte
-	dstHandle := h.Buffers.Add(dst)
-	h.Buffers.note(buffer, dstHandle, nil)
+	dstHandle := h.buffers.add(dst)
+	h.buffers.note(buffer, dstHandle, nil)
 	binary.LittleEndian.PutUint32(handle[:], dstHandle)
 	mem.Write(out, handle[:])
 	return abi.HostOK

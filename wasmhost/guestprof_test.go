@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 // guestProfDir, when set, makes TestGuestProfile write CPU profiles of
 // the guest inside wazero there, one pprof file per path:
 //
-//	go test ./hostfuncs -run TestGuestProfile -guestprof /tmp/prof
+//	go test ./wasmhost -run TestGuestProfile -guestprof /tmp/prof
 //	go tool pprof -top /tmp/prof/miss.pprof
 //
 // github.com/dispatchrun/wzprof (now stealthrocket/wzprof) would do this,

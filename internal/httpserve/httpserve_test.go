@@ -1,10 +1,8 @@
-package main
+package httpserve
 
 import (
 	"net"
 	"testing"
-
-	"github.com/dlroute/dlroute/internal/serve"
 )
 
 // `playground --addr 0.0.0.0:8080` listens on [::]:8080, which no browser
@@ -22,8 +20,8 @@ func TestOpenableURL(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("::1"), Port: 8080}, "http://[::1]:8080/", false},
 		{&net.TCPAddr{IP: net.IPv4(192, 168, 1, 7), Port: 80}, "http://192.168.1.7:80/", false},
 	} {
-		if got, everywhere := serve.OpenableURL(tc.addr); got != tc.want || everywhere != tc.everywhere {
-			t.Errorf("serve.OpenableURL(%v) got %s, %v; want %s, %v", tc.addr, got, everywhere, tc.want, tc.everywhere)
+		if got, everywhere := OpenableURL(tc.addr); got != tc.want || everywhere != tc.everywhere {
+			t.Errorf("OpenableURL(%v) got %s, %v; want %s, %v", tc.addr, got, everywhere, tc.want, tc.everywhere)
 		}
 	}
 }
@@ -35,7 +33,7 @@ func TestOpenableURLListening(t *testing.T) {
 		t.Skip(err)
 	}
 	defer ln.Close()
-	url, everywhere := serve.OpenableURL(ln.Addr())
+	url, everywhere := OpenableURL(ln.Addr())
 	if !everywhere || url != "http://127.0.0.1:"+portOf(ln.Addr())+"/" {
 		t.Errorf("listening at %s: openableURL got %s, %v", ln.Addr(), url, everywhere)
 	}
@@ -44,4 +42,15 @@ func TestOpenableURLListening(t *testing.T) {
 func portOf(addr net.Addr) string {
 	_, port, _ := net.SplitHostPort(addr.String())
 	return port
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8181": true, "[::1]:8181": true, "localhost:0": true,
+		"0.0.0.0:8181": false, ":8181": false, "10.0.0.5:8181": false, "example.com:80": false,
+	} {
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)
+		}
+	}
 }

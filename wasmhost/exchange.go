@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func CarryOut(ctx context.Context, d engine.Decision, src machine.Buffer, c mach
 	}
 	res := ExchangeResult{Decision: d}
 	switch step {
-	case exchange.StepNothing:
+	case exchange.StepRaise:
 		return res, nil
 	case exchange.StepInPlace:
 		res.Buffer = inPlace(d, src)
@@ -99,13 +99,13 @@ func inPlace(d engine.Decision, src machine.Buffer) *machine.Buffer {
 // `dlroute resolve --json --ruleset exchange`) in the module and carries
 // the decision out for src: the module exports src in place, or asks the
 // host to copy it into host memory (copy_to_host, which runs the runner's
-// Host.Copier). src is registered in the runner's Buffers for the call
+// Host.Copier). src is registered in the runner's table of buffers for the call
 // and the table holds neither it nor its copy afterwards. Errors are an
 // *engine.Error for an input or evaluation error, and an *ExchangeError
 // for a decision that could not be carried out, as CarryOut's.
 func (rs *RuleSet) Exchange(ctx context.Context, line []byte, src machine.Buffer) (ExchangeResult, error) {
-	buffers := rs.r.cfg.Host.Buffers
-	h := buffers.Add(src)
+	buffers := rs.r.cfg.Host.buffers
+	h := buffers.add(src)
 	var answer struct {
 		Decision engine.Decision `json:"decision"`
 		Buffer   *uint32         `json:"buffer"`

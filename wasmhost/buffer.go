@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"sync"
@@ -6,10 +6,10 @@ import (
 	"github.com/dlroute/dlroute/machine"
 )
 
-// Buffers is a table of buffers by handle, shared by the host functions of
+// bufferTable is a table of buffers by handle, shared by the host functions of
 // one runner: the guest names buffers by handle and never sees their bytes.
 // It is safe for concurrent use.
-type Buffers struct {
+type bufferTable struct {
 	mu    sync.Mutex
 	next  uint32
 	m     map[uint32]machine.Buffer
@@ -24,8 +24,8 @@ type copyNote struct {
 	err    error
 }
 
-// Add registers a buffer and returns its handle (never 0).
-func (b *Buffers) Add(buf machine.Buffer) uint32 {
+// add registers a buffer and returns its handle (never 0).
+func (b *bufferTable) add(buf machine.Buffer) uint32 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
@@ -36,24 +36,16 @@ func (b *Buffers) Add(buf machine.Buffer) uint32 {
 	return b.next
 }
 
-// Get returns the buffer of a handle.
-func (b *Buffers) Get(h uint32) (machine.Buffer, bool) {
+// get returns the buffer of a handle.
+func (b *bufferTable) get(h uint32) (machine.Buffer, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	buf, ok := b.m[h]
 	return buf, ok
 }
 
-// Remove forgets a handle (and not the copies made of its buffer).
-func (b *Buffers) Remove(h uint32) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	delete(b.m, h)
-	delete(b.notes, h)
-}
-
 // note records a copy made of src (dst), or the copier's error.
-func (b *Buffers) note(src, dst uint32, err error) {
+func (b *bufferTable) note(src, dst uint32, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.notes == nil {
@@ -70,7 +62,7 @@ func (b *Buffers) note(src, dst uint32, err error) {
 
 // release forgets src and every copy made of it, and returns the copies
 // by handle and the copier's last error.
-func (b *Buffers) release(src uint32) (map[uint32]machine.Buffer, error) {
+func (b *bufferTable) release(src uint32) (map[uint32]machine.Buffer, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n := b.notes[src]

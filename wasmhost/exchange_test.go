@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"bytes"
@@ -102,8 +102,8 @@ func TestExchangeEnginesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buffers := &Buffers{}
-	r := newRunner(t, Host{Copier: machine.HostCopier{}, Buffers: buffers})
+	buffers := &bufferTable{}
+	r := newRunner(t, Host{Copier: machine.HostCopier{}, buffers: buffers})
 	data := testArray()
 	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	copies := 0
@@ -167,11 +167,11 @@ func TestExchangeFailures(t *testing.T) {
 	// One runner with a copier the cases swap, and one without: a runner
 	// takes a second to start.
 	var copier machine.Copier
-	buffers := &Buffers{}
-	swapped := newRunner(t, Host{Buffers: buffers, Copier: copierFunc(func(ctx context.Context, src machine.Buffer) (machine.Buffer, error) {
+	buffers := &bufferTable{}
+	swapped := newRunner(t, Host{buffers: buffers, Copier: copierFunc(func(ctx context.Context, src machine.Buffer) (machine.Buffer, error) {
 		return copier.CopyToHost(ctx, src)
 	})})
-	none := newRunner(t, Host{Buffers: buffers})
+	none := newRunner(t, Host{buffers: buffers})
 	for _, tt := range tests {
 		r := none
 		if copier = tt.copier; copier != nil {

@@ -1,4 +1,4 @@
-package hostfuncs
+package wasmhost
 
 import (
 	"bytes"
@@ -197,10 +197,10 @@ func TestAskTheMachine(t *testing.T) {
 
 func TestCopyToHost(t *testing.T) {
 	ctx := context.Background()
-	buffers := &Buffers{}
-	r := newRunner(t, Host{Buffers: buffers, Copier: machine.HostCopier{}})
+	buffers := &bufferTable{}
+	r := newRunner(t, Host{buffers: buffers, Copier: machine.HostCopier{}})
 	data := []byte("an array of bytes standing for a pinned host buffer")
-	src := buffers.Add(machine.Buffer{DeviceType: machine.DeviceCUDAHost, Data: data, Size: int64(len(data))})
+	src := buffers.add(machine.Buffer{DeviceType: machine.DeviceCUDAHost, Data: data, Size: int64(len(data))})
 	var status abi.Status
 	var handle uint32
 	err := r.with(ctx, func(inst *instance) error {
@@ -214,7 +214,7 @@ func TestCopyToHost(t *testing.T) {
 	if err != nil || status != abi.StatusOK {
 		t.Fatalf("dlroute_copy_to_host: %v, %v", status, err)
 	}
-	dst, ok := buffers.Get(handle)
+	dst, ok := buffers.get(handle)
 	if !ok || !bytes.Equal(dst.Data, data) || dst.DeviceType != machine.DeviceCPU || &dst.Data[0] == &data[0] {
 		t.Fatalf("copy: got %+v, want a new kDLCPU buffer with the same bytes", dst)
 	}
@@ -231,10 +231,10 @@ func TestCopyToHost(t *testing.T) {
 // outside the guest's memory: they answer HostFault and do not panic.
 func TestHostFunctionsCheckMemory(t *testing.T) {
 	ctx := context.Background()
-	buffers := &Buffers{}
-	h := Host{PlatformVersion: func(context.Context, int) (string, error) { return "cuda 12030", nil }, Buffers: buffers, Copier: machine.HostCopier{}}
+	buffers := &bufferTable{}
+	h := Host{PlatformVersion: func(context.Context, int) (string, error) { return "cuda 12030", nil }, buffers: buffers, Copier: machine.HostCopier{}}
 	r := newRunner(t, h)
-	src := buffers.Add(machine.Buffer{DeviceType: machine.DeviceCPU, Data: []byte{1, 2, 3}, Size: 3})
+	src := buffers.add(machine.Buffer{DeviceType: machine.DeviceCPU, Data: []byte{1, 2, 3}, Size: 3})
 	_ = r.with(ctx, func(inst *instance) error {
 		mem := inst.mod.Memory()
 		end := mem.Size()

@@ -1,9 +1,9 @@
-// Package hostfuncs runs the dlroute WebAssembly module with wazero, in
-// the shape of wazero's own host modules: the "dlroute_host" functions
-// the module imports (Instantiate, NewFunctionExporter), a compiled
-// Module and its Runners (a pool of instances that load the rules once
-// and decide from many goroutines), and RuleSet, a rule set of the module
-// that answers as engine.RuleSet does, byte for byte.
+// Package wasmhost runs the dlroute WebAssembly module with wazero: a
+// compiled Module and its Runners (a pool of instances that load the
+// rules once and decide from many goroutines), the "dlroute_host"
+// functions the module imports (what a Host does for it), and RuleSet, a
+// rule set of the module that answers as engine.RuleSet does, byte for
+// byte.
 //
 // # Deadlines
 //
@@ -15,7 +15,7 @@
 // # Host functions
 //
 // platform_version answers the module's question about a device from
-// Host.PlatformVersion (machine.MachinePlatformVersion reads the real
+// Host.PlatformVersion (machine.PlatformVersion reads the real
 // machine); copy_to_host carries out an exchange's copy with Host.Copier
 // (package machine's copiers). Both check every guest-memory access and
 // return a status; neither panics on what the guest passes.
@@ -26,4 +26,4 @@
 // for a Buffer; CarryOut does the same for a decision of the native
 // engine, with the same results and errors (ExchangeError, whose codes
 // are those of ERRORS.md).
-package hostfuncs
+package wasmhost
