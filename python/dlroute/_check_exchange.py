@@ -43,7 +43,8 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
         if p_ref is None or c_ref is None:
             continue
         label = f"{p}->{c}"
-        for (what, x), copy, device in itertools.product(producer.arrays(), COPIES, consumer.devices()):
+        devices = list(consumer.devices())
+        for (what, x), copy, (at, device) in itertools.product(producer.arrays(), COPIES, enumerate(devices)):
             kwargs = {k: v for k, v in (("copy", copy), ("device", device)) if v is not None}
             name = f"{c}.from_dlpack({what}{''.join(f', {k}={v!r}' for k, v in kwargs.items())})"
             refs_label = f"{p_ref} -> {c_ref}"
@@ -61,7 +62,9 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
             if _may_abort(x) or cell.error_type == "SIGABRT":
                 from ._child import run_child
 
-                got = run_child({"kind": "exchange", "producer": p, "expr": what, "consumer": c, "kwargs": kwargs})
+                # the device by its place in the consumer's list: a JAX device is no JSON
+                got = run_child({"kind": "exchange", "producer": p, "expr": what, "consumer": c,
+                                 "copy": copy, "device_at": at})
             else:
                 got = consumed(consumer, x, kwargs)
             if _size(x) == 0:  # an empty array's data pointer says nothing of a copy
@@ -73,7 +76,11 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
 
 
 def _declared(engine: Any, ref: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    """Those of inputs that ref's rule set declares."""
+    """Those of inputs that the rule set answering ref as a consumer
+    declares: jax's from_dlpack is jax-import's (jax==X: the version for
+    release X)."""
+    if ref == "jax" or ref.startswith("jax=="):
+        ref = "jax-import" + ref[len("jax"):]
     names = {i["name"] for i in engine.ruleset(ref).inputs}
     return {k: v for k, v in inputs.items() if k in names}
 

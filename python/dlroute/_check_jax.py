@@ -152,6 +152,10 @@ class JaxChecker(ImportChecks, Checker):
     def devices(self) -> list[Any]:
         return [None, self.jax.devices()[0], "cpu"]
 
+    def consumer_inputs(self) -> dict[str, Any]:
+        # the backends this jax has (a kDLCUDAHost array needs jax's cuda backend) and x64
+        return self._here()
+
 
 def _why(key: str, case: Any, here: Any) -> str:
     if key == "client_platform":

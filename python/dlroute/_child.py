@@ -8,8 +8,10 @@ printed before (``what():  ...``), as ``{"raise": ["SIGABRT", text]}``.
 ``python -m dlroute._child SPEC`` runs one SPEC (JSON): ``{"kind":
 "import", "library": ..., "inp": ..., "dflt": ...}``, a checker's
 ``import_`` of the capsule the case describes, or ``{"kind": "exchange",
-"producer": ..., "expr": ..., "consumer": ..., "kwargs": ...}``, the
-consumer's ``from_dlpack`` of the producer's array that ``expr`` makes."""
+"producer": ..., "expr": ..., "consumer": ..., "copy": ..., "device_at":
+...}``, the consumer's ``from_dlpack`` of the producer's array that
+``expr`` makes, with ``copy`` and the consumer's ``device_at``-th device
+(``devices()``) where not None."""
 
 from __future__ import annotations
 
@@ -60,7 +62,9 @@ def _main(spec: dict[str, Any]) -> dict[str, Any]:
         return checkers[spec["library"]]().import_(spec["inp"], spec["dflt"])
     producer = checkers[spec["producer"]]()
     consumer = producer if spec["consumer"] == spec["producer"] else checkers[spec["consumer"]]()
-    return consumed(consumer, producer.make(spec["expr"]), spec["kwargs"])
+    device = list(consumer.devices())[spec["device_at"]]
+    kwargs = {k: v for k, v in (("copy", spec["copy"]), ("device", device)) if v is not None}
+    return consumed(consumer, producer.make(spec["expr"]), kwargs)
 
 
 if __name__ == "__main__":
