@@ -30,7 +30,7 @@ import inspect
 import threading
 from typing import Any, Callable, Sequence, Union
 
-from . import Engine, Exchange, RuleSet, load
+from ._engine import Engine, Exchange, RuleSet, load
 from .arrays import inputs_of, host_array
 from .errors import DlrouteError
 
