@@ -12,27 +12,37 @@ advertises and how ``x.__dlpack__(...)`` goes; here the rules decide it:
   where the array exports in place, a copy through host memory (with
   IS_COPIED in a versioned capsule) where the rules say so, or the rules'
   exception with its exact type and message.
-- :func:`from_dlpack`: ``consumer.from_dlpack(Routed(x))`` for numpy, torch
-  or jax by name, with ``device`` and ``copy`` as the Array API's
-  ``from_dlpack`` takes them.
+- :func:`from_dlpack`: ``consumer.from_dlpack(Routed(x))`` for numpy,
+  torch, jax or cupy by name, with ``device`` and ``copy`` as the Array
+  API's ``from_dlpack`` takes them; a repeated exchange of the same kind
+  of array costs what the consumer's own ``from_dlpack`` does, and a
+  microsecond or so.
 - :func:`decide`: the exchange decision for ``x``, carried out by nothing.
 
-The seed's case, a JAX GPU array whose ``platform_version`` names no
-platform JAX knows, is copied through host memory here, where
-``torch.from_dlpack(x)`` raises ``BufferError: Unknown GPU platform for
-__dlpack__: ...``. numpy is imported only to make a host copy.
+A JAX GPU array whose ``platform_version`` names no platform JAX knows is
+copied through host memory here, where ``torch.from_dlpack(x)`` raises
+``BufferError: Unknown GPU platform for __dlpack__: ...``. numpy is
+imported only to make a host copy. The top level (``dlroute.from_dlpack``,
+``dlroute.Routed``) is where a user reaches these.
 """
 
 from __future__ import annotations
 
 import builtins
 import inspect
+import sys as _sys
 import threading
-from typing import Any, Callable, Sequence, Union
+import weakref
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, Union, overload
 
-from ._engine import Engine, Exchange, RuleSet, load
-from .arrays import inputs_of, host_array
+from ._engine import MEMO_SIZE, Engine, Exchange, RuleSet, load
+from .arrays import inputs_of, host_array, is_jax_like
 from .errors import DlrouteError
+
+if TYPE_CHECKING:
+    import jax
+    import numpy
+    import torch
 
 __all__ = ["Routed", "from_dlpack", "dlpack_device", "decide", "DecidedError", "Rules"]
 
@@ -44,10 +54,17 @@ Rules = Union[Engine, RuleSet, None]
 
 _default: Engine | None = None
 _default_lock = threading.Lock()
+# The embedded rules' rule sets by name, once asked for (they warn of
+# nothing: a bare name is the newest version).
+_defaults: dict[str, RuleSet] = {}
 
 
 def _ruleset(rules: Rules, name: str) -> RuleSet:
     global _default
+    if rules is None:
+        rs = _defaults.get(name)
+        if rs is not None:
+            return rs
     if isinstance(rules, RuleSet):
         return rules
     if isinstance(rules, Engine):
@@ -57,7 +74,8 @@ def _ruleset(rules: Rules, name: str) -> RuleSet:
     with _default_lock:
         if _default is None:
             _default = load()
-        return _default.ruleset(name)
+        rs = _defaults[name] = _default.ruleset(name)
+        return rs
 
 
 class DecidedError(DlrouteError):
@@ -89,7 +107,7 @@ def _raise(decision: dict[str, Any]) -> None:
     raise exc
 
 
-def _pair(value: Any, what: str) -> list[int] | None:
+def _pair(value: Any, what: str) -> tuple[int, ...] | None:
     if value is None:
         return None
     try:
@@ -98,7 +116,7 @@ def _pair(value: Any, what: str) -> list[int] | None:
         raise TypeError(f"{what} is a pair of ints or None, not {type(value).__name__}") from None
     if not all(isinstance(i, int) for i in items):  # DLDeviceType is an IntEnum: an int
         raise TypeError(f"{what} is a pair of ints or None, not {value!r}")
-    return [int(i) for i in items]
+    return tuple(int(i) for i in items)
 
 
 def _exchange_input(x: Any, dl_device: Any, copy: bool | None, max_version: Any,
@@ -126,7 +144,7 @@ def dlpack_device(x: Any, *, rules: Rules = None) -> tuple[int, int]:
     Raises:
         BufferError, ValueError, ...: the exception the rules decide, with
             their exact message (JAX's ``Unknown GPU platform for
-            __dlpack__: ...`` for the seed's array).
+            __dlpack__: ...`` for a GPU platform JAX does not know).
         TypeError: dlroute cannot read the inputs of ``x``.
         dlroute.InputError, dlroute.EvalError: the rules refuse the input or
             cannot decide it.
@@ -166,7 +184,7 @@ class Routed:
     ``jax.numpy.from_dlpack(...)``).
 
     ``__dlpack_device__()`` is the device the rules export ``x`` on (host
-    memory, ``(1, 0)``, for the seed's unknown GPU platform, where JAX
+    memory, ``(1, 0)``, for a GPU platform JAX does not know, where JAX
     raises); ``__dlpack__(...)`` asks the rules with the consumer's
     arguments and then passes the producer's own capsule through (in place),
     makes a host copy and exports that (``numpy``'s ``__dlpack__(copy=True)``:
@@ -188,7 +206,7 @@ class Routed:
     over the wrapper's.
     """
 
-    __slots__ = ("array", "copy", "dl_device", "_rules")
+    __slots__ = ("array", "copy", "dl_device", "_rules", "_steps")
 
     def __init__(self, x: Any, *, copy: bool | None = None, dl_device: Sequence[int] | None = None,
                  rules: Rules = None) -> None:
@@ -198,6 +216,7 @@ class Routed:
         self.copy = copy
         self.dl_device = None if dl_device is None else tuple(_pair(dl_device, "dl_device") or ())
         self._rules = _ruleset(rules, "exchange")
+        self._steps: list[str] | None = None  # from_dlpack's record of what each __dlpack__ did
 
     def __repr__(self) -> str:
         return f"Routed({self.array!r}, copy={self.copy!r}, dl_device={self.dl_device!r})"
@@ -246,18 +265,34 @@ class Routed:
         dl_device = self.dl_device if dl_device is None else dl_device
         copy = self.copy if copy is None else copy
         step, decision = self._rules.exchange(_exchange_input(self.array, dl_device, copy, max_version, stream))
+        if self._steps is not None:
+            self._steps.append(step)
         if step == "raise":
             _raise(decision)
         if step == "in_place":
             return _producer_capsule(self.array, stream=stream, max_version=max_version,
                                      dl_device=dl_device, copy=copy)
         if step == "copy_to_host":
+            _refuse_as_producer(self.array)
             host = host_array(self.array)
             if decision.get("capsule") == "dltensor_versioned":
                 return host.__dlpack__(max_version=tuple(max_version), copy=True)  # IS_COPIED
             return host.__dlpack__(copy=True)
         raise DlrouteError("unknown_step", f"the library asked for a step {step!r} this package does not know",
                            decision)
+
+
+def _refuse_as_producer(x: Any) -> None:
+    """Raises what the producer's own ``__dlpack__`` raises for an array
+    it refuses to export, copy or not: a torch tensor that requires grad
+    (``Can't export tensors that require gradient, use tensor.detach()``)
+    or has its conjugate bit set; the type is the installed torch's
+    (BufferError from torch 2.x, RuntimeError from 1.13). A host copy
+    follows the producer's library; ``x.detach()`` or ``x.resolve_conj()``
+    is how a user asks otherwise, as torch's message says."""
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor) and (x.requires_grad or x.is_conj()):
+        x.__dlpack__()  # raises before it makes anything
 
 
 def _producer_capsule(x: Any, *, stream: int | None, max_version: Any, dl_device: Any, copy: bool | None) -> Any:
@@ -278,14 +313,25 @@ def _producer_capsule(x: Any, *, stream: int | None, max_version: Any, dl_device
         return x.__dlpack__() if stream is None else x.__dlpack__(stream=stream)
 
 
+#: The consumers :func:`from_dlpack` takes by name: the module and the
+#: function, imported on first use.
 _CONSUMERS = {
     "numpy": ("numpy", "from_dlpack"),
-    "torch": ("torch.utils.dlpack", "from_dlpack"),
+    "torch": ("torch", "from_dlpack"),
     "jax": ("jax.numpy", "from_dlpack"),
+    "cupy": ("cupy", "from_dlpack"),
 }
+
+#: What :func:`from_dlpack`'s ``consumer`` takes by name.
+Consumer = Literal["numpy", "torch", "jax", "cupy"]
+
+_consumers: dict[str, Callable[..., Any]] = {}
 
 
 def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
+    fn = _consumers.get(consumer) if isinstance(consumer, str) else None
+    if fn is not None:
+        return fn
     if callable(consumer):
         return consumer
     if consumer not in _CONSUMERS:
@@ -294,7 +340,8 @@ def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
     import importlib
 
     module, name = _CONSUMERS[consumer]
-    return getattr(importlib.import_module(module), name)
+    fn = _consumers[consumer] = getattr(importlib.import_module(module), name)
+    return fn
 
 
 def _takes(fn: Callable[..., Any], name: str) -> bool:
@@ -316,16 +363,133 @@ def _dl_device_of(device: Any) -> tuple[int, int] | None:
     return None
 
 
-def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", device: Any = None,
+# A consumer's call, by (consumer, device, copy): the keywords its
+# from_dlpack gets, what the wrapper fills in for it (copy, dl_device), and
+# whether it gets everything itself (a plan may then skip the wrapper).
+_calls: dict[Any, tuple[dict[str, Any], bool | None, tuple[int, int] | None, bool]] = {}
+
+# The plan of an exchange, by (consumer's call, rule set, the array's
+# inputs): True where the rules export in place on the array's own device
+# for every __dlpack__ the consumer made, so that handing it the array
+# itself does exactly what the wrapper would; False: through the wrapper.
+_plans: dict[Any, bool] = {}
+_plans_lock = threading.Lock()
+
+# The inputs of JAX arrays, by id: a JAX array's placement never changes,
+# and reading it costs more than the exchange. Each entry leaves with its
+# array (a weak reference's callback).
+_jax_keys: dict[int, tuple[weakref.ref[Any], Any]] = {}
+# Whether a type is JAX-like (is_jax_like), by type.
+_jax_types: dict[type, bool] = {}
+
+
+def _call_of(fn: Callable[..., Any], device: Any, copy: bool | None
+             ) -> tuple[dict[str, Any], bool | None, tuple[int, int] | None, bool]:
+    try:
+        key: Any = (fn, device, copy)
+        hit = _calls.get(key)
+    except TypeError:  # an unhashable device
+        key = hit = None
+    if hit is not None:
+        return hit
+    if copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"copy is True, False or None, not {copy!r}")
+    kwargs: dict[str, Any] = {}
+    dl_device = None
+    direct = True
+    if device is not None:
+        if _takes(fn, "device"):
+            kwargs["device"] = device
+        else:
+            dl_device = _dl_device_of(device)
+            direct = False
+            if dl_device is None:
+                raise TypeError(f"{getattr(fn, '__qualname__', fn)!s} takes no device, and dlroute cannot "
+                                f"name {device!r} as a DLPack device; pass (device_type, device_id)")
+    if copy is not None:
+        if _takes(fn, "copy"):
+            kwargs["copy"] = copy
+        else:
+            direct = False
+    call = (kwargs, copy, dl_device, direct)
+    if key is not None:
+        with _plans_lock:
+            if len(_calls) >= MEMO_SIZE:
+                _calls.clear()
+            _calls[key] = call
+    return call
+
+
+def _inputs_key(x: Any) -> Any:
+    """The array's inputs as a memo key (None where they hold something
+    unhashable)."""
+    t = type(x)
+    jax_like = _jax_types.get(t)
+    if jax_like is None:
+        jax_like = _jax_types[t] = is_jax_like(x)
+    if jax_like:
+        hit = _jax_keys.get(id(x))
+        if hit is not None and hit[0]() is x:
+            return hit[1]
+    d = inputs_of(x)
+    try:
+        key = tuple(d.items()) + tuple(map(type, d.values()))
+        hash(key)
+    except TypeError:
+        from ._engine import _key
+
+        key = _key(d)
+    if jax_like and key is not None:
+        i = id(x)
+        try:
+            ref = weakref.ref(x, lambda _, i=i: _jax_keys.pop(i, None))
+        except TypeError:
+            return key
+        with _plans_lock:
+            if len(_jax_keys) >= MEMO_SIZE:
+                _jax_keys.clear()
+            _jax_keys[i] = (ref, key)
+    return key
+
+
+import datetime as _datetime
+
+_Capsule = type(_datetime.datetime_CAPI)  # the PyCapsule type, which Python does not name
+
+
+@overload
+def from_dlpack(x: Any, /, consumer: Literal["numpy"], *, device: Any = None, copy: bool | None = None,
+                rules: Rules = None) -> numpy.ndarray[Any, Any]: ...
+@overload
+def from_dlpack(x: Any, /, consumer: Literal["torch"], *, device: Any = None, copy: bool | None = None,
+                rules: Rules = None) -> torch.Tensor: ...
+@overload
+def from_dlpack(x: Any, /, consumer: Literal["jax"], *, device: Any = None, copy: bool | None = None,
+                rules: Rules = None) -> jax.Array: ...
+@overload
+def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = None, copy: bool | None = None,
+                rules: Rules = None) -> Any: ...
+
+
+def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = None,
                 copy: bool | None = None, rules: Rules = None) -> Any:
     """``x`` as an array of the consumer's library, exchanged as the
     exchange rules decide: ``consumer.from_dlpack(Routed(x, ...))``.
 
+    A JAX GPU array whose platform JAX does not know, where
+    ``torch.from_dlpack(x)`` raises ``BufferError: Unknown GPU platform
+    for __dlpack__: ...``, comes back as a host copy; an array the rules
+    export in place shares its memory, as the consumer's own call would.
+
     Args:
-        x: the producer's array (as :class:`Routed` takes it).
-        consumer: ``"numpy"`` (``numpy.from_dlpack``, the default),
-            ``"torch"`` (``torch.from_dlpack``) or ``"jax"``
-            (``jax.numpy.from_dlpack``), or any ``from_dlpack`` callable.
+        x: the producer's array (as :class:`Routed` takes it), or a
+            capsule (``torch.utils.dlpack.to_dlpack(t)``), which goes to a
+            consumer that takes capsules (torch, cupy) as it is: it says
+            nothing the rules could read.
+        consumer: ``"numpy"`` (``numpy.from_dlpack``), ``"torch"``
+            (``torch.from_dlpack``), ``"jax"`` (``jax.numpy.from_dlpack``),
+            ``"cupy"`` (``cupy.from_dlpack``), or any ``from_dlpack``
+            callable; positional or by keyword.
         device: where the result should be, as the consumer's
             ``from_dlpack`` takes it (``"cpu"``, a ``torch.device``, a JAX
             device); default None, the array's own device. For a consumer
@@ -341,7 +505,11 @@ def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", devi
 
     Returns:
         The consumer's array: sharing memory with ``x`` where the rules
-        export it in place, else holding a host copy.
+        export it in place, else holding a host copy. A copy follows the
+        producer's library: a torch tensor that requires grad, or has its
+        conjugate bit set, is refused with torch's own exception, copy or
+        not (``x.detach()``, ``x.resolve_conj()`` first, as its message
+        says).
 
     Raises:
         BufferError, ValueError, ...: the rules' exception, with its exact
@@ -349,17 +517,38 @@ def from_dlpack(x: Any, /, *, consumer: str | Callable[..., Any] = "numpy", devi
         TypeError: a ``device`` the consumer cannot take.
         ValueError: an unknown consumer name.
     """
-    fn = _consumer(consumer)
-    kwargs: dict[str, Any] = {}
-    dl_device = None
-    if device is not None:
-        if _takes(fn, "device"):
-            kwargs["device"] = device
-        else:
-            dl_device = _dl_device_of(device)
-            if dl_device is None:
-                raise TypeError(f"{getattr(fn, '__qualname__', fn)!s} takes no device, and dlroute cannot "
-                                f"name {device!r} as a DLPack device; pass (device_type, device_id)")
-    if copy is not None and _takes(fn, "copy"):
-        kwargs["copy"] = copy
-    return fn(Routed(x, copy=copy, dl_device=dl_device, rules=rules), **kwargs)
+    fn = _consumers.get(consumer) if isinstance(consumer, str) else None
+    if fn is None:
+        fn = _consumer(consumer)
+    kwargs, wrap_copy, dl_device, direct = _call_of(fn, device, copy)
+    if type(x) is _Capsule:
+        return fn(x, **kwargs)
+    rs = _defaults.get("exchange") if rules is None else None
+    if rs is None:
+        rs = _ruleset(rules, "exchange")
+    plan_key = None
+    if direct:
+        inputs = _inputs_key(x)
+        if inputs is not None:
+            plan_key = (fn, device, copy, rs, inputs)
+            try:
+                if _plans.get(plan_key):
+                    return fn(x, **kwargs)
+            except TypeError:  # an unhashable device
+                plan_key = None
+    routed = Routed(x, copy=wrap_copy, dl_device=dl_device, rules=rs)
+    if plan_key is None:
+        return fn(routed, **kwargs)
+    routed._steps = []
+    out = fn(routed, **kwargs)
+    in_place = bool(routed._steps) and all(s == "in_place" for s in routed._steps)
+    if in_place:
+        try:
+            in_place = tuple(map(int, x.__dlpack_device__())) == routed.__dlpack_device__()
+        except Exception:
+            in_place = False
+    with _plans_lock:
+        if len(_plans) >= MEMO_SIZE:
+            _plans.clear()
+        _plans[plan_key] = in_place
+    return out
