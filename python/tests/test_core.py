@@ -238,46 +238,6 @@ def test_threads(engine: dlroute.Engine) -> None:
     assert bad == []
 
 
-def test_fork_child_is_told_not_hung() -> None:
-    code = textwrap.dedent("""
-        import multiprocessing as mp, dlroute
-        rs = dlroute.load().ruleset("jax")
-        rs.resolve({"platform": "cpu", "platform_version": "cpu", "local_hardware_id": 0})
-
-        def child(q):
-            try:
-                rs.resolve_json('{"platform":"gpu","platform_version":"cuda 1","local_hardware_id":9}')
-                q.put("answered")
-            except dlroute.ForkedError as e:
-                q.put(e.code + ": " + str(e))
-
-        def fresh(q):
-            import dlroute
-            q.put(dlroute.load().ruleset("jax").resolve({"platform": "cpu", "platform_version": "cpu", "local_hardware_id": 0})["rule"])
-
-        if __name__ == "__main__":
-            for method, target in (("fork", child), ("spawn", fresh), ("forkserver", fresh)):
-                ctx = mp.get_context(method)
-                q = ctx.Queue()
-                p = ctx.Process(target=target, args=(q,))
-                p.start()
-                print(method, q.get(timeout=60))
-                p.join(60)
-            print("parent", rs.resolve({"platform": "cpu", "platform_version": "cpu", "local_hardware_id": 1})["rule"])
-    """)
-    script = Path(os.environ.get("TMPDIR", "/tmp")) / f"dlroute_fork_{os.getpid()}.py"
-    script.write_text(code)
-    try:
-        done = subprocess.run([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
-                              capture_output=True, text=True, timeout=180)
-    finally:
-        script.unlink()
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0].startswith("fork forked: ") and "spawn" in lines[0] and "forkserver" in lines[0]
-    assert lines[1:] == ["spawn cpu", "forkserver cpu", "parent cpu"]
-
-
 def test_ctrl_c_during_calls() -> None:
     code = textwrap.dedent("""
         import json, sys, dlroute
