@@ -28,7 +28,6 @@ needs nothing but the standard library; numpy only where it makes a host
 copy.
 """
 
-from __future__ import annotations
 
 from ._engine import Engine, Exchange, RuleSet, library_version, load
 from ._types import CapsuleKind, DecidedException, Decision, DeviceTypeName, RuleSetInfo, Step
