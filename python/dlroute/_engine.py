@@ -15,6 +15,7 @@ from .errors import EvalError, InputError, NoRuleSetError, RulesError, release_w
 
 if TYPE_CHECKING:
     from . import interop
+    from .interop import Cell
 
 # How many answers each rule set remembers on the Python side, by input.
 # A process sees a handful of devices, so a hit is the common case; the
@@ -178,7 +179,7 @@ class Engine:
         return infos
 
     def interop(self, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
-                copy: bool | None = None, device: Any = None, strict: bool = False) -> interop.Cell:
+                copy: bool | None = None, device: Any = None, strict: bool = False) -> Cell:
         """What ``consumer``'s ``from_dlpack(x, copy=copy, device=device)``
         does with ``producer``'s array ``x``: one cell of ``dlroute
         interop``, decided by chaining both rule sets (nothing is run).
@@ -222,7 +223,7 @@ class Engine:
                             stacklevel=2)
 
     def interop_matrix(self, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,
-                       *, copy: bool | None = None, device: Any = None, strict: bool = False) -> list[interop.Cell]:
+                       *, copy: bool | None = None, device: Any = None, strict: bool = False) -> list[Cell]:
         """Every array the producers' rules distinguish (the platforms and
         memory kinds of their ``__dlpack_device__`` cases) into every
         consumer, in the order ``dlroute interop --json`` writes them.
@@ -355,7 +356,8 @@ class RuleSet:
         ``{"decision": {...}, "trace": {"rules": [...], "values": [...]}}``,
         each rule tried and each value computed, with its position in the
         rule file. Raises as :meth:`resolve`."""
-        return self._decide("dlroute_explain_json", self._line(input))
+        explained: dict[str, Any] = self._decide("dlroute_explain_json", self._line(input))
+        return explained
 
     def exchange(self, input: dict[str, Any]) -> Exchange:
         """Decides an input of an exchange rule set (``"exchange"``: the

@@ -200,7 +200,8 @@ def call(name: str, handle: int, data: bytes | None = None) -> tuple[int, bytes]
     data (an input line) where the entry takes one: the status and the
     output's bytes."""
     if _forked:
-        return _ask("call", name, _their(handle), data)
+        status, out = _ask("call", name, _their(handle), data)
+        return status, out
     if data is None:
         return _call_local(name, handle)
     return _call_local(name, handle, data, len(data))
@@ -234,7 +235,8 @@ def ruleset(engine: int, ref: bytes) -> tuple[int, bytes, int]:
 def exchange(handle: int, data: bytes) -> tuple[int, bytes, int]:
     """dlroute_exchange_json: the status, the output and the step."""
     if _forked:
-        return _ask("exchange", _their(handle), data)
+        status, out, step = _ask("exchange", _their(handle), data)
+        return status, out, step
     step = c_int32(0)
     status, out = _call_local("dlroute_exchange_json", handle, data, len(data), byref(step))
     return status, out, step.value
@@ -253,8 +255,8 @@ def close(handle: int) -> None:
 def version() -> str:
     """dlroute_version."""
     if _forked:
-        return _ask("version")
-    return library().dlroute_version().decode()
+        return str(_ask("version"))
+    return str(library().dlroute_version().decode())
 
 
 def _ask(*request: Any) -> Any:

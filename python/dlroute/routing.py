@@ -29,13 +29,15 @@ imported only to make a host copy. The top level (``dlroute.from_dlpack``,
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import sys as _sys
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, NoReturn, Sequence, Union, overload
 
 from ._engine import MEMO_SIZE, Engine, Exchange, RuleSet, load
+from ._types import Decision
 from .arrays import inputs_of, host_array, is_jax_like
 from .errors import DlrouteError
 
@@ -83,15 +85,18 @@ class DecidedError(DlrouteError):
     Python builtin exception. ``str(err)`` is the rules' message, exactly;
     ``code`` is ``"decided"``."""
 
-    def __init__(self, type_name: str, message: str, decision: dict[str, Any]) -> None:
+    def __init__(self, type_name: str, message: str, decision: Mapping[str, object]) -> None:
         super().__init__("decided", message, decision)
         self.type_name = type_name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.type_name, self.message, self.details)
 
     def __str__(self) -> str:
         return self.message
 
 
-def _raise(decision: dict[str, Any]) -> None:
+def _raise(decision: Decision) -> NoReturn:
     """Raises the exception ``decision`` names: the builtin of that name
     (``BufferError``, ``ValueError``, ...), else :class:`DecidedError`. The
     message is the rules' exactly; the decision is the exception's
@@ -262,7 +267,7 @@ class Routed:
             dlroute.EvalError: code ``no_copier`` for a copy onto a device.
             Whatever the producer's own ``__dlpack__`` raises.
         """
-        dl_device = self.dl_device if dl_device is None else dl_device
+        dl_device = self.dl_device if dl_device is None else dl_device  # type: ignore[assignment]
         copy = self.copy if copy is None else copy
         step, decision = self._rules.exchange(_exchange_input(self.array, dl_device, copy, max_version, stream))
         if self._steps is not None:
@@ -276,7 +281,7 @@ class Routed:
             _refuse_as_producer(self.array)
             host = host_array(self.array)
             if decision.get("capsule") == "dltensor_versioned":
-                return host.__dlpack__(max_version=tuple(max_version), copy=True)  # IS_COPIED
+                return host.__dlpack__(max_version=tuple(max_version or (1, 0)), copy=True)  # IS_COPIED
             return host.__dlpack__(copy=True)
         raise DlrouteError("unknown_step", f"the library asked for a step {step!r} this package does not know",
                            decision)
@@ -340,8 +345,9 @@ def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
     import importlib
 
     module, name = _CONSUMERS[consumer]
-    fn = _consumers[consumer] = getattr(importlib.import_module(module), name)
-    return fn
+    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    _consumers[consumer] = found
+    return found
 
 
 def _takes(fn: Callable[..., Any], name: str) -> bool:
@@ -420,6 +426,10 @@ def _call_of(fn: Callable[..., Any], device: Any, copy: bool | None
     return call
 
 
+def _forget_jax_key(i: int, _: object) -> None:
+    _jax_keys.pop(i, None)
+
+
 def _inputs_key(x: Any) -> Any:
     """The array's inputs as a memo key (None where they hold something
     unhashable)."""
@@ -442,7 +452,7 @@ def _inputs_key(x: Any) -> Any:
     if jax_like and key is not None:
         i = id(x)
         try:
-            ref = weakref.ref(x, lambda _, i=i: _jax_keys.pop(i, None))
+            ref = weakref.ref(x, functools.partial(_forget_jax_key, i))
         except TypeError:
             return key
         with _plans_lock:
