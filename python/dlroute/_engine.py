@@ -277,6 +277,7 @@ class RuleSet:
         self._handle = handle
         self._lines: dict[bytes, str] = {}
         self._decisions: dict[Any, Decision] = {}
+        self._nested: dict[Any, Decision] = {}
         self._exchanges: dict[Any, Exchange] = {}
         status, out = _native.call("dlroute_describe", handle)
         if status != _native.OK:
@@ -337,18 +338,21 @@ class RuleSet:
             TypeError: input is not a dict.
         """
         try:
-            key: Any = tuple(input.items()) + tuple(map(type, input.values()))
-            hit = self._decisions[key]
+            values = input.values()
+            key: Any = (*input, *values, *map(type, values))
+            return self._decisions[key].copy()  # type: ignore[return-value]
         except KeyError:
-            hit = None
+            hit = self._nested.get(key)
         except (TypeError, AttributeError):
             key = _key(input)
-            hit = self._decisions.get(key) if key is not None else None
+            hit = None if key is None else self._decisions.get(key) or self._nested.get(key)
         if hit is not None:
             return _copy(hit)
         decision = self._decide("dlroute_resolve_json", self._line(input))
         if key is not None:
-            _remember(self._decisions, key, decision)
+            # A flat decision is the caller's after a shallow copy; one
+            # holding "error" or "flags" is copied deeper (_copy).
+            _remember(self._nested if "error" in decision or "flags" in decision else self._decisions, key, decision)
         return _copy(decision)
 
     def explain(self, input: dict[str, Any]) -> dict[str, Any]:
@@ -370,7 +374,8 @@ class RuleSet:
                 host here can make.
         """
         try:
-            key: Any = tuple(input.items()) + tuple(map(type, input.values()))
+            values = input.values()
+            key: Any = (*input, *values, *map(type, values))
             hit = self._exchanges[key]
         except KeyError:
             hit = None
@@ -407,10 +412,11 @@ class RuleSet:
 
 
 def _key(input: dict[str, Any]) -> Any:
-    """The memo's key of an input: its items and their types (True == 1 ==
-    1.0 in Python, and the rules tell them apart), lists (a shape, a
-    device pair) as tuples; None where a value is still not hashable (the
-    input is decided every time).
+    """The memo's key of an input: its names, its values and their types
+    (True == 1 == 1.0 in Python, and the rules tell them apart), flat;
+    lists (a shape, a device pair) as tuples; None where a value is still
+    not hashable (the input is decided every time). The fast paths of
+    resolve and exchange build the same key inline.
 
     Raises:
         TypeError: input is not a dict.
@@ -418,7 +424,7 @@ def _key(input: dict[str, Any]) -> Any:
     if not isinstance(input, dict):
         raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}")
     try:
-        key = tuple((k, _frozen(v)) for k, v in input.items()) + tuple(map(type, input.values()))
+        key = (*input, *map(_frozen, input.values()), *map(type, input.values()))
         hash(key)
     except (TypeError, RecursionError):
         return None

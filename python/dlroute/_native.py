@@ -23,10 +23,12 @@ import json
 import os
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import _remote
 from .errors import DlrouteError, ForkedError, LibraryError
+
+if TYPE_CHECKING:
+    from . import _remote
 
 ABI_VERSION = 1  # DLROUTE_ABI_VERSION of the header this package speaks
 
@@ -265,6 +267,8 @@ def _ask(*request: Any) -> Any:
     global _answerer
     with _answerer_lock:
         if _answerer is None:
+            from . import _remote
+
             if _lib_path is None:
                 raise ForkedError("forked", FORK_HINT + ": the parent's library path is not known")
             try:

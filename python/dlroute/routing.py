@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import builtins
 import functools
-import inspect
 import sys as _sys
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, NoReturn, Sequence, Union, overload
 
-from ._engine import MEMO_SIZE, Engine, Exchange, RuleSet, load
+from ._engine import MEMO_SIZE, Engine, Exchange, RuleSet, _key, load
 from ._types import Decision
 from .arrays import inputs_of, host_array, is_jax_like
 from .errors import DlrouteError
@@ -351,6 +350,8 @@ def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _takes(fn: Callable[..., Any], name: str) -> bool:
+    import inspect
+
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -374,11 +375,13 @@ def _dl_device_of(device: Any) -> tuple[int, int] | None:
 # whether it gets everything itself (a plan may then skip the wrapper).
 _calls: dict[Any, tuple[dict[str, Any], bool | None, tuple[int, int] | None, bool]] = {}
 
-# The plan of an exchange, by (consumer's call, rule set, the array's
-# inputs): True where the rules export in place on the array's own device
-# for every __dlpack__ the consumer made, so that handing it the array
-# itself does exactly what the wrapper would; False: through the wrapper.
-_plans: dict[Any, bool] = {}
+# The plans of exchanges the rules export in place, by (consumer, device,
+# copy, rules, the array's inputs): the consumer's keywords. Where every
+# __dlpack__ the consumer made was decided in place, on the array's own
+# device, and the consumer got copy and device itself, handing it the
+# array itself does exactly what the wrapper would. Any other exchange
+# goes through the wrapper each time (its decisions are remembered too).
+_plans: dict[Any, dict[str, Any]] = {}
 _plans_lock = threading.Lock()
 
 # The inputs of JAX arrays, by id: a JAX array's placement never changes,
@@ -442,13 +445,12 @@ def _inputs_key(x: Any) -> Any:
         if hit is not None and hit[0]() is x:
             return hit[1]
     d = inputs_of(x)
-    try:
-        key = tuple(d.items()) + tuple(map(type, d.values()))
-        hash(key)
-    except TypeError:
-        from ._engine import _key
-
-        key = _key(d)
+    key = (*d.items(), *map(type, d.values()))
+    if jax_like:
+        try:
+            hash(key)
+        except TypeError:
+            key = _key(d)
     if jax_like and key is not None:
         i = id(x)
         try:
@@ -462,9 +464,6 @@ def _inputs_key(x: Any) -> Any:
     return key
 
 
-import datetime as _datetime
-
-_Capsule = type(_datetime.datetime_CAPI)  # the PyCapsule type, which Python does not name
 
 
 @overload
@@ -530,24 +529,28 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
     fn = _consumers.get(consumer) if isinstance(consumer, str) else None
     if fn is None:
         fn = _consumer(consumer)
-    kwargs, wrap_copy, dl_device, direct = _call_of(fn, device, copy)
-    if type(x) is _Capsule:
-        return fn(x, **kwargs)
-    rs = _defaults.get("exchange") if rules is None else None
-    if rs is None:
-        rs = _ruleset(rules, "exchange")
-    plan_key = None
-    if direct:
+    # The plan: a hit is an exchange the rules export in place, so the
+    # consumer gets the array itself.
+    try:
         inputs = _inputs_key(x)
-        if inputs is not None:
-            plan_key = (fn, device, copy, rs, inputs)
-            try:
-                if _plans.get(plan_key):
-                    return fn(x, **kwargs)
-            except TypeError:  # an unhashable device
-                plan_key = None
-    routed = Routed(x, copy=wrap_copy, dl_device=dl_device, rules=rs)
-    if plan_key is None:
+    except TypeError:
+        if type(x).__name__ == "PyCapsule":  # a legacy capsule: the consumer's to take or refuse
+            return fn(x, **_call_of(fn, device, copy)[0])
+        raise
+    plan_key: Any = (fn, device, copy, rules, inputs)
+    try:
+        kwargs = _plans.get(plan_key)
+    except TypeError:  # inputs that hold a list, or an unhashable device or rules
+        plan_key = (fn, device, copy, rules, _key(inputs_of(x)))
+        try:
+            kwargs = _plans.get(plan_key)
+        except TypeError:
+            kwargs = plan_key = None
+    if kwargs is not None:
+        return fn(x, **kwargs) if kwargs else fn(x)
+    kwargs, wrap_copy, dl_device, direct = _call_of(fn, device, copy)
+    routed = Routed(x, copy=wrap_copy, dl_device=dl_device, rules=_ruleset(rules, "exchange"))
+    if plan_key is None or not direct:
         return fn(routed, **kwargs)
     routed._steps = []
     out = fn(routed, **kwargs)
@@ -557,8 +560,9 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
             in_place = tuple(map(int, x.__dlpack_device__())) == routed.__dlpack_device__()
         except Exception:
             in_place = False
-    with _plans_lock:
-        if len(_plans) >= MEMO_SIZE:
-            _plans.clear()
-        _plans[plan_key] = in_place
+    if in_place:
+        with _plans_lock:
+            if len(_plans) >= MEMO_SIZE:
+                _plans.clear()
+            _plans[plan_key] = kwargs
     return out
