@@ -375,8 +375,8 @@ def _dl_device_of(device: Any) -> tuple[int, int] | None:
 # whether it gets everything itself (a plan may then skip the wrapper).
 _calls: dict[Any, tuple[dict[str, Any], bool | None, tuple[int, int] | None, bool]] = {}
 
-# The plans of exchanges the rules export in place, by (consumer, device,
-# copy, rules, the array's inputs): the consumer's keywords. Where every
+# The plans of exchanges the embedded rules export in place, by (consumer,
+# device, copy, the array's inputs): the consumer's keywords. Where every
 # __dlpack__ the consumer made was decided in place, on the array's own
 # device, and the consumer got copy and device itself, handing it the
 # array itself does exactly what the wrapper would. Any other exchange
@@ -529,25 +529,28 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
     fn = _consumers.get(consumer) if isinstance(consumer, str) else None
     if fn is None:
         fn = _consumer(consumer)
-    # The plan: a hit is an exchange the rules export in place, so the
-    # consumer gets the array itself.
+    # The plan: a hit is an exchange the embedded rules export in place, so
+    # the consumer gets the array itself. (Rules given as an Engine or a
+    # RuleSet are asked each time: a plan would outlive their close().)
     try:
         inputs = _inputs_key(x)
     except TypeError:
         if type(x).__name__ == "PyCapsule":  # a legacy capsule: the consumer's to take or refuse
             return fn(x, **_call_of(fn, device, copy)[0])
         raise
-    plan_key: Any = (fn, device, copy, rules, inputs)
-    try:
-        kwargs = _plans.get(plan_key)
-    except TypeError:  # inputs that hold a list, or an unhashable device or rules
-        plan_key = (fn, device, copy, rules, _key(inputs_of(x)))
+    plan_key: Any = None
+    if rules is None:
+        plan_key = (fn, device, copy, inputs)
         try:
             kwargs = _plans.get(plan_key)
-        except TypeError:
-            kwargs = plan_key = None
-    if kwargs is not None:
-        return fn(x, **kwargs) if kwargs else fn(x)
+        except TypeError:  # inputs that hold a list, or an unhashable device
+            plan_key = (fn, device, copy, _key(inputs_of(x)))
+            try:
+                kwargs = _plans.get(plan_key)
+            except TypeError:
+                kwargs = plan_key = None
+        if kwargs is not None:
+            return fn(x, **kwargs) if kwargs else fn(x)
     kwargs, wrap_copy, dl_device, direct = _call_of(fn, device, copy)
     routed = Routed(x, copy=wrap_copy, dl_device=dl_device, rules=_ruleset(rules, "exchange"))
     if plan_key is None or not direct:

@@ -165,3 +165,13 @@ def test_the_gpu_stand_in_ships() -> None:
     assert dlroute.Routed(x).__dlpack_device__() == (1, 0)
     assert dlroute.from_dlpack(x, "torch").tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     assert "testing" not in dir(dlroute)
+
+
+def test_rules_closed_after_an_exchange_refuse_the_next() -> None:
+    engine = dlroute.load()
+    a = np.arange(3.0)
+    assert np.shares_memory(dlroute.from_dlpack(a, "numpy", rules=engine), a)
+    engine.close()
+    with pytest.raises(dlroute.LibraryError) as e:
+        dlroute.from_dlpack(a, "numpy", rules=engine)
+    assert e.value.code == "closed"
