@@ -235,8 +235,13 @@ class Engine:
 
     def close(self) -> None:
         """Releases the rules; their rule sets raise LibraryError (code
-        ``closed``) afterwards. Closing twice does nothing."""
+        ``closed``) afterwards, remembered answers or not. Closing twice
+        does nothing."""
         self._finalizer()
+        with self._lock:
+            for rs, _ in self._rulesets.values():
+                for memo in (rs._decisions, rs._nested, rs._lines, rs._exchanges):
+                    memo.clear()
 
     def __enter__(self) -> Engine:
         return self
