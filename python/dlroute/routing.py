@@ -445,12 +445,12 @@ def _inputs_key(x: Any) -> Any:
         if hit is not None and hit[0]() is x:
             return hit[1]
     d = inputs_of(x)
-    key = (*d.items(), *map(type, d.values()))
-    if jax_like:
-        try:
-            hash(key)
-        except TypeError:
-            key = _key(d)
+    values = d.values()
+    key = (*d, *values, *map(type, values))
+    try:
+        hash(key)
+    except TypeError:  # a list among the inputs (a shape)
+        key = _key(d)
     if jax_like and key is not None:
         i = id(x)
         try:
@@ -539,16 +539,12 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
             return fn(x, **_call_of(fn, device, copy)[0])
         raise
     plan_key: Any = None
-    if rules is None:
+    if rules is None and inputs is not None:
         plan_key = (fn, device, copy, inputs)
         try:
             kwargs = _plans.get(plan_key)
-        except TypeError:  # inputs that hold a list, or an unhashable device
-            plan_key = (fn, device, copy, _key(inputs_of(x)))
-            try:
-                kwargs = _plans.get(plan_key)
-            except TypeError:
-                kwargs = plan_key = None
+        except TypeError:  # an unhashable device
+            kwargs = plan_key = None
         if kwargs is not None:
             return fn(x, **kwargs) if kwargs else fn(x)
     kwargs, wrap_copy, dl_device, direct = _call_of(fn, device, copy)
