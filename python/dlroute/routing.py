@@ -433,25 +433,14 @@ def _forget_jax_key(i: int, _: object) -> None:
     _jax_keys.pop(i, None)
 
 
-def _inputs_key(x: Any) -> Any:
-    """The array's inputs as a memo key (None where they hold something
-    unhashable)."""
-    t = type(x)
-    jax_like = _jax_types.get(t)
-    if jax_like is None:
-        jax_like = _jax_types[t] = is_jax_like(x)
-    if jax_like:
-        hit = _jax_keys.get(id(x))
-        if hit is not None and hit[0]() is x:
-            return hit[1]
-    d = inputs_of(x)
-    values = d.values()
-    key = (*d, *values, *map(type, values))
-    try:
-        hash(key)
-    except TypeError:  # a list among the inputs (a shape)
-        key = _key(d)
-    if jax_like and key is not None:
+def _jax_inputs_key(x: Any) -> Any:
+    """A JAX array's inputs as a memo key, remembered by the array (None
+    where they hold something unhashable)."""
+    hit = _jax_keys.get(id(x))
+    if hit is not None and hit[0]() is x:
+        return hit[1]
+    key = _key(inputs_of(x))
+    if key is not None:
         i = id(x)
         try:
             ref = weakref.ref(x, functools.partial(_forget_jax_key, i))
@@ -462,8 +451,6 @@ def _inputs_key(x: Any) -> Any:
                 _jax_keys.clear()
             _jax_keys[i] = (ref, key)
     return key
-
-
 
 
 @overload
@@ -532,19 +519,35 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
     # The plan: a hit is an exchange the embedded rules export in place, so
     # the consumer gets the array itself. (Rules given as an Engine or a
     # RuleSet are asked each time: a plan would outlive their close().)
-    try:
-        inputs = _inputs_key(x)
-    except TypeError:
-        if type(x).__name__ == "PyCapsule":  # a legacy capsule: the consumer's to take or refuse
-            return fn(x, **_call_of(fn, device, copy)[0])
-        raise
+    t = type(x)
+    jax_like = _jax_types.get(t)
+    if jax_like is None:
+        jax_like = _jax_types[t] = is_jax_like(x)
+    d = None
+    if jax_like:
+        inputs = _jax_inputs_key(x)
+    else:
+        try:
+            d = inputs_of(x)
+        except TypeError:
+            if t.__name__ == "PyCapsule":  # a legacy capsule: the consumer's to take or refuse
+                return fn(x, **_call_of(fn, device, copy)[0])
+            raise
+        values = d.values()
+        inputs = (*d, *values, *map(type, values))  # _key's, inline
     plan_key: Any = None
+    kwargs = None
     if rules is None and inputs is not None:
         plan_key = (fn, device, copy, inputs)
         try:
             kwargs = _plans.get(plan_key)
-        except TypeError:  # an unhashable device
-            kwargs = plan_key = None
+        except TypeError:  # a list among the inputs (a shape), or an unhashable device
+            frozen = _key(d) if d is not None else None
+            plan_key = None if frozen is None else (fn, device, copy, frozen)
+            try:
+                kwargs = None if plan_key is None else _plans.get(plan_key)
+            except TypeError:
+                plan_key = None
         if kwargs is not None:
             return fn(x, **kwargs) if kwargs else fn(x)
     kwargs, wrap_copy, dl_device, direct = _call_of(fn, device, copy)
