@@ -28,7 +28,8 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("detect")
 	rulesDir := rulesFlag(fs)
 	ruleset := fs.String("ruleset", "jax", "decide each device with the rule set `REF`: NAME, NAME@VERSION or NAME==RELEASE")
-	askJAX := fs.Bool("ask-jax", false, "also ask an installed JAX (python3 -c 'import jax ...'): exact, but slow to start")
+	var askJAX askJAXFlag
+	fs.Var(&askJAX, "ask-jax", "also ask an installed JAX: --ask-jax asks python3's, --ask-jax=PYTHON that interpreter's (.venv/bin/python); exact, but slow to start")
 	asJSON := fs.Bool("json", false, "print one JSON object: devices, their decisions, and each probe tried")
 	strict := strictReleaseFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
@@ -45,7 +46,7 @@ func runDetect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	ctx := context.Background()
-	devices, attempts := probe(ctx, machine.ProbeOptions{AskJAX: *askJAX})
+	devices, attempts := probe(ctx, machine.ProbeOptions{AskJAX: askJAX.python != "", Python: askJAX.python})
 	var out []detected
 	for _, d := range devices {
 		in := engine.Input{"platform": d.Platform, "platform_version": d.PlatformVersion, "local_hardware_id": d.Index}
@@ -105,4 +106,25 @@ func hasGPU(devices []machine.Device) bool {
 		}
 	}
 	return false
+}
+
+// askJAXFlag is --ask-jax: alone it asks python3's JAX, and
+// --ask-jax=PYTHON asks the JAX of that interpreter (a virtual
+// environment's, say); --ask-jax=false asks none.
+type askJAXFlag struct{ python string }
+
+func (f *askJAXFlag) IsBoolFlag() bool { return true }
+
+func (f *askJAXFlag) String() string { return f.python }
+
+func (f *askJAXFlag) Set(v string) error {
+	switch v {
+	case "true":
+		f.python = "python3"
+	case "false", "":
+		f.python = ""
+	default:
+		f.python = v
+	}
+	return nil
 }

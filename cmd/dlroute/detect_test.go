@@ -63,3 +63,29 @@ func TestDetectWithoutGPU(t *testing.T) {
 		t.Errorf("dlroute detect --json = %+v, want jax@v1, one kDLCPU device, two attempts", got)
 	}
 }
+
+func TestDetectAskJAXTakesTheInterpreter(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		ask    bool
+		python string
+	}{
+		{nil, false, ""},
+		{[]string{"--ask-jax"}, true, "python3"},
+		{[]string{"--ask-jax=/opt/venv/bin/python"}, true, "/opt/venv/bin/python"},
+		{[]string{"--ask-jax=false"}, false, ""},
+	} {
+		var got machine.ProbeOptions
+		old := probe
+		probe = func(_ context.Context, opts machine.ProbeOptions) ([]machine.Device, []machine.Attempt) {
+			got = opts
+			return []machine.Device{{Platform: "cpu", PlatformVersion: "cpu", Probe: machine.ProbeCUDADriver}}, nil
+		}
+		_, stderr, status := runDlroute(t, append([]string{"detect"}, c.args...)...)
+		probe = old
+		if status != 0 || got.AskJAX != c.ask || got.Python != c.python {
+			t.Errorf("dlroute detect %v: status %d (%s), ProbeOptions %+v, want AskJAX %v Python %q",
+				c.args, status, stderr, got, c.ask, c.python)
+		}
+	}
+}

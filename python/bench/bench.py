@@ -5,7 +5,7 @@ command.
     PYTHONPATH=python python python/bench/bench.py
 
 Prints one line per measure: the median of 5 repeats of a timeit loop, in
-microseconds per call, and the range.
+microseconds of the thread's CPU time per call, and the range.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import timeit
 
 
@@ -58,10 +59,73 @@ def jax_table(inp: dict) -> dict:
 
 
 def measure(name: str, stmt, number: int) -> float:
-    runs = [t / number * 1e6 for t in timeit.repeat(stmt, number=number, repeat=5)]
+    # CPU time of this thread (time.thread_time), not the wall clock: the
+    # machine's 2 cores are shared, and time spent waiting for one is not
+    # the call's.
+    runs = [t / number * 1e6 for t in timeit.repeat(stmt, number=number, repeat=5, timer=time.thread_time)]
     med = statistics.median(runs)
     print(f"{name:58s} {med:8.2f} us   ({min(runs):.2f}-{max(runs):.2f})", flush=True)
     return med
+
+
+def routed_exchanges(rs) -> None:
+    """A repeated routed exchange beside the consumer's own from_dlpack on
+    the same array, numpy -> numpy and jax -> numpy; then the wrapper
+    handed to the consumer, and the exchange decision remembered."""
+    import numpy as np
+
+    import dlroute
+    from dlroute import arrays
+
+    a = np.arange(16, dtype=np.float32)
+    pairs = [("numpy -> numpy", a)]
+    try:
+        import jax.numpy as jnp
+    except ImportError:
+        print("jax is not installed: jax -> numpy is left out")
+    else:
+        pairs.append(("jax -> numpy", jnp.arange(16, dtype=jnp.float32)))
+    for name, x in pairs:
+        dlroute.from_dlpack(x, "numpy")
+        own = measure(f"baseline: np.from_dlpack(x), {name}", lambda: np.from_dlpack(x), 100_000)
+        routed = measure(f"dlroute.from_dlpack(x, 'numpy'), {name}, repeated", lambda: dlroute.from_dlpack(x, "numpy"),
+                         100_000)
+        print(f"{'  over the consumer own from_dlpack':58s} {routed - own:8.2f} us", flush=True)
+    x = pairs[-1][1]
+    measure(f"np.from_dlpack(dlroute.Routed(x)), {pairs[-1][0]}", lambda: np.from_dlpack(dlroute.Routed(x)), 20_000)
+    ex = dlroute.load().ruleset("exchange")
+    inp = dict(arrays.inputs_of(x), dl_device=None, copy=None, max_version=(1, 0), stream=None)
+    ex.exchange(inp)
+    measure("RuleSet.exchange(dict), memo hit", lambda: ex.exchange(inp), 100_000)
+    measure("baseline: arrays.inputs_of(x)", lambda: arrays.inputs_of(x), 100_000)
+
+
+def after_fork() -> None:
+    """In a child forked after the library loaded: the parent's answer
+    (a memo hit), the first new answer (the answerer starts), and a new
+    answer once it runs."""
+    code = ("import os, time, json, dlroute; rs = dlroute.load().ruleset('jax'); "
+            "known = {'platform': 'cpu', 'platform_version': 'cpu', 'local_hardware_id': 0}; rs.resolve(known)\n"
+            "r, w = os.pipe()\n"
+            "if os.fork() == 0:\n"
+            "    t = [time.perf_counter()]\n"
+            "    for i in range(1000): rs.resolve(known)\n"
+            "    t.append(time.perf_counter())\n"
+            "    rs.resolve({'platform': 'gpu', 'platform_version': 'cuda 1', 'local_hardware_id': 0})\n"
+            "    t.append(time.perf_counter())\n"
+            "    for i in range(1000): rs.resolve_json('{\"platform\":\"gpu\",\"platform_version\":\"cuda %d\",\"local_hardware_id\":0}' % (i + 2))\n"
+            "    t.append(time.perf_counter())\n"
+            "    os.write(w, json.dumps([(t[1]-t[0])/1000*1e6, (t[2]-t[1])*1e3, (t[3]-t[2])/1000*1e6]).encode()); os._exit(0)\n"
+            "os.wait(); print(os.read(r, 1000).decode())")
+    runs = []
+    for _ in range(5):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+        runs.append(json.loads(out.stdout))
+    for i, (name, unit) in enumerate([("after fork: the parent's answer (memo hit)", "us"),
+                                      ("after fork: the first new answer (starts the answerer)", "ms"),
+                                      ("after fork: a new answer, through the answerer", "us")]):
+        col = [r[i] for r in runs]
+        print(f"{name:58s} {statistics.median(col):8.2f} {unit}   ({min(col):.2f}-{max(col):.2f})", flush=True)
 
 
 def first_decision() -> None:
@@ -136,6 +200,8 @@ def main() -> None:
         measure("baseline: JAX's own x.__dlpack_device__() (CPU array)", x.__dlpack_device__, 50_000)
         measure("baseline: read the inputs from x, plain Python function", plain_from_array, 20_000)
         measure("arrays.inputs_of(x), then resolve (memo hit)", lambda: rs.resolve(arrays.inputs_of(x)), 20_000)
+    routed_exchanges(rs)
+    after_fork()
     first_decision()
 
 

@@ -1,44 +1,61 @@
 """dlroute: how an array crosses DLPack, decided by versioned rules.
 
-Array libraries decide in code which DLPack device an array advertises and
-how an exchange goes; dlroute decides it from rules (CEL expressions in
-versioned rule sets) that a one-line edit changes. This package runs the
-same engine as the ``dlroute`` command, in process, through libdlroute:
+``torch.from_dlpack(x)`` either shares ``x``'s memory, copies it, or raises
+(a JAX GPU array whose platform JAX does not know: ``BufferError: Unknown
+GPU platform for __dlpack__: ...``); which one is decided in the libraries'
+code. dlroute decides it from rules, and carries the decision out:
 
->>> import dlroute
->>> jax_rules = dlroute.load().ruleset("jax")
->>> jax_rules.resolve({"platform": "gpu", "platform_version": "cuda 12030", "local_hardware_id": 0})["device_type"]
-'kDLCUDA'
+>>> import numpy as np, dlroute
+>>> y = dlroute.from_dlpack(np.arange(3.0), "numpy")   # np.from_dlpack, as the rules decide
+>>> dlroute.ask(np.arange(3.0), "numpy", copy=True).outcome
+'producer_copy'
 
-``RuleSet.resolve_json(line)`` answers exactly the line ``dlroute resolve
---json`` writes. :mod:`dlroute.routing` reads the inputs from real arrays
-and carries out an exchange (a copy through host memory where the rules say
-so). The package needs nothing installed but the standard library; numpy
-only where it makes a host copy.
+- :func:`from_dlpack`: ``x`` as an array of the consumer's library
+  (``"numpy"``, ``"torch"``, ``"jax"``, ``"cupy"``): in place where the
+  rules export it so, a host copy where they say so (where the library
+  itself would raise), or the rules' exception with the library's type
+  and message.
+- :class:`Routed`: ``x`` wrapped so that any consumer's ``from_dlpack``
+  gets the rules' decision (``torch.from_dlpack(dlroute.Routed(x))``).
+- :func:`ask`: what ``consumer.from_dlpack(x)`` would do, before anything
+  runs.
+- :func:`load`: the rules themselves: ``dlroute.load().ruleset("jax")
+  .resolve({...})``.
+
+:mod:`dlroute.testing` makes an array that looks like a JAX GPU array on a
+platform JAX does not know, to try all of this without a GPU. The package
+needs nothing but the standard library; numpy only where it makes a host
+copy.
 """
 
-from __future__ import annotations
 
-import json
-import os
-import threading
-import weakref
-from ctypes import byref, c_int32, c_uint64
-from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
-
-from . import _encode, _native
-from .errors import (DlrouteError, EvalError, ForkedError, InputError, LibraryError, NoRuleSetError,
-                     RulesError, UncheckedReleaseWarning, release_warning)
-
-if TYPE_CHECKING:
-    from . import interop
+from ._engine import Engine, Exchange, RuleSet, library_version, load
+from ._types import CapsuleKind, DecidedException, Decision, DeviceTypeName, RuleSetInfo, Step
+from ._version import __version__
+from .errors import (DlrouteError, EvalError, ForkedError, InputError, LibraryError, NoRuleSetError, RulesError,
+                     UncheckedReleaseWarning)
+from .interop import Cell, Outcome, ask
+from .routing import DecidedError, Routed, decide, dlpack_device, from_dlpack
 
 __all__ = [
+    "from_dlpack",
+    "Routed",
+    "ask",
     "load",
+    "decide",
+    "dlpack_device",
+    "library_version",
     "Engine",
     "RuleSet",
     "Exchange",
-    "library_version",
+    "Cell",
+    "Decision",
+    "DecidedException",
+    "DeviceTypeName",
+    "Step",
+    "CapsuleKind",
+    "Outcome",
+    "RuleSetInfo",
     "DlrouteError",
     "InputError",
     "EvalError",
@@ -46,398 +63,12 @@ __all__ = [
     "NoRuleSetError",
     "LibraryError",
     "ForkedError",
+    "DecidedError",
     "UncheckedReleaseWarning",
 ]
 
-__version__ = "0.1.0"
 
-# How many answers each rule set remembers on the Python side, by input.
-# A process sees a handful of devices, so a hit is the common case; the
-# bound keeps a stream of unique inputs from growing memory.
-MEMO_SIZE = 4096
-
-
-def library_version() -> str:
-    """The version of the loaded libdlroute (``dlroute_version()``),
-    loading it first. Raises LibraryError."""
-    lib = _native.library()
-    return lib.dlroute_version().decode()
-
-
-def load(rules: str | os.PathLike[str] | bytes | None = None, key: str | os.PathLike[str] | None = None) -> Engine:
-    """Opens rules and compiles every rule set in them.
-
-    Args:
-        rules: None for the rules embedded in the library; else the path of
-            a rules directory (``<name>/<version>/`` folders, as ``dlroute
-            --rules`` takes) or of a bundle from ``dlroute bundle build``
-            (every file's digest is checked).
-        key: a public key (the text ``name+hash+key`` or the path of a
-            ``.pub`` file) that the bundle must be signed by; None checks no
-            signature.
-
-    Raises:
-        RulesError: the rules do not load; ``err.errors`` lists each error
-            with its file, line and column.
-        DlrouteError: code ``too_many_open``: 64 rules are open in the
-            process (``DLROUTE_MAX_OPEN``); close some first.
-        LibraryError: libdlroute cannot be found, built or loaded, or has
-            another ABI version; ForkedError in a forked child.
-        TypeError: rules or key is not a str, a path or bytes.
-    """
-    path = b"" if rules is None else _path_bytes(rules, "rules")
-    k = b"" if key is None else _path_bytes(key, "key")
-    handle = c_uint64(0)
-    status, out = _native.call("dlroute_open", path, len(path), k, len(k), byref(handle))
-    if status == _native.LOAD_ERROR:
-        errors = _native.parse(out) or []
-        first = errors[0] if errors else {"code": "load_error", "message": "the rules did not load"}
-        where = _position(first)
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise RulesError(first.get("code", "load_error"), f"{where}{first.get('message', '')}{more}", errors)
-    if status != _native.OK:
-        raise _native.fail(status, out, "dlroute.load")
-    return Engine(handle.value, rules)
-
-
-def _path_bytes(p: Any, what: str) -> bytes:
-    """A path as the file system names it (os.fsencode: a name Python read
-    from the system, undecodable bytes and all, is those bytes again)."""
-    try:
-        return os.fsencode(p)
-    except TypeError:
-        raise TypeError(f"{what} is a path (str, bytes or os.PathLike), not {type(p).__name__}") from None
-    except UnicodeEncodeError as e:
-        message = f"{what} {p!r} is no file name here: it holds a character the file system cannot encode ({e.reason})"
-        raise RulesError("read_error", message, [{"code": "read_error", "message": message}]) from None
-
-
-def _position(e: dict[str, Any]) -> str:
-    pos = e.get("position") or {}
-    if not pos.get("file"):
-        return ""
-    return f"{pos['file']}:{pos.get('line', 0)}:{pos.get('column', 0)}: "
-
-
-class Engine:
-    """Rules opened by :func:`load`: every rule-set version in them,
-    compiled. Safe to use from many threads. Close it with ``close()`` or
-    ``with``; its rule sets stop working then."""
-
-    def __init__(self, handle: int, origin: Any) -> None:
-        self._handle = handle
-        self.origin = origin
-        # ref -> its rule set and the release warning it comes with
-        self._rulesets: dict[str, tuple[RuleSet, dict[str, Any] | None]] = {}
-        self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _close, handle)
-
-    def ruleset(self, ref: str, *, strict: bool = False) -> RuleSet:
-        """The rule set ``ref``: a name (``"jax"``, its newest version),
-        ``name@version`` (``"jax@v2"``, ``"exchange@v1"``), or
-        ``name==release`` (``"jax==0.10.2"``: the version whose manifest
-        covers that release of what it mirrors; ``dlroute rules`` lists the
-        ranges and what was checked).
-
-        A release that no version was checked against is answered with a
-        :class:`UncheckedReleaseWarning` (``warnings.warn``) saying what
-        was: one newer than every range gets the newest range's version; a
-        pre-release or development build (``"1.13.0a0+gitunknown"``) is
-        read as its release. ``strict=True`` (default False) raises
-        instead. A local label alone (``"2.11.0+cpu"``) and a post-release
-        are the release itself.
-
-        Raises:
-            NoRuleSetError: the rules hold no such name or version, or no
-                version covers the release (older than every range, or in
-                a gap between two: the message names the nearest); with
-                ``strict=True``, a release no version was checked against
-                (code ``unchecked_release``).
-        """
-        if not isinstance(ref, str):
-            raise TypeError(f"a rule-set ref is a str, such as 'jax' or 'jax@v2', not {type(ref).__name__}")
-        return self._ruleset(ref, strict, 2)
-
-    def _ruleset(self, ref: str, strict: bool, stacklevel: int) -> RuleSet:
-        with self._lock:
-            hit = self._rulesets.get(ref)
-        if hit is None:
-            r = ref.encode("utf-8", "surrogatepass")  # the library names what it cannot find
-            handle = c_uint64(0)
-            status, out = _native.call("dlroute_ruleset", self._handle, r, len(r), byref(handle))
-            if status == _native.NO_RULESET:
-                e = _native.parse(out) or {}
-                raise NoRuleSetError(e.get("code", "no_ruleset"), e.get("message", f"no rule set {ref}"), e)
-            if status != _native.OK:
-                raise _native.fail(status, out, f"Engine.ruleset({ref!r})")
-            warning = _native.parse(out) if out else None
-            with self._lock:
-                hit = self._rulesets.setdefault(ref, (RuleSet(self, handle.value), warning))
-        rs, warning = hit
-        if warning:
-            release_warning(warning, strict, stacklevel + 1)
-        return rs
-
-    def ruleset_for_installed(self, name: str, package: str | None = None, *, strict: bool = False) -> RuleSet:
-        """The version of rule set ``name`` for the release of ``package``
-        (default: ``name``) installed in this environment, as its
-        distribution metadata says: ``eng.ruleset_for_installed("jax")`` is
-        ``eng.ruleset("jax==0.10.2")`` where jax 0.10.2 is installed. The
-        package is not imported. A release no version was checked against
-        is answered with a :class:`UncheckedReleaseWarning`, or refused
-        under ``strict=True``, as :meth:`ruleset` says.
-
-        Raises:
-            importlib.metadata.PackageNotFoundError: the package is not
-                installed.
-            NoRuleSetError: no version covers that release (the message
-                names the nearest); under ``strict=True``, one no version
-                was checked against.
-        """
-        from importlib.metadata import version
-
-        return self._ruleset(f"{name}=={version(package or name)}", strict, 2)
-
-    def rulesets(self) -> list[dict[str, Any]]:
-        """Every rule-set version in the rules, as
-        ``{"ref": "jax@v3", "name": "jax", "version": "v3", "default": True}``
-        (``default``: the version a bare name picks)."""
-        status, out = _native.call("dlroute_rulesets", self._handle)
-        if status != _native.OK:
-            raise _native.fail(status, out, "Engine.rulesets()")
-        return json.loads(out)
-
-    def interop(self, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
-                copy: bool | None = None, device: Any = None, strict: bool = False) -> interop.Cell:
-        """What ``consumer``'s ``from_dlpack(x, copy=copy, device=device)``
-        does with ``producer``'s array ``x``: one cell of ``dlroute
-        interop``, decided by chaining both rule sets (nothing is run).
-
-        Args:
-            producer: a rule set that answers the four calls of an
-                exchange, or ``"jax"`` (its ``__dlpack__`` is jax-export's
-                of the same release): ``"numpy"``, ``"torch@v1"``,
-                ``"jax==0.10.2"``.
-            consumer: such a rule set, ``"torch"``, ``"numpy@v2"``.
-            array: the producer's inputs that describe ``x``, such as
-                ``{"platform": "gpu", "platform_version": "<unknown>"}``
-                for jax; those left out take their defaults (None: the
-                ordinary array). :func:`dlroute.interop.array_of` reads
-                them from a real array.
-            copy, device: ``from_dlpack``'s arguments; None (the default)
-                is not passed.
-            strict: raise, rather than warn, for a ``name==release`` that
-                no version was checked against (default False; see
-                :meth:`ruleset`).
-
-        Returns:
-            A :class:`dlroute.interop.Cell`: its ``outcome``, the
-            exception's ``error_type`` and ``error_message``, the
-            ``steps``, what each side was ``checked`` against (``run``:
-            both were run here against a real release), and ``json``,
-            byte for byte the line ``dlroute interop --json`` writes for
-            the cell.
-
-        Raises:
-            InputError: an array input or argument the rule sets do not
-                take or of the wrong type.
-            NoRuleSetError: no such rule set, or one that is no library
-                on its side (``exchange``; ``jax`` as a consumer): the
-                hint lists the libraries.
-            EvalError: the rules cannot decide a step.
-        """
-        from . import interop
-
-        return interop.cell(self, producer, consumer, array=array, copy=copy, device=device, strict=strict,
-                            stacklevel=2)
-
-    def interop_matrix(self, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,
-                       *, copy: bool | None = None, device: Any = None, strict: bool = False) -> list[interop.Cell]:
-        """Every array the producers' rules distinguish (the platforms and
-        memory kinds of their ``__dlpack_device__`` cases) into every
-        consumer, in the order ``dlroute interop --json`` writes them.
-        None or empty: every library's newest version. Raises as
-        :meth:`interop`."""
-        from . import interop
-
-        return interop.matrix(self, producers, consumers, copy=copy, device=device, strict=strict, stacklevel=2)
-
-    def close(self) -> None:
-        """Releases the rules; their rule sets raise LibraryError (code
-        ``closed``) afterwards. Closing twice does nothing."""
-        self._finalizer()
-
-    def __enter__(self) -> Engine:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"<dlroute.Engine {self.origin or 'embedded rules'}>"
-
-
-def _close(handle: int) -> None:
-    lib = _native._lib
-    if lib is not None:
-        lib.dlroute_close(handle)
-
-
-class Exchange(NamedTuple):
-    """What the exchange rules decided for ``x.__dlpack__(...)`` and what
-    carrying it out takes.
-
-    Attributes:
-        step: ``"in_place"`` (export the producer's buffer as it is),
-            ``"copy_to_host"`` (copy into host memory, export the copy) or
-            ``"raise"`` (the decision is an exception: ``decision["error"]``).
-        decision: the decision, as :meth:`RuleSet.resolve` returns it.
-    """
-
-    step: str
-    decision: dict[str, Any]
-
-
-class RuleSet:
-    """One rule-set version of an :class:`Engine`. Safe to use from many
-    threads. Answers are remembered by input, so a repeated input costs a
-    dictionary lookup."""
-
-    def __init__(self, engine: Engine, handle: int) -> None:
-        self._engine = engine  # keeps the rules open while the rule set lives
-        self._handle = handle
-        self._lines: dict[bytes, str] = {}
-        self._decisions: dict[Any, dict[str, Any]] = {}
-        status, out = _native.call("dlroute_describe", handle)
-        if status != _native.OK:
-            raise _native.fail(status, out, "RuleSet")
-        desc = json.loads(out)
-        self.ref: str = desc["ref"]
-        self.inputs: list[dict[str, Any]] = desc["inputs"]
-        self.rules: list[str] = desc["rules"]
-        self.device_types: dict[str, int] = {d["name"]: d["code"] for d in desc["device_types"]}
-        self._want = _encode.want_of(self.inputs)
-
-    def __repr__(self) -> str:
-        return f"<dlroute.RuleSet {self.ref}>"
-
-    def resolve_json(self, line: str | bytes) -> str:
-        """Decides one JSON input object and returns, byte for byte, the
-        line ``dlroute resolve --json`` writes for that line (without the
-        newline): the decision, ``{"input_error":...}`` or
-        ``{"eval_error":...}``. It never raises for a bad input; that is
-        the line's to say (a str with a lone surrogate, which UTF-8 cannot
-        encode, is the ``invalid_utf8`` line).
-
-        Raises:
-            TypeError: line is neither a str nor bytes-like.
-        """
-        if isinstance(line, str):
-            data = line.encode("utf-8", "surrogatepass")  # as the bytes of a line that is not UTF-8
-        elif isinstance(line, (bytes, bytearray, memoryview)):
-            data = bytes(line)
-        else:
-            raise TypeError(f"a line is a str or bytes, not {type(line).__name__}")
-        hit = self._lines.get(data)
-        if hit is not None:
-            return hit
-        status, out = _native.call("dlroute_resolve_json", self._handle, data, len(data))
-        if status not in (_native.OK, _native.INPUT_ERROR, _native.EVAL_ERROR):
-            raise _native.fail(status, out, f"RuleSet({self.ref}).resolve_json")
-        text = out.decode()
-        if status == _native.OK:
-            _remember(self._lines, data, text)
-        return text
-
-    def resolve(self, input: dict[str, Any]) -> dict[str, Any]:
-        """Decides an input (a dict of the rule set's inputs; those left out
-        take their defaults) and returns the decision, as ``dlroute resolve
-        --json`` writes it: ``{"device_type": "kDLCUDA", "device_type_code":
-        2, "device_id": 0, "rule": ..., "ruleset": ...}``, or for the rules'
-        own exception ``{"error": {"type": "BufferError", "message": ...},
-        "rule": ..., "ruleset": ...}``. The dict is the caller's to change.
-
-        Raises:
-            InputError: the input is not valid for the rule set (code
-                ``unknown_field``, ``wrong_type``, ...), including a value
-                no JSON input can hold (bytes, an object, ``nan``:
-                ``wrong_type``; a str with a lone surrogate:
-                ``invalid_utf8``).
-            EvalError: the rules could not decide it.
-            TypeError: input is not a dict.
-        """
-        # The key holds the types too: True == 1 == 1.0 in Python, and the
-        # rules tell them apart. An input holding a list is not hashable,
-        # and is decided every time.
-        try:
-            key: Any = (*input.items(), *map(type, input.values()))
-            hit = self._decisions.get(key)
-        except TypeError:
-            key = hit = None
-        except AttributeError:
-            raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}") from None
-        if hit is not None:
-            return _copy(hit)
-        decision = self._decide("dlroute_resolve_json", self._line(input))
-        if key is not None:
-            _remember(self._decisions, key, decision)
-        return _copy(decision)
-
-    def explain(self, input: dict[str, Any]) -> dict[str, Any]:
-        """Decides an input as :meth:`resolve` does and says how:
-        ``{"decision": {...}, "trace": {"rules": [...], "values": [...]}}``,
-        each rule tried and each value computed, with its position in the
-        rule file. Raises as :meth:`resolve`."""
-        return self._decide("dlroute_explain_json", self._line(input))
-
-    def exchange(self, input: dict[str, Any]) -> Exchange:
-        """Decides an input of an exchange rule set (``"exchange"``: the
-        array's inputs and ``dl_device``, ``copy``, ``max_version``,
-        ``stream`` of ``x.__dlpack__``) and says what carrying it out takes.
-
-        Raises:
-            InputError, EvalError: as :meth:`resolve`; EvalError with code
-                ``no_copier`` for a decision to copy onto a device, which no
-                host here can make.
-        """
-        step = c_int32(0)
-        data = self._line(input)
-        status, out = _native.call("dlroute_exchange_json", self._handle, data, len(data), byref(step))
-        decision = self._answer(status, out)
-        return Exchange(_native.STEPS[step.value], decision)
-
-    def _line(self, input: dict[str, Any]) -> bytes:
-        if not isinstance(input, dict):
-            raise TypeError(f"an input is a dict of the rule set's inputs, not {type(input).__name__}")
-        return _encode.encode_fields(input, lambda k: f"input {k}", self._want)
-
-    def _decide(self, entry: str, data: bytes) -> dict[str, Any]:
-        status, out = _native.call(entry, self._handle, data, len(data))
-        return self._answer(status, out)
-
-    def _answer(self, status: int, out: bytes) -> dict[str, Any]:
-        if status == _native.OK:
-            return json.loads(out)
-        if status in (_native.INPUT_ERROR, _native.EVAL_ERROR):
-            line = json.loads(out)
-            kind, e = next(iter(line.items()))
-            cls = InputError if kind == "input_error" else EvalError
-            raise cls(e["code"], f"{_position(e)}{e['message']}", e)
-        raise _native.fail(status, out, f"RuleSet({self.ref})")
-
-
-def _remember(memo: dict, key: Any, value: Any) -> None:
-    if len(memo) >= MEMO_SIZE:
-        memo.clear()  # a stream of unique inputs: start again rather than grow
-    memo[key] = value
-
-
-def _copy(d: dict[str, Any]) -> dict[str, Any]:
-    """A decision the caller may change without changing the memo's: its
-    only nested values are "error" (a dict) and "flags" (a list)."""
-    out = d.copy()
-    if "error" in out:
-        out["error"] = out["error"].copy()
-    if "flags" in out:
-        out["flags"] = out["flags"].copy()
-    return out
+def __dir__() -> list[str]:
+    # What a user calls, not the modules it is made of (dlroute.testing,
+    # dlroute.check and the others stay importable by name).
+    return list(__all__)

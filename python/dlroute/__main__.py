@@ -21,7 +21,8 @@ import argparse
 import json
 import sys
 
-from . import DlrouteError, library_version, load, __version__
+from . import DlrouteError, library_version, load
+from ._version import __version__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Finding libdlroute, and building it from a checkout.
+"""Finding libdlroute, and building it from a checkout: the one place that
+says where the library comes from (_native loads what this finds).
 
 The order, first match wins:
 
@@ -15,16 +16,14 @@ The order, first match wins:
 
 from __future__ import annotations
 
-import hashlib
 import os
-import platform
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from ._native import ENV_LIB, LIB_NAME
 from .errors import LibraryError
+
+ENV_LIB = "DLROUTE_LIB"
+LIB_NAME = "libdlroute.dylib" if sys.platform == "darwin" else "libdlroute.so"
 
 ENV_CACHE = "DLROUTE_CACHE"
 MODULE_PATH = "github.com/dlroute/dlroute"
@@ -83,6 +82,9 @@ def source_hash(root: Path) -> str:
     the library imports, and the embedded rules. It over-approximates
     (a few packages the library does not import are hashed too): a
     needless rebuild, never a stale library."""
+    import hashlib
+    import platform
+
     h = hashlib.sha256()
     h.update(f"{sys.platform} {platform.machine()}\n".encode())
     files: list[Path] = [root / "go.mod", root / "go.sum"]
@@ -115,6 +117,9 @@ def cache_dir() -> Path:
 def cached_build(root: Path) -> Path:
     """The library built from the checkout at root, from the cache or
     built now."""
+    import subprocess
+    import tempfile
+
     digest = source_hash(root)
     cache = cache_dir()
     path = cache / f"libdlroute-py-{digest[:16]}{Path(LIB_NAME).suffix}"
@@ -130,8 +135,8 @@ def cached_build(root: Path) -> Path:
             done = subprocess.run(["go", "build", "-trimpath", "-buildmode=c-shared", "-o", tmp, "./libdlroute"],
                                   cwd=root, env=env, capture_output=True, text=True)
         except FileNotFoundError:
-            raise LibraryError("build_failed", "building libdlroute needs Go (`go` is not on PATH) and a C compiler; "
-                               f"or set ${ENV_LIB} to a built library") from None
+            raise LibraryError("build_failed", "building libdlroute needs Go 1.26 or newer (`go` is not on PATH) and "
+                               f"a C compiler (gcc or clang); or set ${ENV_LIB} to a built library") from None
         if done.returncode != 0:
             raise LibraryError("build_failed", f"go build ./libdlroute failed:\n{done.stderr.strip()}")
         os.replace(tmp, path)

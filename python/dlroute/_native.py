@@ -1,8 +1,19 @@
 """ctypes over libdlroute (libdlroute/dlroute.h): loading, the ABI check,
-the fork guard, and one call shape for every entry.
+one call shape for every entry, and what answers after fork.
 
 ctypes releases the GIL around each call, so threads decide in parallel;
 each thread has its own output buffer.
+
+**After fork.** The library runs a Go runtime, which does not survive
+``fork()``. In a child forked after the library loaded, every entry is
+answered by an answerer: a fresh interpreter (``python -m
+dlroute._answerer``) started on the first call that needs the library,
+which loads the same library, opens the same rules and answers over a
+pipe (_answerer.py). The objects the parent made keep working: their
+handles are opened again in the answerer from what opened them (the
+rules' path and key, the rule set's ref), and the answers the parent
+remembered (RuleSet's memos) are used as they are, without a call.
+ForkedError remains only where no answerer can be started.
 """
 
 from __future__ import annotations
@@ -11,32 +22,56 @@ import ctypes
 import json
 import os
 import threading
-from ctypes import POINTER, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
-from typing import Any
+from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
+from typing import TYPE_CHECKING, Any
 
 from ._codes import *  # noqa: F403 (the statuses and steps of dlroute.h, generated from the Go constants)
 from .errors import DlrouteError, ForkedError, LibraryError
 
+if TYPE_CHECKING:
+    from . import _remote
+
 ABI_VERSION = 1  # DLROUTE_ABI_VERSION of the header this package speaks
 
-FORK_HINT = ("libdlroute was loaded before this process forked, and its Go runtime does not survive fork: "
-             "use the 'spawn' or 'forkserver' start method of multiprocessing (torch DataLoader: "
-             "multiprocessing_context='spawn') and load dlroute in the child")
+FORK_HINT = ("libdlroute was loaded before this process forked, and its Go runtime does not survive fork; "
+             "a forked child's calls are answered by a fresh interpreter (python -m dlroute._answerer), "
+             "which could not be started here: use the 'spawn' or 'forkserver' start method of multiprocessing "
+             "(torch DataLoader: multiprocessing_context='spawn') and load dlroute in the child")
 
 _BUFFER = 1 << 16
+# How often a call is asked again with the larger buffer the library
+# asked for (TOO_SMALL): an answer never grows between two asks of the
+# same input, so more means a bug; the Node client stops at 3 too.
+MAX_TOO_SMALL_RETRIES = 3
 
 _lock = threading.Lock()
 _lib: ctypes.CDLL | None = None
 _lib_path: str | None = None
-_loaded_pid: int | None = None
 _local = threading.local()
+# True in a child forked after the library loaded: the entries go to the
+# answerer (_remote) instead of the library.
+_forked = False
+# handle -> what opened it: ("open", rules path, key) or ("ruleset",
+# engine handle, ref); kept across fork so a child can open it again.
+_recipes: dict[int, tuple[Any, ...]] = {}
+
+
+# In a forked child: the answerer, started on first need; each handle's
+# counterpart in it; the next handle for what the child opens itself.
+_answerer: _remote.Answerer | None = None
+_theirs: dict[int, int] = {}
+_next_handle = 1 << 48
+_answerer_lock = threading.Lock()
 
 
 def _mark_forked() -> None:
-    # Runs in the child: every later call refuses before reaching the
-    # library (whose C side would refuse too).
-    global _lib
-    _lib = None
+    # Runs in the child: the library's Go runtime is gone; the answerer
+    # of a parent that was itself a forked child is the parent's, not ours.
+    global _lib, _forked, _answerer, _answerer_lock
+    if _lib is not None or _forked:
+        _lib, _forked, _answerer = None, True, None
+        _theirs.clear()
+        _answerer_lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_mark_forked)
@@ -44,42 +79,23 @@ os.register_at_fork(after_in_child=_mark_forked)
 
 def library() -> ctypes.CDLL:
     """The loaded library, loading (and if need be building) it on first
-    use. Raises LibraryError, or ForkedError in a forked child."""
+    use. Raises LibraryError, or ForkedError in a forked child (whose
+    calls go to the answerer instead)."""
     lib = _lib
     if lib is not None:
         return lib
     with _lock:
         if _lib is not None:
             return _lib
-        if _loaded_pid is not None and _loaded_pid != os.getpid():
+        if _forked:
             raise ForkedError("forked", FORK_HINT)
-        return _load(_find())
+        from . import _build
 
-
-ENV_LIB = "DLROUTE_LIB"
-LIB_NAME = "libdlroute.dylib" if os.uname().sysname == "Darwin" else "libdlroute.so"
-
-
-def _find() -> str:
-    """The library to load: $DLROUTE_LIB, or the one installed in the
-    package when it is not in a checkout, without importing what a build
-    needs; else _build's search (which builds from a checkout)."""
-    named = os.environ.get(ENV_LIB)
-    if named:
-        if not os.path.isfile(named):
-            raise LibraryError("no_library", f"${ENV_LIB} names {named}, which is not a file")
-        return named
-    here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.join(here, "_lib", LIB_NAME)
-    if os.path.isfile(installed) and not os.path.isfile(os.path.join(here, "..", "..", "go.mod")):
-        return installed
-    from . import _build
-
-    return str(_build.find_library())
+        return _load(str(_build.find_library()))
 
 
 def _load(path: str) -> ctypes.CDLL:
-    global _lib, _lib_path, _loaded_pid
+    global _lib, _lib_path
     try:
         lib = ctypes.CDLL(path)
     except OSError as e:
@@ -115,12 +131,15 @@ def _load(path: str) -> ctypes.CDLL:
             raise LibraryError("abi_version", f"{path} has no {name}: it was built from an older checkout "
                                "than the package; rebuild the library from the same checkout, or reinstall both") from None
         fn.argtypes, fn.restype = args, res
-    _lib, _lib_path, _loaded_pid = lib, path, os.getpid()
+    _lib, _lib_path = lib, path
     return lib
 
 
 def library_path() -> str:
-    library()
+    """The path of the library loaded (in a forked child: the parent's,
+    which its answerer loads)."""
+    if not _forked:
+        library()
     assert _lib_path is not None
     return _lib_path
 
@@ -149,21 +168,141 @@ def _buffer() -> _Buffer:
     return b
 
 
-def call(name: str, *args: Any) -> tuple[int, bytes]:
-    """Calls the entry name with args and the thread's output buffer; the
-    status and the output's bytes. TOO_SMALL is retried with a buffer of
-    the size asked for."""
+def _call_local(name: str, *args: Any) -> tuple[int, bytes]:
+    """Calls the entry name of the loaded library with args and the
+    thread's output buffer: the status and the output's bytes. TOO_SMALL
+    is asked again with a buffer of the size asked for, at most
+    MAX_TOO_SMALL_RETRIES times."""
     lib = _lib
     if lib is None:
         lib = library()
     fn = getattr(lib, name)
     b = _buffer()
-    while True:
+    for _ in range(MAX_TOO_SMALL_RETRIES + 1):
         status = fn(*args, b.addr, b.size, b.len_ref)
         n = b.len.value
         if status != TOO_SMALL:
             return status, ctypes.string_at(b.addr, n)
         b.grow(n)
+    raise LibraryError("internal", f"{name}: libdlroute asked for a larger buffer {MAX_TOO_SMALL_RETRIES + 1} times "
+                       f"(last {n} bytes); a bug, please report it")
+
+
+def call(name: str, handle: int, data: bytes | None = None) -> tuple[int, bytes]:
+    """Calls the entry name on handle (an engine's or a rule set's), with
+    data (an input line) where the entry takes one: the status and the
+    output's bytes."""
+    if _forked:
+        status, out = _ask("call", name, _their(handle), data)
+        return status, out
+    if data is None:
+        return _call_local(name, handle)
+    return _call_local(name, handle, data, len(data))
+
+
+def open_rules(path: bytes, key: bytes) -> tuple[int, bytes, int]:
+    """dlroute_open: the status, the output and the engine's handle."""
+    recipe = ("open", os.path.abspath(path) if path else b"", os.path.abspath(key) if os.path.isfile(key) else key)
+    if _forked:
+        status, out, theirs = _ask("open", recipe[1], recipe[2])
+        return status, out, _ours(theirs, recipe) if status == OK else 0
+    handle = c_uint64(0)
+    status, out = _call_local("dlroute_open", path, len(path), key, len(key), byref(handle))
+    if status == OK:
+        _recipes[handle.value] = recipe
+    return status, out, handle.value
+
+
+def ruleset(engine: int, ref: bytes) -> tuple[int, bytes, int]:
+    """dlroute_ruleset: the status, the output and the rule set's handle."""
+    if _forked:
+        status, out, theirs = _ask("ruleset", _their(engine), ref)
+        return status, out, _ours(theirs, ("ruleset", engine, ref)) if status == OK else 0
+    handle = c_uint64(0)
+    status, out = _call_local("dlroute_ruleset", engine, ref, len(ref), byref(handle))
+    if status == OK:
+        _recipes[handle.value] = ("ruleset", engine, ref)
+    return status, out, handle.value
+
+
+def exchange(handle: int, data: bytes) -> tuple[int, bytes, int]:
+    """dlroute_exchange_json: the status, the output and the step."""
+    if _forked:
+        status, out, step = _ask("exchange", _their(handle), data)
+        return status, out, step
+    step = c_int32(0)
+    status, out = _call_local("dlroute_exchange_json", handle, data, len(data), byref(step))
+    return status, out, step.value
+
+
+def close(handle: int) -> None:
+    """dlroute_close; nothing where the library is not loaded here."""
+    if _forked:
+        theirs = _theirs.pop(handle, None)
+        if theirs is not None and _answerer is not None:
+            _ask("close", theirs)
+    elif _lib is not None:
+        _lib.dlroute_close(handle)
+
+
+def version() -> str:
+    """dlroute_version."""
+    if _forked:
+        return str(_ask("version"))
+    return str(library().dlroute_version().decode())
+
+
+def _ask(*request: Any) -> Any:
+    """The answerer's reply to request, starting it on first need. Raises
+    ForkedError, with the reason, where it cannot be started or dies."""
+    global _answerer
+    with _answerer_lock:
+        if _answerer is None:
+            from . import _remote
+
+            if _lib_path is None:
+                raise ForkedError("forked", FORK_HINT + ": the parent's library path is not known")
+            try:
+                _answerer = _remote.Answerer(_lib_path)
+            except OSError as e:
+                raise ForkedError("forked", f"{FORK_HINT}: {e}") from None
+        try:
+            return _answerer.ask(request)
+        except OSError as e:
+            _answerer = None
+            _theirs.clear()
+            raise ForkedError("forked", f"{FORK_HINT}: the answerer stopped ({e})") from None
+
+
+def _their(handle: int) -> int:
+    """The answerer's handle for ours, opening it there first from what
+    opened it here (an engine before its rule sets)."""
+    theirs = _theirs.get(handle)
+    if theirs is not None:
+        return theirs
+    recipe = _recipes.get(handle)
+    if recipe is None:
+        return 0  # never opened: the library answers BAD_HANDLE
+    if recipe[0] == "open":
+        status, out, theirs = _ask("open", recipe[1], recipe[2])
+    else:
+        status, out, theirs = _ask("ruleset", _their(recipe[1]), recipe[2])
+    if status != OK:
+        raise fail(status, out, "reopening in the answerer after fork")
+    _theirs[handle] = theirs
+    return int(theirs)
+
+
+def _ours(theirs: int, recipe: tuple[Any, ...]) -> int:
+    """A handle for one the answerer opened for this child, numbered
+    apart from the parent's."""
+    global _next_handle
+    with _lock:
+        handle = _next_handle
+        _next_handle += 1
+    _recipes[handle] = recipe
+    _theirs[handle] = theirs
+    return handle
 
 
 def fail(status: int, out: bytes, what: str) -> DlrouteError:

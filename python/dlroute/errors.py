@@ -1,7 +1,10 @@
 """The exceptions dlroute raises, each with a stable ``code``.
 
 The codes are those of the engine (ERRORS.md lists them): match on
-``err.code``, never on the message. The rules' own decisions to raise
+``err.code``, never on the message. ``str(err)`` is the message, and the
+hint on a line of its own; the hints name the Python call
+(``engine.ruleset("numpy@v2")``) where the engine's name the command line's
+flag. The rules' own decisions to raise
 (``BufferError``, ``ValueError``, ...) are not these: ``RuleSet.resolve``
 returns them as decisions, and :mod:`dlroute.routing` raises them with
 their exact type and message.
@@ -9,6 +12,7 @@ their exact type and message.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = [
@@ -33,18 +37,50 @@ class DlrouteError(Exception):
             (with ``position``, ``source`` and ``hint`` where the engine gave
             them), or ``None``.
         hint: what to do about it, where the engine says (the versions
-            nearest a release no version covers, the names loaded), or
-            ``None``. ``str(err)`` ends with it, on a line of its own, as the
-            command line prints it.
+            nearest a release no version covers, the names loaded), in
+            Python's words, or ``None``. ``str(err)`` is the message and
+            then the hint, on a line of its own.
     """
 
     def __init__(self, code: str, message: str, details: Any = None) -> None:
         hint = details.get("hint") if isinstance(details, dict) else None
-        super().__init__(f"{code}: {message}" + (f"\nhint: {hint}" if hint else ""))
+        hint = python_hint(hint) if hint else None
+        super().__init__(message + (f"\nhint: {hint}" if hint else ""))
         self.code = code
         self.message = message
         self.details = details
         self.hint = hint
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled whole (a forked child's answerer sends them): the default
+        # would call the class with str(err) alone.
+        return _rebuild, (type(self), self.code, self.message, self.details)
+
+
+def _rebuild(cls: type[DlrouteError], code: str, message: str, details: Any) -> DlrouteError:
+    err = cls.__new__(cls)
+    DlrouteError.__init__(err, code, message, details)
+    return err
+
+
+# The engine's hints name the command line's flags; a Python caller reads
+# the call that does the same.
+_CLI_WORDS = [
+    (re.compile(r"--ruleset (\S+?@<version>)"), r'engine.ruleset("\1")'),
+    (re.compile(r"`dlroute rules` lists them"), "engine.rulesets() lists them"),
+    (re.compile(r"point --rules at"), "give dlroute.load()"),
+    (re.compile(r"a strict mode \(--strict-release, strict=True\)"), "strict=True"),
+    (re.compile(r"\(DiffOptions\.MaxInputs, or dlroute diff --max-inputs N\)"), "(dlroute diff --max-inputs N)"),
+]
+
+
+def python_hint(hint: str) -> str:
+    """The engine's hint with its command-line flags said as the Python
+    calls that do the same (``--ruleset torch@<version>`` is
+    ``engine.ruleset("torch@<version>")``)."""
+    for pattern, words in _CLI_WORDS:
+        hint = pattern.sub(words, hint)
+    return hint
 
 
 class InputError(DlrouteError, ValueError):
@@ -110,7 +146,7 @@ def release_warning(details: dict[str, Any], strict: bool, stacklevel: int) -> N
     raises NoRuleSetError with it, as ``--strict-release`` refuses."""
     if strict:
         refusal = dict(details)
-        refusal["hint"] = (f"name the version to use it anyway ({details.get('ruleset')}), or check the "
+        refusal["hint"] = (f"name the version to use it anyway (engine.ruleset({details.get('ruleset')!r})), or check the "
                            "release first: `python -m dlroute check`")
         raise NoRuleSetError("unchecked_release", "refused (strict): " + details.get("message", ""), refusal)
     import warnings

@@ -37,7 +37,7 @@ from . import _encode, _native
 from .errors import EvalError, InputError, NoRuleSetError, release_warning
 
 if TYPE_CHECKING:
-    from . import Engine
+    from ._engine import Engine
 
 __all__ = ["Cell", "Outcome", "ask", "array_of", "installed_ref"]
 
@@ -213,14 +213,14 @@ def _jax_here() -> dict[str, Any]:
 
 
 def _request(entry: str, engine: Engine, data: bytes, what: str) -> str:
-    from . import MEMO_SIZE
+    from ._engine import MEMO_SIZE
 
     with _answers_lock:
         memo = _answers.setdefault(engine, {})
         hit = memo.get(data)
     if hit is not None:
         return hit
-    status, out = _native.call(entry, engine._handle, data, len(data))
+    status, out = _native.call(entry, engine._handle, data)
     if status == _native.OK:
         text = out.decode()
         with _answers_lock:
@@ -425,7 +425,7 @@ def ask(x: Any, consumer: str, *, copy: bool | None = None, device: Any = None,
     global _default
     library, inputs = array_of(x)
     if rules is None:
-        from . import load
+        from ._engine import load
 
         with _default_lock:
             if _default is None:
