@@ -3,15 +3,26 @@ package playground_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http/httptest"
+	"os"
+	"testing"
 
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"
 )
 
 // The playground as a handler: the embedded rules, and the module built
-// from this checkout, compressed (both cached after the first time).
+// from this checkout, compressed (both cached after the first time). It
+// prints
+//
+//	application/wasm gzip
+//
+// The example has no Output comment, so go test compiles it and does not
+// run it: it builds the WebAssembly module, which `go test -short` never
+// does. TestExample runs it and checks what it prints.
 func Example() {
 	module, gz, err := wasmbuild.Gzipped(context.Background(), wasmbuild.Options{})
 	if err != nil {
@@ -35,5 +46,33 @@ func Example() {
 	}
 	resp.Body.Close()
 	fmt.Println(resp.Header.Get("Content-Type"), resp.Header.Get("Content-Encoding"))
-	// Output: application/wasm gzip
+}
+
+// TestExample runs Example, outside -short, and checks what it prints.
+func TestExample(t *testing.T) {
+	testenv.Short(t, "Example builds the WebAssembly module; it")
+	if got, want := stdoutOf(t, Example), "application/wasm gzip\n"; got != want {
+		t.Errorf("Example printed %q, want %q", got, want)
+	}
+}
+
+// stdoutOf is what f writes to os.Stdout.
+func stdoutOf(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stdout
+	os.Stdout = w
+	done := make(chan []byte)
+	go func() {
+		out, _ := io.ReadAll(r)
+		done <- out
+	}()
+	defer func() { os.Stdout = saved }()
+	f()
+	os.Stdout = saved
+	w.Close()
+	return string(<-done)
 }
