@@ -265,7 +265,7 @@ async function readLink() {
   } catch (e) {
     if (!(e instanceof StateError)) throw e;
     st.keepHash = true;
-    showMessage(`This link could not be read: ${e.message}. The page starts from the seed's case instead.`, "error");
+    showMessage(`This link could not be read: ${e.message}. The page starts from an unknown GPU platform instead.`, "error");
     return;
   }
   if (!linked) return;

@@ -8,14 +8,14 @@ const tpuVersion = "PJRT C API\nTFRT TPU v2\nBuilt on Oct 30 2023 03:04:42 (1698
 export const examples = [
   {
     id: "seed",
-    title: "The seed's unknown platform",
+    title: "An unknown GPU platform",
     note: "A jaxlib built without CUDA reports <unknown>: JAX raises BufferError.",
     ref: "jax@v3",
     input: { platform: "gpu", platform_version: "<unknown>", local_hardware_id: 0 },
   },
   {
     id: "seed-exchange",
-    title: "The seed's case, copied to the host by the exchange",
+    title: "An unknown GPU platform, copied to the host by the exchange",
     note: "exchange@v2 falls back to a copy through host memory, with IS_COPIED set.",
     ref: "exchange@v2",
     input: { platform: "gpu", platform_version: "<unknown>", local_hardware_id: 0, max_version: [1, 1] },
@@ -43,8 +43,8 @@ export const examples = [
   },
   {
     id: "jax-export",
-    title: "JAX's own export of the seed's array",
-    note: "JAX's __dlpack__ reads the client's platform, not platform_version: it exports in place; the seed's error comes from __dlpack_device__, which a consumer asks first.",
+    title: "JAX's own export of an unknown platform's array",
+    note: "JAX's __dlpack__ reads the client's platform, not platform_version: it exports in place; the unknown platform's error comes from __dlpack_device__, which a consumer asks first.",
     ref: "jax-export@v1",
     input: { client_platform: "cuda", local_hardware_id: 0 },
   },

@@ -232,7 +232,7 @@ class Routed:
         self.copy = copy
         self.dl_device = None if dl_device is None else tuple(_pair(dl_device, "dl_device") or ())
         self._rules = _ruleset(rules, "exchange")
-        self._abort = None if consumer is None else _abort_of(x, consumer, rules)
+        self._abort = None if consumer is None else _refused_import(x, consumer, rules)
         self._steps: list[str] | None = None  # from_dlpack's record of what each __dlpack__ did
 
     def __repr__(self) -> str:
@@ -283,11 +283,11 @@ class Routed:
         copy = self.copy if copy is None else copy
         step, decision = self._rules.exchange(_exchange_input(self.array, dl_device, copy, max_version, stream))
         if step == "in_place" and self._abort is not None:
-            ref, message = self._abort
+            ref, kind, message = self._abort
             if copy is False:
-                raise RuntimeError(f"{message}\nhint: {ref} aborts the interpreter (SIGABRT) on this array, "
-                                   "which dlroute never hands it; copy=None or copy=True passes a contiguous host "
-                                   "copy (or pass numpy.ascontiguousarray(x) yourself)")
+                raise RuntimeError(f"{message}\nhint: {ref} aborts the interpreter ({kind}) on this array, which "
+                                   "dlroute never hands it; copy=None or copy=True passes a contiguous host copy "
+                                   "(or pass numpy.ascontiguousarray(x) yourself)")
             step = "contiguous_copy"
         if self._steps is not None:
             self._steps.append(step)  # after the abort's copy: from_dlpack plans only what was in place
@@ -313,11 +313,15 @@ class Routed:
                            decision)
 
 
-def _abort_of(x: Any, consumer: str, rules: Rules) -> tuple[str, str] | None:
-    """(the consumer's ref, the library's text) where the consumer's rules
-    say that importing x's capsule aborts the interpreter; None where it
-    does not, or where dlroute cannot tell (a library it does not read, a
-    release no version covers)."""
+def _refused_import(x: Any, consumer: str, rules: Rules) -> tuple[str, str, str] | None:
+    """(the consumer's ref, ``"SIGABRT"``, the library's text) where the
+    consumer's rules say its from_dlpack aborts the interpreter on x's
+    capsule but imports a contiguous host copy's: a negative stride into
+    torch 1.13-2.13. None where the import succeeds or raises (torch 2.14
+    on raises RuntimeError for that stride: the consumer's own error
+    reaches the user, as copies follow the consumer's library), where a
+    copy would fail too, or where dlroute cannot tell (a library it does
+    not read, a release no version covers)."""
     import warnings
 
     from .errors import DlrouteError as _Error
@@ -337,12 +341,18 @@ def _abort_of(x: Any, consumer: str, rules: Rules) -> tuple[str, str] | None:
     declared = {i["name"] for i in rs.inputs}
     if "call" not in declared:
         return None
-    decision = rs.resolve({"call": "from_dlpack", **{k: v for k, v in facts.items()
-                                                       if k in declared and k in _FACTS}})
-    error = decision.get("error")
-    if error and error["type"] == "SIGABRT":
-        return rs.ref, error["message"]
-    return None
+    given = {k: v for k, v in facts.items() if k in declared and k in _FACTS}
+    error = rs.resolve({"call": "from_dlpack", **given}).get("error")
+    if not error or error["type"] != "SIGABRT":
+        return None
+    copied = {k: v for k, v in given.items() if k not in _LAYOUT}  # C-contiguous, writeable, aligned
+    if rs.resolve({"call": "from_dlpack", **copied}).get("error"):
+        return None
+    return rs.ref, error["type"], error["message"]
+
+
+#: The facts a contiguous host copy changes: its layout, not its dtype or shape.
+_LAYOUT = ("strides", "writeable", "data_alignment")
 
 
 #: The array facts a consumer's import reads (rules/README.md, "Array facts").
