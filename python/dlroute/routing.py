@@ -288,18 +288,18 @@ class Routed:
                 raise RuntimeError(f"{message}\nhint: {ref} aborts the interpreter ({kind}) on this array, which "
                                    "dlroute never hands it; copy=None or copy=True passes a contiguous host copy "
                                    "(or pass numpy.ascontiguousarray(x) yourself)")
-            step = "contiguous_copy"
-        if self._steps is not None:
-            self._steps.append(step)  # after the abort's copy: from_dlpack plans only what was in place
-        if step == "raise":
-            _raise(decision)
-        if step == "contiguous_copy":
+            if self._steps is not None:
+                self._steps.append("contiguous_copy")  # not in place: from_dlpack makes no plan of it
             import numpy as np
 
             host = np.ascontiguousarray(host_array(self.array))
             if max_version is not None and tuple(max_version) >= (1, 0):
-                return host.__dlpack__(max_version=tuple(max_version), copy=True)  # IS_COPIED
+                return host.__dlpack__(max_version=(max_version[0], max_version[1]), copy=True)  # IS_COPIED
             return host.__dlpack__()
+        if self._steps is not None:
+            self._steps.append(step)
+        if step == "raise":
+            _raise(decision)
         if step == "in_place":
             return _producer_capsule(self.array, stream=stream, max_version=max_version,
                                      dl_device=dl_device, copy=copy)

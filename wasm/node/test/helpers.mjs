@@ -68,7 +68,7 @@ export function fakeModule(version, exports, traps = []) {
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, [2, 0x60, 0, 1, 0x7f, 0x60, 0, 0]), // types: () -> i32, () -> ()
     ...section(3, [3, 0, 1, 1]), // functions: the version, a no-op _initialize, a trap
-    ...section(5, [1, 0, 16]), // one memory of 16 pages: room for the rules
+    ...section(5, [1, 0, 64]), // one memory of 64 pages (4 MiB): room for the rules, and for them to grow
     ...section(7, exportSection),
     ...section(10, [3, 4, 0, 0x41, version, 0x0b, 2, 0, 0x0b, 3, 0, 0x00, 0x0b]), // i32.const version; nothing; unreachable
   ]);
