@@ -3,9 +3,7 @@ package playground_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http/httptest"
-	"os"
 	"testing"
 
 	"github.com/dlroute/dlroute/internal/testenv"
@@ -51,28 +49,7 @@ func Example() {
 // TestExample runs Example, outside -short, and checks what it prints.
 func TestExample(t *testing.T) {
 	testenv.Short(t, "Example builds the WebAssembly module; it")
-	if got, want := stdoutOf(t, Example), "application/wasm gzip\n"; got != want {
+	if got, want := testenv.Stdout(t, Example), "application/wasm gzip\n"; got != want {
 		t.Errorf("Example printed %q, want %q", got, want)
 	}
-}
-
-// stdoutOf is what f writes to os.Stdout.
-func stdoutOf(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() {
-		out, _ := io.ReadAll(r)
-		done <- out
-	}()
-	defer func() { os.Stdout = saved }()
-	f()
-	os.Stdout = saved
-	w.Close()
-	return string(<-done)
 }

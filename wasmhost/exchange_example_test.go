@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log"
-	"os"
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
@@ -87,29 +85,8 @@ func ExampleRuleSet_Exchange() {
 // quick loop, and checks what it prints against its doc comment.
 func TestExampleRuleSetExchange(t *testing.T) {
 	testenv.Short(t, "ExampleRuleSet_Exchange builds the WebAssembly module; it")
-	got := stdoutOf(t, ExampleRuleSet_Exchange)
+	got := testenv.Stdout(t, ExampleRuleSet_Exchange)
 	if want := "unknown-platform-host-copy DLPACK_FLAG_BITMASK_IS_COPIED\n1 0 true\n"; got != want {
 		t.Errorf("ExampleRuleSet_Exchange printed\n%s\nwant\n%s", got, want)
 	}
-}
-
-// stdoutOf is what f writes to os.Stdout.
-func stdoutOf(t *testing.T, f func()) string {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() {
-		out, _ := io.ReadAll(r)
-		done <- out
-	}()
-	defer func() { os.Stdout = saved }()
-	f()
-	os.Stdout = saved
-	w.Close()
-	return string(<-done)
 }

@@ -26,6 +26,7 @@ Nothing is carried out: no array is touched but to read where it lives.
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import sys
 import threading
@@ -372,6 +373,14 @@ def installed_ref(name: str) -> str:
     version)."""
     if "@" in name or "==" in name:
         return name
+    return _installed_ref(name)
+
+
+@functools.cache
+def _installed_ref(name: str) -> str:
+    # Remembered: reading the metadata scans every distribution on sys.path
+    # (about a millisecond), and the release a process imported does not
+    # change while it runs. Every routed exchange into a named consumer asks.
     from importlib.metadata import PackageNotFoundError, version
 
     try:
