@@ -251,9 +251,15 @@ func (p page) timings() timings {
 	return eval[timings](p, `window.dlroute.timings()`)
 }
 
+// open navigates to url and waits for the page's first decision. The
+// load event alone is not enough: under load the old document, or the new
+// one before app.js ran, can still answer the first evaluation (CI saw
+// window.dlroute undefined there), so it first waits for the new address
+// and the page's API.
 func (p page) open(url string) {
 	p.t.Helper()
 	p.run("opening "+url, chromedp.Navigate(url))
+	p.waitFor("the page's script at "+url, fmt.Sprintf(`location.href === new URL(%q, location.href).href && window.dlroute?.ready instanceof Promise`, url))
 	eval[bool](p, `window.dlroute.ready.then(() => true)`)
 }
 
