@@ -47,6 +47,7 @@ export function installAPI(st, exclusive, { state, link }) {
         edits: m("dlroute:edit-to-decision"),
         rulesEdits: m("dlroute:rules-edit-to-decision"),
         inputEdits: m("dlroute:input-edit-to-decision"),
+        editParts: st.timings.edits, // each change's {kind, ms, ...parts} (timings.js markDecision)
         first: st.timings.first,
         last: st.timings.last,
         marks: Object.fromEntries(["script", "page", "compiled", "initialized", "ready", "first-decision", "answer"].map((n) => [n, at(`dlroute:${n}`)])),

@@ -74,12 +74,14 @@ async function refresh() {
   refreshPending = false;
   if (!st.engine) return; // start() decides once the module is ready
   refreshing = true;
-  const change = takeChange(st, performance.now());
+  const started = performance.now();
+  const change = takeChange(st, started);
   let parts;
   try {
-    const started = performance.now();
     const outcome = await exclusive(() => decide(st, () => performance.now()));
-    parts = measured("show", () => show(outcome, started));
+    const decided = performance.now();
+    parts = measured("show", () => show(outcome));
+    Object.assign(parts, { waited: started - change.at, decide: decided - started, show: performance.now() - decided - parts.paint });
   } catch (e) {
     refreshing = false;
     return engineFailed(e);
@@ -93,8 +95,8 @@ async function refresh() {
 }
 
 // show records a decision's outcome and draws it; it returns how long
-// each part took, for the page's measures.
-function show(outcome, started) {
+// each part took, for the page's measures (timings.js markDecision).
+function show(outcome) {
   measured("show-form", () => outcome.inputs && form.setInputs(outcome.inputs) && syncForm());
   recordDecision(st, outcome);
   showInputProblem(outcome.inputProblem);
@@ -104,7 +106,7 @@ function show(outcome, started) {
   renderTrace($("trace"), { explanation: good?.explanation, input: good?.input, onPosition: (pos) => files.show(pos), textOf: (p) => st.ws.textOf(p) });
   const shown = performance.now();
   measured("paint-editors", () => files.paint());
-  const parts = { rules: outcome.ms.rules, decideAndShow: shown - started - outcome.ms.rules, paint: performance.now() - shown, explain: outcome.ms.explain };
+  const parts = { rules: outcome.ms.rules, explain: outcome.ms.explain, worker: outcome.ms.worker, paint: performance.now() - shown };
   // A new input shows the rule that decided it; an edit leaves the
   // editor where the person is typing.
   if (good && !outcome.stale) {

@@ -15,13 +15,15 @@ import { checkInput, inputErrorText } from "./input.js";
 //	inputProblem  why the input was not decided ("" when it was)
 //	decided       the new decision {explanation, input, ref, ms}, or null
 //	stale         why the decision to show is not this input's ("" when it is)
-//	ms            {rules, explain}: how long the load and the explanation took
+//	ms            {rules, explain, worker}: how long the load and the
+//	              explanation took, and the engine's own time in all of it
+//	              (engine.workMs; the rest is messages and waiting)
 //
 // now is the clock (performance.now in the page).
 export async function decide(st, now) {
-  const t0 = now();
+  const t0 = now(), w0 = st.engine.workMs ?? 0;
   const { handle, errors } = await st.ws.current(st.ref);
-  const out = { handle, problems: errors ?? [], inputs: null, inputProblem: "", decided: null, stale: "", ms: { rules: now() - t0, explain: undefined } };
+  const out = { handle, problems: errors ?? [], inputs: null, inputProblem: "", decided: null, stale: "", ms: { rules: now() - t0, explain: undefined, worker: undefined } };
   if (handle) out.inputs = (await st.engine.describe(handle)).json().inputs;
   const input = checkInput(st.inputText);
   out.inputProblem = input.problem;
@@ -46,6 +48,7 @@ export async function decide(st, now) {
       out.stale = `The rules could not decide this input (${e.code}). This is the last decision they made.`;
     }
   }
+  out.ms.worker = (st.engine.workMs ?? 0) - w0;
   return out;
 }
 

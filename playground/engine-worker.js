@@ -7,8 +7,10 @@
 //	{id, op: "module"}               the compiled module, to start a second worker with
 //	{id, op: "adopt", args: [module]} start a module another worker compiled
 //	{id, op, args}                   an Engine method: load, ruleset, explainJSON, ...
-//	-> {id, value} or {id, error: {name, message}}
+//	-> {id, value, ms} or {id, error: {name, message}, ms}
 //
+// ms is how long the call took in the worker, for the page's measures
+// (the rest of a call's time is its messages, and waiting its turn).
 // A Result (engine.js) crosses as {status, text}. The start's answer says
 // when the module was compiled and started, in the worker's clock made
 // the page's (performance.timeOrigin), and how the module came over the
@@ -58,9 +60,11 @@ async function call(op, args) {
 }
 
 self.onmessage = async ({ data: { id, op, args } }) => {
+  const t0 = performance.now();
   try {
-    self.postMessage({ id, value: await call(op, args) });
+    const value = await call(op, args);
+    self.postMessage({ id, value, ms: performance.now() - t0 });
   } catch (e) {
-    self.postMessage({ id, error: { name: e?.name ?? "Error", message: e?.message ?? String(e) } });
+    self.postMessage({ id, error: { name: e?.name ?? "Error", message: e?.message ?? String(e) }, ms: performance.now() - t0 });
   }
 };

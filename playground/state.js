@@ -46,7 +46,7 @@ export function newState() {
     writtenHash: "", // link.js: the fragment the page wrote last, to ignore its own hashchange
 
     // Figures for window.dlroute.timings().
-    timings: { edits: [], first: undefined, last: undefined }, // edits: each change to its decision, ms; first, last: a refresh's parts
+    timings: { edits: [], first: undefined, last: undefined }, // edits: each change to its decision, {kind, ms, ...parts}; first, last: a refresh's parts (timings.js)
   });
 }
 

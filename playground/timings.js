@@ -18,7 +18,16 @@
 //	dlroute:draw-tests     the tests pane drawn
 
 // markDecision records a decision shown now for change ({at, kind},
-// state.js takeChange), and its parts in st.timings.
+// state.js takeChange), and its parts in st.timings, in milliseconds:
+//
+//	waited   the change to the start of its refresh (behind the one before)
+//	decide   the refresh's work in the engine's worker, round trips included:
+//	rules      of it, loading the rules as edited (decide.js)
+//	explain    of it, the explanation of the input
+//	worker     of it, the engine's own time in its calls (the rest is
+//	           messages, and calls waiting their turn in the worker)
+//	show     the decision drawn on the main thread, but for
+//	paint    the editors repainted
 export function markDecision(st, change, parts) {
   const ms = performance.now() - change.at;
   performance.mark("dlroute:decision");
@@ -31,7 +40,7 @@ export function markDecision(st, change, parts) {
   }
   performance.measure("dlroute:edit-to-decision", { start: change.at, end: "dlroute:decision" });
   if (change.kind !== "other") performance.measure(`dlroute:${change.kind}-edit-to-decision`, { start: change.at, end: "dlroute:decision" });
-  st.timings.edits.push(ms);
+  st.timings.edits.push({ kind: change.kind, ms, ...parts });
 }
 
 // coldLoad is the first decision's measure in milliseconds, or undefined

@@ -15,10 +15,12 @@ export class Engine {
     this.#worker = worker;
     this.canDiff = false;
     this.wasm = undefined; // the module's resource timing, as the worker fetched it
-    worker.onmessage = ({ data: { id, value, error } }) => {
+    this.workMs = 0; // the time the worker has spent in calls, for the page's measures
+    worker.onmessage = ({ data: { id, value, error, ms } }) => {
       const p = this.#pending.get(id);
       if (!p) return; // the start's answer: boot.js's
       this.#pending.delete(id);
+      this.workMs += ms ?? 0;
       if (error) p.reject(Object.assign(new Error(error.message), { name: error.name }));
       else p.resolve(value);
     };

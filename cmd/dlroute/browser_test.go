@@ -234,16 +234,42 @@ func (p page) wantDecision(what, rule, contains string) {
 
 // timings are the page's performance measures (window.dlroute.timings).
 type timings struct {
-	Cold       float64   `json:"cold"`
-	Edits      []float64 `json:"edits"`
-	RulesEdits []float64 `json:"rulesEdits"`
-	InputEdits []float64 `json:"inputEdits"`
+	Cold       float64     `json:"cold"`
+	Edits      []float64   `json:"edits"`
+	RulesEdits []float64   `json:"rulesEdits"`
+	InputEdits []float64   `json:"inputEdits"`
+	EditParts  []editParts `json:"editParts"`
 	Marks      map[string]float64
 	Wasm       struct {
 		TransferSize    float64 `json:"transferSize"`
 		EncodedBodySize float64 `json:"encodedBodySize"`
 		DecodedBodySize float64 `json:"decodedBodySize"`
 	} `json:"wasm"`
+}
+
+// editParts is where one change's time went (playground/timings.js
+// markDecision).
+type editParts struct {
+	Kind                                                    string
+	Ms, Waited, Decide, Rules, Explain, Worker, Show, Paint float64
+}
+
+// rulesEditParts summarises each part over the rules edits.
+func (tm timings) rulesEditParts() map[string]map[string]float64 {
+	parts := map[string][]float64{}
+	for _, e := range tm.EditParts {
+		if e.Kind != "rules" {
+			continue
+		}
+		for name, v := range map[string]float64{"waited": e.Waited, "decide": e.Decide, "rules": e.Rules, "explain": e.Explain, "worker": e.Worker, "show": e.Show, "paint": e.Paint} {
+			parts[name] = append(parts[name], v)
+		}
+	}
+	out := map[string]map[string]float64{}
+	for name, ms := range parts {
+		out[name] = summarize(ms)
+	}
+	return out
 }
 
 func (p page) timings() timings {

@@ -31,7 +31,7 @@ test("a decision: the explanation, the input it was for, and how long each part 
   assert.equal(out.inputProblem, "");
   assert.equal(out.stale, "");
   assert.deepEqual(out.decided, { explanation, input: { platform: "gpu" }, ref: "jax@v3", ms: 5 });
-  assert.deepEqual(out.ms, { rules: 5, explain: 5 });
+  assert.deepEqual(out.ms, { rules: 5, explain: 5, worker: 2 }, "the engine's own time is the worker's count over the decision");
   assert.deepEqual(st.engine.calls, [[1, '{"platform":"gpu"}']]);
   assert.equal(decidingStep(out.decided.explanation).rule, "gpu");
 });

@@ -12,17 +12,20 @@ export function result(status, value) {
 // calls.
 export function fakeEngine({ answers = {}, inputs = [], tests = {} } = {}) {
   const calls = [];
-  const answer = (handle, line) => {
-    calls.push([handle, line]);
-    return answers[handle]?.(line) ?? result("bad_handle", { code: "bad_handle", message: `no handle ${handle}` });
-  };
-  return {
+  const engine = {
     calls,
+    workMs: 0, // 2 ms of the engine's own time per answer, as the worker counts it
     describe: () => result("ok", { inputs }),
-    explainJSON: answer,
-    resolveJSON: answer,
+    explainJSON: (handle, line) => answer(handle, line),
+    resolveJSON: (handle, line) => answer(handle, line),
     test: (handle) => result("ok", tests[handle] ?? { passed: 0, failed: 0, cases: [] }),
   };
+  const answer = (handle, line) => {
+    calls.push([handle, line]);
+    engine.workMs += 2;
+    return answers[handle]?.(line) ?? result("bad_handle", { code: "bad_handle", message: `no handle ${handle}` });
+  };
+  return engine;
 }
 
 // fakeWorkspace has the files given (path -> text) as served, and

@@ -25,7 +25,8 @@ test("the first decision is the cold load; each later one an edit of its kind", 
   assert.equal(measures("dlroute:rules-edit-to-decision"), 1);
   assert.equal(measures("dlroute:input-edit-to-decision"), 1);
   assert.equal(st.timings.edits.length, 3);
-  assert.ok(st.timings.edits[0] >= 20, `the rules edit took ${st.timings.edits[0]} ms`);
+  assert.deepEqual(st.timings.edits.map((e) => [e.kind, e.rules]), [["rules", 2], ["input", 3], ["other", 4]], "each edit keeps its kind and parts");
+  assert.ok(st.timings.edits[0].ms >= 20, `the rules edit took ${st.timings.edits[0].ms} ms`);
   assert.deepEqual(st.timings.first, { rules: 1 });
   assert.deepEqual(st.timings.last, { rules: 4 });
 });

@@ -32,8 +32,9 @@ copy.
 from ._engine import Engine, Exchange, RuleSet, library_version, load
 from ._types import CapsuleKind, DecidedException, Decision, DeviceTypeName, RuleSetInfo, Step
 from ._version import __version__
-from .errors import (DlrouteError, EvalError, ForkedError, InputError, LibraryError, NoRuleSetError, RulesError,
+from .errors import (DlrouteError, EvaluationError, ForkedError, InputError, LibraryError, LoadError, NoRuleSetError,
                      UncheckedReleaseWarning)
+from .errors import renamed as _renamed
 from .interop import Cell, Outcome, ask
 from .routing import DecidedError, Routed, decide, dlpack_device, from_dlpack
 
@@ -58,14 +59,20 @@ __all__ = [
     "RuleSetInfo",
     "DlrouteError",
     "InputError",
-    "EvalError",
-    "RulesError",
+    "EvaluationError",
+    "LoadError",
     "NoRuleSetError",
     "LibraryError",
     "ForkedError",
     "DecidedError",
     "UncheckedReleaseWarning",
 ]
+
+
+def __getattr__(name: str) -> type[DlrouteError]:
+    # dlroute.EvalError and dlroute.RulesError, the names of 0.1, with a
+    # DeprecationWarning (errors.py RENAMED).
+    return _renamed(__name__, name)
 
 
 def __dir__() -> list[str]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from . import _encode, _native
 from ._types import Decision, RuleSetInfo, Step
-from .errors import EvalError, InputError, NoRuleSetError, RulesError, release_warning
+from .errors import EvaluationError, InputError, NoRuleSetError, LoadError, release_warning
 
 if TYPE_CHECKING:
     from . import interop
@@ -42,7 +42,7 @@ def load(rules: str | os.PathLike[str] | bytes | None = None, key: str | os.Path
             signature.
 
     Raises:
-        RulesError: the rules do not load; ``err.errors`` lists each error
+        LoadError: the rules do not load; ``err.errors`` lists each error
             with its file, line and column.
         DlrouteError: code ``too_many_open``: 64 rules are open in the
             process (``DLROUTE_MAX_OPEN``); close some first.
@@ -58,7 +58,7 @@ def load(rules: str | os.PathLike[str] | bytes | None = None, key: str | os.Path
         first = errors[0] if errors else {"code": "load_error", "message": "the rules did not load"}
         where = _position(first)
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise RulesError(first.get("code", "load_error"), f"{where}{first.get('message', '')}{more}", errors)
+        raise LoadError(first.get("code", "load_error"), f"{where}{first.get('message', '')}{more}", errors)
     if status != _native.OK:
         raise _native.fail(status, out, "dlroute.load")
     return Engine(handle, rules)
@@ -73,7 +73,7 @@ def _path_bytes(p: Any, what: str) -> bytes:
         raise TypeError(f"{what} is a path (str, bytes or os.PathLike), not {type(p).__name__}") from None
     except UnicodeEncodeError as e:
         message = f"{what} {p!r} is no file name here: it holds a character the file system cannot encode ({e.reason})"
-        raise RulesError("read_error", message, [{"code": "read_error", "message": message}]) from None
+        raise LoadError("read_error", message, [{"code": "read_error", "message": message}]) from None
 
 
 def _position(e: dict[str, Any]) -> str:
@@ -215,7 +215,7 @@ class Engine:
             NoRuleSetError: no such rule set, or one that is no library
                 on its side (``exchange``; ``jax`` as a consumer): the
                 hint lists the libraries.
-            EvalError: the rules cannot decide a step.
+            EvaluationError: the rules cannot decide a step.
         """
         from . import interop
 
@@ -339,7 +339,7 @@ class RuleSet:
                 no JSON input can hold (bytes, an object, ``nan``:
                 ``wrong_type``; a str with a lone surrogate:
                 ``invalid_utf8``).
-            EvalError: the rules could not decide it.
+            EvaluationError: the rules could not decide it.
             TypeError: input is not a dict.
         """
         try:
@@ -374,7 +374,7 @@ class RuleSet:
         ``stream`` of ``x.__dlpack__``) and says what carrying it out takes.
 
         Raises:
-            InputError, EvalError: as :meth:`resolve`; EvalError with code
+            InputError, EvaluationError: as :meth:`resolve`; EvaluationError with code
                 ``no_copier`` for a decision to copy onto a device, which no
                 host here can make.
         """
@@ -411,7 +411,7 @@ class RuleSet:
         if status in (_native.INPUT_ERROR, _native.EVAL_ERROR):
             line = json.loads(out)
             kind, e = next(iter(line.items()))
-            cls = InputError if kind == "input_error" else EvalError
+            cls = InputError if kind == "input_error" else EvaluationError
             raise cls(e["code"], f"{_position(e)}{e['message']}", e)
         raise _native.fail(status, out, f"RuleSet({self.ref})")
 

@@ -18,8 +18,8 @@ from typing import Any
 __all__ = [
     "DlrouteError",
     "InputError",
-    "EvalError",
-    "RulesError",
+    "EvaluationError",
+    "LoadError",
     "NoRuleSetError",
     "LibraryError",
     "ForkedError",
@@ -92,13 +92,13 @@ class InputError(DlrouteError, ValueError):
     """
 
 
-class EvalError(DlrouteError):
+class EvaluationError(DlrouteError):
     """The rules could not decide the input (``eval_error``): an expression
     failed, exceeded its cost limit, or no rule matched. ``details`` holds
     the position in the rule file."""
 
 
-class RulesError(DlrouteError):
+class LoadError(DlrouteError):
     """The rules did not load (``load_error``). ``errors`` lists every error,
     each a dict with ``code``, ``message`` and, where the engine knows it,
     ``position`` (``file``, ``line``, ``column``), ``source`` and ``hint``."""
@@ -106,6 +106,30 @@ class RulesError(DlrouteError):
     @property
     def errors(self) -> list[dict[str, Any]]:
         return list(self.details or [])
+
+
+# The names EvaluationError and LoadError had in 0.1, before they took the
+# Node package's (and LoadError the status's, load_error): still answered,
+# with a DeprecationWarning, until the next minor version.
+RENAMED = {"EvalError": "EvaluationError", "RulesError": "LoadError"}
+
+
+def renamed(module: str, name: str) -> type[DlrouteError]:
+    """The exception an old name stands for, with a DeprecationWarning at
+    the caller's line; AttributeError for any other name of module."""
+    if name not in RENAMED:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    import warnings
+
+    new = RENAMED[name]
+    warnings.warn(f"dlroute.{name} is now dlroute.{new}; the old name goes in the next minor version",
+                  DeprecationWarning, stacklevel=3)
+    cls: type[DlrouteError] = globals()[new]
+    return cls
+
+
+def __getattr__(name: str) -> type[DlrouteError]:
+    return renamed(__name__, name)
 
 
 class NoRuleSetError(DlrouteError, LookupError):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence
 
 from . import _encode, _native
-from .errors import EvalError, InputError, NoRuleSetError, release_warning
+from .errors import EvaluationError, InputError, NoRuleSetError, release_warning
 
 if TYPE_CHECKING:
     from ._engine import Engine
@@ -231,7 +231,7 @@ def _request(entry: str, engine: Engine, data: bytes, what: str) -> str:
         return text
     if status in (_native.INPUT_ERROR, _native.EVAL_ERROR, _native.NO_RULESET):
         e = _native.parse(out) or {}
-        cls = {_native.INPUT_ERROR: InputError, _native.EVAL_ERROR: EvalError}.get(status, NoRuleSetError)
+        cls = {_native.INPUT_ERROR: InputError, _native.EVAL_ERROR: EvaluationError}.get(status, NoRuleSetError)
         raise cls(e.get("code", _native.STATUS_NAMES[status]), e.get("message", what), e)
     raise _native.fail(status, out, what)
 

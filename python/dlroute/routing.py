@@ -155,7 +155,7 @@ def dlpack_device(x: Any, *, rules: Rules = None) -> tuple[int, int]:
             their exact message (JAX's ``Unknown GPU platform for
             __dlpack__: ...`` for a GPU platform JAX does not know).
         TypeError: dlroute cannot read the inputs of ``x``.
-        dlroute.InputError, dlroute.EvalError: the rules refuse the input or
+        dlroute.InputError, dlroute.EvaluationError: the rules refuse the input or
             cannot decide it.
     """
     decision = _ruleset(rules, "jax").resolve(inputs_of(x))
@@ -180,8 +180,8 @@ def decide(x: Any, *, dl_device: Sequence[int] | None = None, copy: bool | None 
     Raises:
         TypeError: an argument of the wrong type, or an ``x`` whose inputs
             dlroute cannot read.
-        dlroute.InputError, dlroute.EvalError: the rules refuse the input or
-            cannot decide it; EvalError with code ``no_copier`` for a copy
+        dlroute.InputError, dlroute.EvaluationError: the rules refuse the input or
+            cannot decide it; EvaluationError with code ``no_copier`` for a copy
             onto a device, which no host here makes.
     """
     return _ruleset(rules, "exchange").exchange(_exchange_input(x, dl_device, copy, max_version, stream))
@@ -276,7 +276,7 @@ class Routed:
         Raises:
             BufferError, ValueError, ...: the rules' exception, with its exact
                 type and message (``copy=False`` where a copy is needed).
-            dlroute.EvalError: code ``no_copier`` for a copy onto a device.
+            dlroute.EvaluationError: code ``no_copier`` for a copy onto a device.
             Whatever the producer's own ``__dlpack__`` raises.
         """
         dl_device = self.dl_device if dl_device is None else dl_device  # type: ignore[assignment]

@@ -117,7 +117,7 @@ def test_exchange_steps(engine: dlroute.Engine) -> None:
     assert rs.exchange(cuda).step == "in_place"
     refused = rs.exchange({**SEED, "copy": False})
     assert refused.step == "raise" and refused.decision["error"]["type"] in ("BufferError", "ValueError")
-    with pytest.raises(dlroute.EvalError) as e:
+    with pytest.raises(dlroute.EvaluationError) as e:
         rs.exchange({**cuda, "copy": True})  # a copy onto the GPU: no host here makes one
     assert e.value.code == "no_copier"
 
@@ -147,7 +147,7 @@ def broken_rules(tmp_path: Path) -> Path:
 
 def test_rules_that_do_not_load(tmp_path: Path) -> None:
     rules = broken_rules(tmp_path)
-    with pytest.raises(dlroute.RulesError) as e:
+    with pytest.raises(dlroute.LoadError) as e:
         dlroute.load(str(rules))
     first = e.value.errors[0]
     assert e.value.code == first["code"] == "cel_type"
@@ -184,16 +184,16 @@ def test_signed_bundle(tmp_path: Path, dlroute_cli: Path) -> None:
     pub = Path(f"{key}.pub").read_text().strip()
     with dlroute.load(str(bundle), key=pub) as e:  # the key's text, not its file
         assert e.ruleset("jax").ref == "jax@v3"
-    with pytest.raises(dlroute.RulesError) as err:
+    with pytest.raises(dlroute.LoadError) as err:
         dlroute.load(str(bundle), key=f"{other}.pub")
     assert "sign" in str(err.value)
-    with pytest.raises(dlroute.RulesError):
+    with pytest.raises(dlroute.LoadError):
         dlroute.load(str(ROOT / "rules"), key=f"{key}.pub")  # a directory is not signed
     tampered = tmp_path / "tampered.tar.gz"
     data = bytearray(bundle.read_bytes())
     data[len(data) // 2] ^= 0xFF
     tampered.write_bytes(bytes(data))
-    with pytest.raises(dlroute.RulesError):
+    with pytest.raises(dlroute.LoadError):
         dlroute.load(str(tampered))
 
 

@@ -138,10 +138,10 @@ def test_ruleset_refs(engine: dlroute.Engine) -> None:
 
 
 def test_load_paths(tmp_path: Path) -> None:
-    with pytest.raises(dlroute.RulesError) as e:
+    with pytest.raises(dlroute.LoadError) as e:
         dlroute.load(str(tmp_path / "\ud800"))
     assert e.value.code == "read_error" and "no file name here" in e.value.message
-    with pytest.raises(dlroute.RulesError) as e:
+    with pytest.raises(dlroute.LoadError) as e:
         dlroute.load(bytes(tmp_path / "missing") + b"\xff")  # bytes go as they are
     assert e.value.code == "read_error" and "missing" in e.value.message
     with pytest.raises(TypeError, match="rules is a path"):

@@ -37,6 +37,20 @@ def test_dir_is_all() -> None:
         assert name in dlroute.__all__
 
 
+def test_names_of_0_1_still_answer_with_a_warning() -> None:
+    # EvalError and RulesError took the Node package's names; code written
+    # for 0.1 keeps working, and is told where it uses an old name.
+    import dlroute.errors
+
+    for module in (dlroute, dlroute.errors):
+        for old, new in (("EvalError", dlroute.EvaluationError), ("RulesError", dlroute.LoadError)):
+            with pytest.warns(DeprecationWarning, match=f"dlroute.{old} is now dlroute.{new.__name__}") as w:
+                assert getattr(module, old) is new
+            assert w[0].filename == __file__
+    with pytest.raises(AttributeError, match="has no attribute 'EvalErrors'"):
+        dlroute.EvalErrors  # noqa: B018
+
+
 def test_consumer_positional_or_keyword() -> None:
     a = np.arange(4.0)
     for out in (dlroute.from_dlpack(a, "numpy"), dlroute.from_dlpack(a, consumer="numpy")):
