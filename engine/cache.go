@@ -17,8 +17,8 @@ import (
 // keystroke): a Load with a Cache takes from it the YAML of every file
 // whose text it parsed before, and the program of every expression it
 // compiled before in the same declarations, and the environment of every
-// value declared before on top of the same declarations, and makes only
-// the rest.
+// value declared before on top of the same declarations, and the
+// ParsedFile it decoded before, and makes only the rest.
 // Options.Reuse skips a version whose files did not change; a Cache
 // speeds up the version that did, where one rule of sixteen changed.
 //
@@ -38,6 +38,14 @@ type Cache struct {
 	// The environments values extend, by envDigest or extendDigest:
 	// immutable and safe for concurrent use, as every cel.Env is.
 	envs kept[[sha256.Size]byte, *cel.Env]
+	// The last ParsedFile decoded: never modified (Load only looks
+	// expressions up in it).
+	parsed lastParsed
+}
+
+type lastParsed struct {
+	text string
+	x    *parsedIndex
 }
 
 // cacheKeep is how many loads an unused entry survives: the playground
@@ -104,6 +112,30 @@ func (c *Cache) begin() {
 	c.trees.drop(c.loads)
 	c.progs.drop(c.loads)
 	c.envs.drop(c.loads)
+}
+
+// decodeParsed is decodeParsed (parsed.go) of a ParsedFile's text, taken
+// from the Cache when the last load that read one read the same text: a
+// host that sends the served rules' ParsedFile with every edit (the
+// playground) decodes it once. The text is compared, not hashed: a
+// comparison costs less than a digest of the file.
+func (c *Cache) decodeParsed(text string) (*parsedIndex, string) {
+	if c == nil {
+		return decodeParsed([]byte(text))
+	}
+	c.mu.Lock()
+	last := c.parsed
+	c.mu.Unlock()
+	if last.x != nil && last.text == text {
+		return last.x, ""
+	}
+	x, bad := decodeParsed([]byte(text))
+	if bad == "" {
+		c.mu.Lock()
+		c.parsed = lastParsed{text: text, x: x}
+		c.mu.Unlock()
+	}
+	return x, bad
 }
 
 // tree returns f's YAML root, parsing it only when no load parsed the

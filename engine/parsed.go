@@ -85,7 +85,7 @@ func readParsed(fsys fs.FS, opts Options) (*parsedIndex, *Error) {
 		}
 		return nil, err
 	}
-	x, bad := decodeParsed([]byte(f.text))
+	x, bad := opts.Cache.decodeParsed(f.text)
 	if bad != "" {
 		return nil, &Error{Code: CodeSchema, Message: bad, Pos: &Position{File: f.name},
 			Hint: fmt.Sprintf("%s holds a rules directory's expressions parsed, written by engine.WriteParsed (go generate ./rules); delete it, or write it again", ParsedFile)}

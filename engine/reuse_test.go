@@ -134,6 +134,64 @@ func BenchmarkLoadEdit(b *testing.B) {
 	}
 }
 
+// BenchmarkLoadKey is a key typed into jax@v3's marker table in the
+// playground, which loads jax/v3 again on each: a row half typed (the
+// YAML does not parse, as on most keys) or whole, a different one each
+// time, with a Cache and the catalog before, as the page's module loads.
+// "parsed" sends the served rules' ParsedFile with every edit, as the
+// page does (engine.Options.TrustParsed); "text" sends none, the floor:
+// what the ParsedFile costs a key beside what it saves.
+func BenchmarkLoadKey(b *testing.B) {
+	const row = "{marker: oneapi, device: kDLOneAPI}"
+	parsed, err := fs.ReadFile(rules.FS, engine.ParsedFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := func(rowText string, withParsed bool) fstest.MapFS {
+		out := fstest.MapFS{}
+		for p, f := range edited(b, "jax/v3/rules.yaml", row, row+rowText) {
+			if strings.HasPrefix(p, "jax/v3/") {
+				out[p] = f
+			}
+		}
+		if withParsed {
+			out[engine.ParsedFile] = &fstest.MapFile{Data: parsed}
+		}
+		return out
+	}
+	for _, typed := range []struct{ name, row string }{
+		{"half-row", "\n      - {marker: m%d, dev"},
+		{"whole-row", "\n      - {marker: m%d, device: kDLCUDA}"},
+	} {
+		for _, withParsed := range []bool{true, false} {
+			name := typed.name + "/text"
+			if withParsed {
+				name = typed.name + "/parsed"
+			}
+			b.Run(name, func(b *testing.B) {
+				edits := make([]fstest.MapFS, 64)
+				for i := range edits {
+					edits[i] = dir(fmt.Sprintf(typed.row, i), withParsed)
+				}
+				opts := engine.Options{Cache: engine.NewCache(), TrustParsed: true}
+				prev, err := engine.Load(dir("", withParsed), opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					opts.Reuse = prev
+					if cat, err := engine.Load(edits[i%len(edits)], opts); err == nil {
+						prev = cat
+					}
+					i++
+				}
+			})
+		}
+	}
+}
+
 // A Cache changes how fast Load is, never what it makes: through a run
 // of edits, each of which changes what some unchanged expression means
 // (a device type's code, an input's type, a value's type, a table's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -13,8 +14,13 @@ import (
 // offsets of its lines, so that any node or expression maps back to a
 // Position and the text of its line.
 type sourceFile struct {
-	name       string
-	text       string
+	name string
+	text string
+
+	// lines are the offsets of the lines, found when first asked for
+	// (starts): a file no position is asked of is not scanned, as the
+	// ParsedFile a host sends with every edit is not.
+	lines      sync.Once
 	lineStarts []int
 
 	// aliasNodes counts the nodes that aliases have added to the file's
@@ -24,28 +30,36 @@ type sourceFile struct {
 	aliasSpent bool
 }
 
-// newSourceFile reads lines as YAML does: a line ends at "\n", "\r\n" or a
-// "\r" alone, so that a node's line is the file's.
 func newSourceFile(name string, data []byte) *sourceFile {
-	f := &sourceFile{name: name, text: string(data), lineStarts: []int{0}}
-	for i := 0; i < len(f.text); i++ {
-		if c := f.text[i]; c == '\n' || c == '\r' && (i+1 == len(f.text) || f.text[i+1] != '\n') {
-			f.lineStarts = append(f.lineStarts, i+1)
+	return &sourceFile{name: name, text: string(data)}
+}
+
+// starts returns the offset of each line's start. It reads lines as YAML
+// does: a line ends at "\n", "\r\n" or a "\r" alone, so that a node's
+// line is the file's.
+func (f *sourceFile) starts() []int {
+	f.lines.Do(func() {
+		f.lineStarts = []int{0}
+		for i := 0; i < len(f.text); i++ {
+			if c := f.text[i]; c == '\n' || c == '\r' && (i+1 == len(f.text) || f.text[i+1] != '\n') {
+				f.lineStarts = append(f.lineStarts, i+1)
+			}
 		}
-	}
-	return f
+	})
+	return f.lineStarts
 }
 
 // line returns the text of 1-based line n without its line ending.
 func (f *sourceFile) line(n int) string {
-	if n < 1 || n > len(f.lineStarts) {
+	starts := f.starts()
+	if n < 1 || n > len(starts) {
 		return ""
 	}
 	end := len(f.text)
-	if n < len(f.lineStarts) {
-		end = f.lineStarts[n] - 1
+	if n < len(starts) {
+		end = starts[n] - 1
 	}
-	return strings.TrimRight(f.text[f.lineStarts[n-1]:end], "\r")
+	return strings.TrimRight(f.text[starts[n-1]:end], "\r")
 }
 
 // offset converts a 1-based line and column to a byte offset, clamped to the file.
@@ -53,25 +67,27 @@ func (f *sourceFile) offset(line, col int) int {
 	if line < 1 {
 		return 0
 	}
-	if line > len(f.lineStarts) {
+	starts := f.starts()
+	if line > len(starts) {
 		return len(f.text)
 	}
-	return min(f.lineStarts[line-1]+max(col-1, 0), len(f.text))
+	return min(starts[line-1]+max(col-1, 0), len(f.text))
 }
 
 // position converts a byte offset to a Position.
 func (f *sourceFile) position(off int) Position {
+	starts := f.starts()
 	line := 1
-	for line < len(f.lineStarts) && f.lineStarts[line] <= off {
+	for line < len(starts) && starts[line] <= off {
 		line++
 	}
-	return Position{File: f.name, Line: line, Column: off - f.lineStarts[line-1] + 1}
+	return Position{File: f.name, Line: line, Column: off - starts[line-1] + 1}
 }
 
 // errAt builds an Error at a line and column of the file.
 func (f *sourceFile) errAt(code Code, line, col int, format string, args ...any) *Error {
 	e := &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-	if line > len(f.lineStarts) {
+	if line > len(f.starts()) {
 		// go-yaml puts the empty value of "---" at the end of the file on
 		// the line after it; the position stays inside the file.
 		p := f.position(len(f.text))

@@ -46,8 +46,8 @@ func (f *sourceFile) parsesThrough(k int) bool {
 		return true
 	}
 	end := len(f.text)
-	if k < len(f.lineStarts) {
-		end = f.lineStarts[k]
+	if starts := f.starts(); k < len(starts) {
+		end = starts[k]
 	}
 	var doc yaml.Node
 	return yaml.Unmarshal([]byte(f.text[:end]), &doc) == nil
@@ -61,7 +61,7 @@ func (f *sourceFile) parsesThrough(k int) bool {
 // value starts. It parses a prefix about 2*log2(distance) times, on
 // errors only: a few milliseconds for a rule file of a few hundred lines.
 func (f *sourceFile) brokenLine(reported int) int {
-	lo, hi := 0, len(f.lineStarts)
+	lo, hi := 0, len(f.starts())
 	if reported > 1 && reported-1 < hi && f.parsesThrough(reported-1) {
 		lo = reported - 1
 	}
@@ -86,7 +86,7 @@ func (f *sourceFile) brokenLine(reported int) int {
 // describeSyntax finds the column of go-yaml's error msg on line n, and
 // says what is wrong there and what usually fixes it.
 func (f *sourceFile) describeSyntax(n int, msg string) (col int, what, hint string) {
-	if n < 1 || n > len(f.lineStarts) {
+	if n < 1 || n > len(f.starts()) {
 		return 0, msg, ""
 	}
 	text := f.line(n)
@@ -95,7 +95,7 @@ func (f *sourceFile) describeSyntax(n int, msg string) (col int, what, hint stri
 	if tab := strings.IndexByte(text[:len(text)-len(strings.TrimLeft(text, " \t"))], '\t'); tab >= 0 {
 		return tab + 1, "a tab in the indentation (" + msg + ")", "YAML indents with spaces only; replace the tab with spaces"
 	}
-	if m := flowMark(f.text, f.lineStarts[n-1]); m.kind != 0 {
+	if m := flowMark(f.text, f.starts()[n-1]); m.kind != 0 {
 		p := f.position(m.off)
 		if p.Line == n {
 			switch m.kind {
