@@ -159,10 +159,16 @@ func eval[T any](p page, js string) T {
 	return v
 }
 
-// waitFor waits until a JavaScript condition holds.
+// waitFor waits until a JavaScript condition holds, for up to 20 s.
 func (p page) waitFor(what, cond string) {
 	p.t.Helper()
-	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+	p.waitWithin(20*time.Second, what, cond)
+}
+
+// waitWithin waits until a JavaScript condition holds, for up to d.
+func (p page) waitWithin(d time.Duration, what, cond string) {
+	p.t.Helper()
+	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(d)))
 	if err != nil {
 		state, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries(['decision', 'problems', 'message', 'live', 'input-message', 'tests-summary'].map((id) => [id, document.querySelector('[data-testid=' + id + ']')?.innerText])))`))
 		p.t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, state)
@@ -229,7 +235,12 @@ func (p page) decision() (text, rule, state string) {
 
 func (p page) wantDecision(what, rule, contains string) {
 	p.t.Helper()
-	p.waitFor(what, fmt.Sprintf(`(() => { const d = document.querySelector('[data-testid=decision]'); return d.dataset.state === 'fresh' && d.dataset.rule === %q && d.innerText.includes(%q); })()`, rule, contains))
+	p.wantDecisionWithin(20*time.Second, what, rule, contains)
+}
+
+func (p page) wantDecisionWithin(d time.Duration, what, rule, contains string) {
+	p.t.Helper()
+	p.waitWithin(d, what, fmt.Sprintf(`(() => { const d = document.querySelector('[data-testid=decision]'); return d.dataset.state === 'fresh' && d.dataset.rule === %q && d.innerText.includes(%q); })()`, rule, contains))
 }
 
 // timings are the page's performance measures (window.dlroute.timings).
