@@ -50,6 +50,14 @@ var checkedLibraries = []string{"numpy", "torch", "jax"}
 // uvRequirement is the uv that installs the 3.12 stack.
 const uvRequirement = "uv==0.9.5"
 
+// uvInstall is how uv installs it: unlike pip, uv writes no bytecode
+// unless asked, and the tests run with PYTHONDONTWRITEBYTECODE, so
+// without it every interpreter the tests start (the runner's children,
+// the forked answerers) compiled torch and jax again: 10-13 s to import
+// them, against 4-6 s compiled (RATIONALE.md, "Why does the Python 3.12
+// stack install with uv?").
+var uvInstall = []string{"pip", "install", "--quiet", "--compile-bytecode"}
+
 var pythonStacks = []pythonStack{
 	{
 		name:         "py3.11-debian",
@@ -226,7 +234,7 @@ func venvFor(t *testing.T, s pythonStack) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(append([]byte(base+"\n"+uvRequirement+"\n"), reqs...))
+	sum := sha256.Sum256(append([]byte(base+"\n"+uvRequirement+" "+strings.Join(uvInstall, " ")+"\n"), reqs...))
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -247,7 +255,7 @@ func venvFor(t *testing.T, s pythonStack) string {
 	if s.uv {
 		steps = append(steps,
 			[]string{python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", uvRequirement},
-			[]string{filepath.Join(venv, "bin", "uv"), "pip", "install", "--quiet", "--python", python, "-r", req})
+			append(append([]string{filepath.Join(venv, "bin", "uv")}, uvInstall...), "--python", python, "-r", req))
 	} else {
 		steps = append(steps, []string{python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", req})
 	}

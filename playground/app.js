@@ -42,7 +42,11 @@ const grid = new InteropGrid($("interop"), { open: openStep });
 const question = new Question($("question"), { open: openStep });
 
 // The scheduling: one refresh per task however fast the typing, and the
-// tests and "what changed" a moment after it.
+// tests and "what changed" a moment after it. A refresh starts in a
+// microtask, at the end of the task that changed something and before
+// the browser draws the change: the engine's worker decides while the
+// main thread lays out and paints the key (RATIONALE.md, "Why does a
+// key's decision start before the key is drawn?").
 let refreshPending = false;
 let refreshing = false; // a refresh waits on the engine's worker
 let afterTimer = 0;
@@ -63,7 +67,7 @@ function schedule(kind = "other") {
   noteChange(st, kind, performance.now());
   if (refreshPending) return;
   refreshPending = true;
-  setTimeout(refresh, 0);
+  queueMicrotask(refresh);
 }
 
 // refresh decides the current input with the current rules, in the
@@ -91,7 +95,7 @@ async function refresh() {
   clearTimeout(afterTimer);
   afterTimer = setTimeout(afterDecision, st.testedHandle === undefined ? 0 : 250);
   link.schedule();
-  if (refreshPending) setTimeout(refresh, 0);
+  if (refreshPending) queueMicrotask(refresh);
 }
 
 // show records a decision's outcome and draws it; it returns how long

@@ -39,6 +39,7 @@ export class Editor {
     root.append(this.gutter, code);
 
     this.marks = { lines: new Map(), spans: [], errors: [] };
+    this.drawn = null; // the rows drawn last (#render), to draw only what changed
     this.visible = true;
     this.stale = false;
     this.listeners = [];
@@ -202,6 +203,7 @@ export class Editor {
     if (large) {
       this.gutterInner.replaceChildren();
       this.backdropInner.replaceChildren();
+      this.drawn = null;
       return;
     }
     const lines = this.textarea.value.split("\n");
@@ -222,31 +224,72 @@ export class Editor {
       }
     }
 
-    const gutter = document.createDocumentFragment();
-    const back = document.createDocumentFragment();
-    lines.forEach((text, i) => {
+    // Each line's row is drawn again only when what it shows changed: a
+    // key changes one line, and the rows around it, their layout and
+    // their paint, stay as they were.
+    const rows = lines.map((text, i) => {
       const n = i + 1;
-      const g = el("div", "gl");
-      g.textContent = String(n);
-      const b = el("div", "bl");
-      b.dataset.line = String(n);
-      // Marks are namespaced (is-hit): the page's own classes never apply.
-      const cls = this.marks.lines.get(n);
-      if (cls) b.classList.add(`is-${cls}`), g.classList.add(`is-${cls}`);
+      const cls = this.marks.lines.get(n) ?? "";
       const errs = errorsByLine.get(n);
-      if (errs) {
-        b.classList.add("is-err");
-        g.classList.add("is-err");
-        g.title = errs.map((e) => e.message).join("\n");
-      }
-      paintLine(b, text, spansByLine.get(n));
-      gutter.append(g);
-      back.append(b);
+      const spans = spansByLine.get(n);
+      const title = errs ? errs.map((e) => e.message).join("\n") : "";
+      const at = spans?.map((x) => [x.column, x.length, x.cls]) ?? null; // without the line: a row that moves keeps its key
+      return { text, cls, err: !!errs, title, spans, key: JSON.stringify([text, cls, title, at]) };
     });
-    this.gutterInner.replaceChildren(gutter);
-    this.backdropInner.replaceChildren(back);
+    this.#drawGutter(rows);
+    this.#drawBackdrop(rows);
+    this.drawn = rows;
     this.#sync();
   }
+
+  // #drawGutter updates the line numbers' rows in place: a number's row
+  // changes only with its line's marks, and rows come and go at the end.
+  #drawGutter(rows) {
+    const box = this.gutterInner;
+    const old = this.drawn ?? [];
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i], o = old[i];
+      if (o && o.cls === r.cls && o.err === r.err && o.title === r.title && box.children[i]) continue;
+      const g = el("div", "gl");
+      g.textContent = String(i + 1);
+      if (r.cls) g.classList.add(`is-${r.cls}`);
+      if (r.err) g.classList.add("is-err"), (g.title = r.title);
+      if (box.children[i]) box.children[i].replaceWith(g);
+      else box.append(g);
+    }
+    while (box.children.length > rows.length) box.lastChild.remove();
+  }
+
+  // #drawBackdrop keeps the rows before and after the lines that changed
+  // (a line typed or deleted shifts the rows after it, which keep their
+  // element and take their new number).
+  #drawBackdrop(rows) {
+    const box = this.backdropInner;
+    const old = box.children.length === (this.drawn?.length ?? -1) ? this.drawn : [];
+    let head = 0;
+    while (head < rows.length && head < old.length && rows[head].key === old[head].key) head++;
+    let tail = 0;
+    while (tail < rows.length - head && tail < old.length - head && rows[rows.length - 1 - tail].key === old[old.length - 1 - tail].key) tail++;
+    const fresh = document.createDocumentFragment();
+    for (let i = head; i < rows.length - tail; i++) fresh.append(backdropRow(rows[i]));
+    for (let i = old.length - tail - 1; i >= head; i--) box.children[i].remove();
+    box.insertBefore(fresh, box.children[head] ?? null);
+    for (let i = head; i < rows.length; i++) {
+      const b = box.children[i];
+      if (b.dataset.line !== String(i + 1)) b.dataset.line = String(i + 1);
+    }
+    this.#sync();
+  }
+}
+
+// backdropRow is the backdrop's row for a line: its text, transparent,
+// with the line's marks behind it.
+function backdropRow(r) {
+  const b = el("div", "bl");
+  if (r.cls) b.classList.add(`is-${r.cls}`);
+  if (r.err) b.classList.add("is-err");
+  paintLine(b, r.text, r.spans);
+  return b;
 }
 
 // paintLine writes a line's text into b, with each span wrapped in a

@@ -56,6 +56,9 @@ func TestPlaygroundKeyToDecision(t *testing.T) {
 			}
 		}
 		p.wantDecision("the new marker, typed "+c.name, "gpu", "(kDLCUDA, 0)")
+		if bad := editorDrawn(p, "editor-rules.yaml"); len(bad) > 0 {
+			t.Errorf("after the row typed %s, the editor's rows do not show its text: %v", c.name, bad)
+		}
 		tm := p.timings()
 		tm.EditParts = tm.EditParts[before:]
 		var keys []float64
@@ -71,4 +74,27 @@ func TestPlaygroundKeyToDecision(t *testing.T) {
 	}
 	report["rules_key_pace_ms"] = personsPace.Milliseconds()
 	mergeTimings(t, report)
+}
+
+// editorDrawn compares an editor's line numbers and the rows behind its
+// text (drawn again only where a line changed) with the text: each row
+// holds its line, numbered in order. It returns the first mismatches.
+func editorDrawn(p page, testid string) []string {
+	p.t.Helper()
+	return eval[[]string](p, fmt.Sprintf(`(() => {
+		const ta = document.querySelector('[data-testid=%q]');
+		const ed = ta.closest('.editor');
+		const lines = ta.value.split('\n');
+		const rows = [...ed.querySelectorAll('.backdrop-inner > .bl')];
+		const numbers = [...ed.querySelectorAll('.gutter-inner > .gl')];
+		const bad = [];
+		if (rows.length !== lines.length) bad.push('rows ' + rows.length + ' for ' + lines.length + ' lines');
+		if (numbers.length !== lines.length) bad.push('numbers ' + numbers.length + ' for ' + lines.length + ' lines');
+		rows.forEach((r, i) => {
+			if (r.dataset.line !== String(i + 1)) bad.push('row ' + (i + 1) + ' says line ' + r.dataset.line);
+			if (r.textContent !== (lines[i] || ' ')) bad.push('row ' + (i + 1) + ' holds ' + JSON.stringify(r.textContent) + ' for ' + JSON.stringify(lines[i]));
+		});
+		numbers.forEach((g, i) => { if (g.textContent !== String(i + 1)) bad.push('number ' + (i + 1) + ' says ' + g.textContent); });
+		return bad.slice(0, 5);
+	})()`, testid))
 }
