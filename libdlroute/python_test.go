@@ -53,9 +53,8 @@ const uvRequirement = "uv==0.9.5"
 // uvInstall is how uv installs it: unlike pip, uv writes no bytecode
 // unless asked, and the tests run with PYTHONDONTWRITEBYTECODE, so
 // without it every interpreter the tests start (the runner's children,
-// the forked answerers) compiled torch and jax again: 10-13 s to import
-// them, against 4-6 s compiled (RATIONALE.md, "Why does the Python 3.12
-// stack install with uv?").
+// the forked answerers) compiled torch and jax again (BENCHMARKS.md,
+// "Installing the Python 3.12 stack").
 var uvInstall = []string{"pip", "install", "--quiet", "--compile-bytecode"}
 
 var pythonStacks = []pythonStack{
