@@ -118,7 +118,8 @@ func (c *Cache) begin() {
 // from the Cache when the last load that read one read the same text: a
 // host that sends the served rules' ParsedFile with every edit (the
 // playground) decodes it once. The text is compared, not hashed: a
-// comparison costs less than a digest of the file.
+// comparison costs less than a digest of the file. Only the last one is
+// kept, until a load decodes another.
 func (c *Cache) decodeParsed(text string) (*parsedIndex, string) {
 	if c == nil {
 		return decodeParsed([]byte(text))

@@ -265,7 +265,11 @@ export class Editor {
   // element and take their new number).
   #drawBackdrop(rows) {
     const box = this.backdropInner;
-    const old = box.children.length === (this.drawn?.length ?? -1) ? this.drawn : [];
+    let old = this.drawn ?? [];
+    if (box.children.length !== old.length) {
+      box.replaceChildren(); // rows not drawn here: draw them all
+      old = [];
+    }
     let head = 0;
     while (head < rows.length && head < old.length && rows[head].key === old[head].key) head++;
     let tail = 0;
