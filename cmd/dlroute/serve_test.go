@@ -178,8 +178,14 @@ func TestServeRollback(t *testing.T) {
 	if got := post(t, url, `{"platform":"gpu","platform_version":"nvfork 1.0","local_hardware_id":0}`); !strings.Contains(got, `"revision":"r20"`) {
 		t.Errorf("after the refusals, r20 did not decide: %s", got)
 	}
-	if metrics := get(t, url+"/metrics"); !strings.Contains(metrics, `dlroute_rules_refusals_total{code="rollback",stage="verify"} 2`) {
-		t.Errorf("/metrics has no two rollback refusals:\n%s", grepLines(metrics, "dlroute_rules_"))
+	// Each check that finds a refused bundle still at the source refuses
+	// it again, and the source is checked every 50 ms here: at least the
+	// two, and only rollbacks.
+	const rollbacks = `dlroute_rules_refusals_total{code="rollback",stage="verify"} `
+	metrics := get(t, url+"/metrics")
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(grepLines(metrics, rollbacks), rollbacks)))
+	if err != nil || n < 2 || strings.Count(grepLines(metrics, "dlroute_rules_refusals_total{"), "\n") != 1 {
+		t.Errorf("/metrics has not the two rollback refusals, and no other:\n%s", grepLines(metrics, "dlroute_rules_"))
 	}
 	stop()
 	if !strings.Contains(log.String(), `msg="rules refused" origin=`+bundlePath+` stage=verify code=rollback revision=r15`) {
