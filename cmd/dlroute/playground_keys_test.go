@@ -22,8 +22,9 @@ const personsPace = 100 * time.Millisecond
 // into jax@v3's rules: once at a person's pace, each key after the one
 // before it by personsPace, and once in a burst, every key sent as soon
 // as the browser took the one before, where a key's decision waits for
-// the one in progress. Each row is checked decided as the native engine
-// decides it; the figures, with where each key's time went, go to
+// the one in progress. Each row is checked decided by the new marker
+// (rule gpu, kDLCUDA) and drawn line for line in the editor; the
+// figures, with where each key's time went, go to
 // testout/playground/timings.json and the test's log. It measures; it
 // asserts no figure (BENCHMARKS.md has them, with the load they were
 // taken at).
@@ -67,10 +68,11 @@ func TestPlaygroundKeyToDecision(t *testing.T) {
 				keys = append(keys, e.Ms)
 			}
 		}
-		report["rules_key_"+c.name+"_ms"] = summarize(keys)
-		report["rules_key_"+c.name+"_parts_ms"] = tm.rulesEditParts()
-		t.Logf("a rules key to its decision, typed %s: %v (%d keys typed)", c.name, summarize(keys), len([]rune(row)))
-		t.Logf("its parts: %v", tm.rulesEditParts())
+		summary, parts := summarize(keys), tm.rulesEditParts()
+		report["rules_key_"+c.name+"_ms"] = summary
+		report["rules_key_"+c.name+"_parts_ms"] = parts
+		t.Logf("a rules key to its decision, typed %s: %v (%d keys typed)", c.name, summary, len([]rune(row)))
+		t.Logf("its parts: %v", parts)
 	}
 	report["rules_key_pace_ms"] = personsPace.Milliseconds()
 	mergeTimings(t, report)

@@ -555,9 +555,10 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	report["edit_to_decision_ms"] = summarize(tm.Edits)
 	report["rules_edit_to_decision_ms"] = summarize(tm.RulesEdits)
 	report["input_edit_to_decision_ms"] = summarize(tm.InputEdits)
-	report["rules_edit_parts_ms"] = tm.rulesEditParts()
+	parts := tm.rulesEditParts()
+	report["rules_edit_parts_ms"] = parts
 	t.Logf("edit to decision: rules %v, input %v, all %v", summarize(tm.RulesEdits), summarize(tm.InputEdits), summarize(tm.Edits))
-	t.Logf("a rules edit's parts: %v", tm.rulesEditParts())
+	t.Logf("a rules edit's parts: %v", parts)
 
 	// The same page again, from the browser's cache.
 	p.open(url)
