@@ -43,14 +43,15 @@ export function installAPI(st, exclusive, { state, link }) {
       const at = (name) => performance.getEntriesByName(name)[0]?.startTime;
       const wasm = st.engine?.wasm;
       return {
-        cold: m("dlroute:cold-to-first-decision")[0],
+        cold: m("dlroute:cold-to-first-decision")[0], // the server's decision where the page opened on its case
+        engineCold: m("dlroute:cold-to-engine-decision")[0], // the page's engine's first decision
         edits: m("dlroute:edit-to-decision"),
         rulesEdits: m("dlroute:rules-edit-to-decision"),
         inputEdits: m("dlroute:input-edit-to-decision"),
         editParts: st.timings.edits, // each change's {kind, ms, ...parts} (timings.js markDecision)
         first: st.timings.first,
         last: st.timings.last,
-        marks: Object.fromEntries(["script", "page", "compiled", "initialized", "ready", "first-decision", "answer"].map((n) => [n, at(`dlroute:${n}`)])),
+        marks: Object.fromEntries(["script", "worker", "wasm-request", "wasm-response", "wasm-fetched", "page", "compiled", "initialized", "ready", "first-decision", "engine-first-decision", "answer"].map((n) => [n, at(`dlroute:${n}`)])),
         wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize },
       };
     },

@@ -84,6 +84,7 @@ async function refresh() {
   try {
     const outcome = await exclusive(() => decide(st, () => performance.now()));
     const decided = performance.now();
+    checkServed(outcome);
     parts = measured("show", () => show(outcome));
     Object.assign(parts, { waited: started - change.at, decide: decided - started, show: performance.now() - decided - parts.paint });
   } catch (e) {
@@ -98,6 +99,35 @@ async function refresh() {
   if (refreshPending) queueMicrotask(refresh);
 }
 
+// showServed shows the server's decision of the first screen (rules.json
+// "first", decided by the module's own code natively) while the engine
+// starts, where the page opened on that screen: the newest jax, the first
+// example's input, no link to another state and no edit. It is the first
+// decision; the engine's, when it has started, replaces it.
+function showServed(first) {
+  if (!first || st.engine || first.ref !== st.ref || first.input !== st.inputText || st.ws.edits.size) return;
+  st.served = first;
+  const outcome = { handle: 0, problems: [], inputs: first.inputs, inputProblem: "", stale: "", ms: {},
+    decided: { explanation: first.explanation, input: JSON.parse(first.input), ref: first.ref, served: true } };
+  const at = performance.now();
+  const parts = measured("show", () => show(outcome));
+  markDecision(st, { at, kind: "other" }, parts, true);
+}
+
+// checkServed compares the engine's first decision of the served case
+// with the server's: the same code decided both, so a difference is a
+// fault of the module or of the page, which the page says.
+function checkServed(outcome) {
+  const first = st.served;
+  if (!first || !outcome.decided || outcome.decided.ref !== first.ref || st.inputText !== first.input) return;
+  st.served = null;
+  if (JSON.stringify(outcome.decided.explanation) !== JSON.stringify(first.explanation)) {
+    $("decision").dataset.disagreed = "true";
+    console.error("the engine's decision of the first screen", outcome.decided.explanation, "the server's", first.explanation);
+    showMessage("The page's engine decided the first screen's case differently from the server, which runs the same code: please report it, with this page's address.", "error");
+  }
+}
+
 // show records a decision's outcome and draws it; it returns how long
 // each part took, for the page's measures (timings.js markDecision).
 function show(outcome) {
@@ -106,7 +136,7 @@ function show(outcome) {
   showInputProblem(outcome.inputProblem);
   renderProblems($("problems"), st.problems, (pos) => files.show(pos));
   const good = st.lastGood;
-  renderDecision($("decision"), { explanation: good?.explanation, ms: good?.ms, stale: good ? outcome.stale : outcome.stale || "No decision yet.", onRule: (pos) => files.show(pos) });
+  renderDecision($("decision"), { explanation: good?.explanation, ms: good?.ms, served: good?.served, stale: good ? outcome.stale : outcome.stale || "No decision yet.", onRule: (pos) => files.show(pos) });
   renderTrace($("trace"), { explanation: good?.explanation, input: good?.input, onPosition: (pos) => files.show(pos), textOf: (p) => st.ws.textOf(p) });
   const shown = performance.now();
   measured("paint-editors", () => files.paint());
@@ -430,6 +460,7 @@ async function start() {
   performance.mark("dlroute:page");
   performance.measure("dlroute:build-page", { start: built, end: "dlroute:page" });
   loadInterop(); // the question's answer needs no engine
+  showServed(served.first);
   st.engine = st.ws.engine = await engine;
   st.engine.setParsed(served.parsed);
   if (asked) await chooseAsked(asked);

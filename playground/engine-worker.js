@@ -19,6 +19,7 @@
 import { Engine, Result } from "./engine.js";
 
 let engine = null;
+const started = performance.now(); // the worker's script running, for the page's marks
 
 const print = (fd, line) => (fd === 2 ? console.error : console.log)(`dlroute.wasm: ${line}`);
 
@@ -33,9 +34,17 @@ async function call(op, args) {
   if (op === "start") {
     engine = await Engine.instantiate(args[0], print);
     const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
+    const from = (ms) => ms && performance.timeOrigin + ms;
     return {
       canDiff: engine.canDiff,
-      marks: { compiled: at("dlroute:compiled"), initialized: at("dlroute:initialized") },
+      marks: {
+        worker: performance.timeOrigin + started,
+        "wasm-request": from(wasm?.requestStart),
+        "wasm-response": from(wasm?.responseStart),
+        "wasm-fetched": from(wasm?.responseEnd),
+        compiled: at("dlroute:compiled"),
+        initialized: at("dlroute:initialized"),
+      },
       wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, name: wasm.name },
     };
   }

@@ -112,7 +112,7 @@ export class Engine {
   // setParsed keeps rules.json's "parsed", the served rules' parsed.bin
   // in base64 (engine.ParsedFile), for every load; none clears it.
   setParsed(base64) {
-    this.parsed = base64 ? Uint8Array.from(atob(base64), (c) => c.charCodeAt(0)) : null;
+    this.parsed = base64 ? fromBase64(base64) : null;
   }
 
   // ruleset returns {handle} for "jax" or "jax@v2", or {error}.
@@ -140,4 +140,16 @@ export class Engine {
     const r = this.client.call(name, input, ...args);
     return new Result(r.status, decoder.decode(r.out));
   }
+}
+
+// fromBase64 decodes base64, with Uint8Array.fromBase64 where the browser
+// has it, else a byte at a time from atob: Uint8Array.from with a
+// mapping function took 17 ms for the 200 KB of the embedded rules'
+// parsed.bin in Node, this loop 3 ms, on the first decision's way.
+function fromBase64(s) {
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(s);
+  const bin = atob(s);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
 }

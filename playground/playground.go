@@ -11,8 +11,9 @@
 //     client, the rules-archive encoder and their errors), under their
 //     own names beside the page's;
 //   - rules.json: {"source": ..., "revision": ..., "live": ..., "files":
-//     {"jax/v3/rules.yaml": "...", ...}}, the rules directory the page
-//     starts from;
+//     {"jax/v3/rules.yaml": "...", ...}, "first": {...}}, the rules
+//     directory the page starts from, and the decision of its first
+//     screen (first.go);
 //   - interop.json: the interop matrix of those rules, every producer's
 //     arrays into every consumer with the steps that decided each cell
 //     (interop.go), which the page draws as a grid;
@@ -223,7 +224,9 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 		// Parsed is the embedded rules' engine.ParsedFile, which the
 		// page hands the module with every load (base64 in the JSON).
 		Parsed []byte `json:"parsed,omitempty"`
-	}{doc.source, doc.revision, doc.live, map[string]string{}, nil}
+		// First is the page's first decision, decided here (first.go).
+		First *firstDecision `json:"first,omitempty"`
+	}{doc.source, doc.revision, doc.live, map[string]string{}, nil, nil}
 	err := fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -248,6 +251,7 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 	if len(out.Files) == 0 {
 		return nil, errors.New("playground: the rules directory holds no <name>/<version>/ files")
 	}
+	out.First = decideFirst(rules)
 	return json.Marshal(out)
 }
 

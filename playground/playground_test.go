@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -202,6 +203,69 @@ func TestRulesJSON(t *testing.T) {
 	}
 	if _, err := playground.New(playground.Options{Rules: dir}); err == nil {
 		t.Errorf("New without a module: no error")
+	}
+}
+
+// rules.json's "first" is the decision of the page's first screen, the
+// newest jax with the seed's input, as the native engine explains it; a
+// jax that does not compile leaves it out, and the rules are served.
+func TestRulesJSONFirstDecision(t *testing.T) {
+	type first struct {
+		Ref, Input  string
+		Explanation json.RawMessage
+		Inputs      []engine.InputDecl
+	}
+	firstOf := func(fsys fstest.MapFS, embedded bool) *first {
+		t.Helper()
+		opts := playground.Options{Rules: fsys, Module: fakeModule}
+		if embedded {
+			opts.Rules = rules.FS
+		}
+		h, err := playground.New(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ First *first }
+		if err := json.NewDecoder(get(h, "GET", "/rules.json").Body).Decode(&doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.First
+	}
+	got := firstOf(nil, true)
+	if got == nil {
+		t.Fatal("rules.json of the embedded rules has no first decision")
+	}
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jax, err := cat.RuleSet("jax")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := jax.DecodeInput([]byte(got.Input))
+	if err != nil {
+		t.Fatalf("the first input %q: %v", got.Input, err)
+	}
+	x, err := jax.Explain(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := x.MarshalJSON()
+	same := func(a, b []byte) bool { // as values: rules.json escapes < as \u003c
+		var va, vb any
+		return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
+	}
+	if got.Ref != jax.Ref() || !strings.Contains(got.Input, `"platform_version":"<unknown>"`) || !same(got.Explanation, want) {
+		t.Errorf("first = %s %s %s; want %s's explanation of the seed's input, natively %s", got.Ref, got.Input, got.Explanation, jax.Ref(), want)
+	}
+	if len(got.Inputs) != len(jax.Inputs()) {
+		t.Errorf("first's inputs are %d, want %s's %d declared inputs", len(got.Inputs), jax.Ref(), len(jax.Inputs()))
+	}
+
+	broken := fstest.MapFS{"jax/v9/rules.yaml": {Data: []byte("rules: [\n")}}
+	if got := firstOf(broken, false); got != nil {
+		t.Errorf("rules whose jax does not load: first = %+v, want none", got)
 	}
 }
 

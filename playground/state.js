@@ -29,7 +29,8 @@ export function newState() {
     // The last decision, and what it left to show.
     handle: 0, // the handle of the rules the last decision used; 0: they did not load
     problems: [], // the errors of the last decision: the rules' load errors, or its eval error
-    lastGood: null, // the last decision made: {explanation, input, ref, ms}
+    lastGood: null, // the last decision made: {explanation, input, ref, ms}, and served: true for the server's
+    served: null, // app.js: rules.json's "first" while it is the decision shown, for the engine's to be checked against
     revealRule: false, // a new input: show the rule that decides it in the editor
     shownRule: "", // the rule revealed last, so an edit does not scroll to it again
 

@@ -34,7 +34,10 @@ export function verdict(d) {
 
 // renderDecision fills the decision panel. stale, when set, says why the
 // decision shown is the last good one rather than the current input's.
-export function renderDecision(root, { explanation, ms, stale, onRule }) {
+//
+// served says the decision is the server's (rules.json "first"), shown
+// while the page's engine starts.
+export function renderDecision(root, { explanation, ms, served, stale, onRule }) {
   root.replaceChildren();
   if (!explanation) {
     root.dataset.state = "none";
@@ -43,6 +46,7 @@ export function renderDecision(root, { explanation, ms, stale, onRule }) {
   }
   const d = explanation.decision;
   root.dataset.state = stale ? "stale" : "fresh";
+  root.dataset.by = served ? "server" : "page";
   root.dataset.rule = d.rule;
   root.dataset.kind = d.error ? "exception" : "device";
   const step = explanation.trace.rules.find((s) => s.rule === d.rule && s.matched);
@@ -58,6 +62,7 @@ export function renderDecision(root, { explanation, ms, stale, onRule }) {
     h("div", { class: "meta" },
       "rule ", h("button", { class: "link", "data-testid": "decision-rule", onclick: () => step && onRule(step.position) }, d.rule),
       ` of ${d.ruleset}`, step ? ` at ${where(step.position)}` : "",
+      served ? h("span", { class: "muted" }, " · decided by the server while the page's engine starts") : null,
       ms !== undefined ? h("span", { class: "muted" }, ` · explained in ${ms.toFixed(1)} ms`) : null),
     stale ? h("p", { class: "stale-note" }, stale) : null,
     h("details", {}, h("summary", {}, "As dlroute resolve --json writes it"), h("pre", { class: "json" }, JSON.stringify(d))),

@@ -246,12 +246,16 @@ func (p page) wantDecisionWithin(d time.Duration, what, rule, contains string) {
 // timings are the page's performance measures (window.dlroute.timings).
 type timings struct {
 	Cold       float64     `json:"cold"`
+	EngineCold float64     `json:"engineCold"`
 	Edits      []float64   `json:"edits"`
 	RulesEdits []float64   `json:"rulesEdits"`
 	InputEdits []float64   `json:"inputEdits"`
 	EditParts  []editParts `json:"editParts"`
-	Marks      map[string]float64
-	Wasm       struct {
+	// First is where the first decision's time went, after the page was
+	// ready: its parts as an edit's.
+	First editParts `json:"first"`
+	Marks map[string]float64
+	Wasm  struct {
 		TransferSize    float64 `json:"transferSize"`
 		EncodedBodySize float64 `json:"encodedBodySize"`
 		DecodedBodySize float64 `json:"decodedBodySize"`
@@ -263,6 +267,11 @@ type timings struct {
 type editParts struct {
 	Kind                                                    string
 	Ms, Waited, Decide, Rules, Explain, Worker, Show, Paint float64
+}
+
+// String is the parts in milliseconds, as the test logs show them.
+func (e editParts) String() string {
+	return fmt.Sprintf("waited %.0f, decide %.0f (rules %.0f, explain %.0f, worker %.0f), show %.0f, paint %.0f", e.Waited, e.Decide, e.Rules, e.Explain, e.Worker, e.Show, e.Paint)
 }
 
 // rulesEditParts summarises each part over the rules edits.

@@ -34,16 +34,19 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	p.wantDecision("the seed's case", "gpu-unknown-platform", "Unknown GPU platform for __dlpack__: <unknown>")
 	cold := p.timings()
 	report["cold_first_decision_ms"] = cold.Cold
+	report["cold_engine_first_decision_ms"] = cold.EngineCold
 	report["cold_marks_ms"] = cold.Marks
 	report["module_bytes"] = cold.Wasm.DecodedBodySize
 	report["module_transfer_bytes"] = cold.Wasm.TransferSize
 	report["module_encoded_bytes"] = cold.Wasm.EncodedBodySize
-	t.Logf("cold load to first decision: %.0f ms (marks %v); module %.0f bytes, %.0f transferred", cold.Cold, cold.Marks, cold.Wasm.DecodedBodySize, cold.Wasm.TransferSize)
+	t.Logf("cold load to first decision: %.0f ms, the server's; the engine's %.0f ms (marks %v); module %.0f bytes, %.0f transferred", cold.Cold, cold.EngineCold, cold.Marks, cold.Wasm.DecodedBodySize, cold.Wasm.TransferSize)
 	first := eval[map[string]float64](p, `window.dlroute.timings().first`)
 	report["cold_first_refresh_ms"] = first
 	t.Logf("first refresh: %v", first)
-	if cold.Cold <= 0 || cold.Cold < cold.Marks["ready"] {
-		t.Errorf("the cold load to first decision measures %.0f ms, with the module ready at %.0f ms; want the first decision measured after it", cold.Cold, cold.Marks["ready"])
+	// The first decision is the server's, shown before the module is
+	// ready; the engine's own is measured from the same start, after it.
+	if cold.Cold <= 0 || cold.Cold >= cold.EngineCold || cold.EngineCold < cold.Marks["ready"] {
+		t.Errorf("the first decision measures %.0f ms and the engine's %.0f ms, with the module ready at %.0f ms; want the server's first, then the engine's after the module is ready", cold.Cold, cold.EngineCold, cold.Marks["ready"])
 	}
 	if cold.Wasm.EncodedBodySize == 0 || cold.Wasm.EncodedBodySize > cold.Wasm.DecodedBodySize/3 {
 		t.Errorf("the module came %.0f bytes encoded for %.0f decoded; want it gzip-compressed", cold.Wasm.EncodedBodySize, cold.Wasm.DecodedBodySize)
