@@ -300,12 +300,23 @@ func (p page) timings() timings {
 // open navigates to url and waits for the page's first decision. The
 // load event alone is not enough: under load the old document, or the new
 // one before app.js ran, can still answer the first evaluation (CI saw
-// window.dlroute undefined there), so it first waits for the new address
-// and the page's API.
+// window.dlroute undefined there), so it first waits for the new document
+// and the page's API. The old document is marked before the navigation:
+// a new one lacks the mark. Its address is not enough to tell them apart,
+// since the page writes its state into the fragment once it has decided
+// (link.js), and a first decision can now come before the test looks
+// (CI saw the page's own fragment there). A navigation that changes only
+// the fragment keeps the document, which reads the new link.
 func (p page) open(url string) {
 	p.t.Helper()
+	old := eval[string](p, `(window.__dlrouteLeft = true, location.href)`)
+	base := func(u string) string { b, _, _ := strings.Cut(u, "#"); return b }
 	p.run("opening "+url, chromedp.Navigate(url))
-	p.waitFor("the page's script at "+url, fmt.Sprintf(`location.href === new URL(%q, location.href).href && window.dlroute?.ready instanceof Promise`, url))
+	if strings.Contains(url, "#") && base(old) == base(url) {
+		p.waitFor("the link at "+url, fmt.Sprintf(`location.href === new URL(%q, location.href).href && window.dlroute?.ready instanceof Promise`, url))
+	} else {
+		p.waitFor("the page's script at "+url, fmt.Sprintf(`!window.__dlrouteLeft && location.href.split('#')[0] === new URL(%q, location.href).href.split('#')[0] && window.dlroute?.ready instanceof Promise`, url))
+	}
 	eval[bool](p, `window.dlroute.ready.then(() => true)`)
 }
 
