@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"time"
 
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/guest"
@@ -16,6 +17,11 @@ import (
 // the page its head start, never a wrong decision; the browser test of
 // the first screen fails on it.
 const seedInput = `{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0}`
+
+// firstTimeout bounds the first decision's evaluation: rules served with
+// --rules are anyone's, and a page waits for its engine rather than a
+// server for a decision that does not end.
+const firstTimeout = 2 * time.Second
 
 // firstDecision is rules.json's "first": what the page's engine answers
 // for its first screen, the newest jax with seedInput, decided by the same
@@ -56,7 +62,9 @@ func decideFirst(rules fs.FS) *firstDecision {
 	if status != abi.StatusOK || json.Unmarshal(desc, &d) != nil {
 		return nil
 	}
-	explanation, status := g.ExplainJSON(context.Background(), h, []byte(seedInput))
+	ctx, cancel := context.WithTimeout(context.Background(), firstTimeout)
+	defer cancel()
+	explanation, status := g.ExplainJSON(ctx, h, []byte(seedInput))
 	if status != abi.StatusOK {
 		return nil
 	}
