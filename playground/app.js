@@ -114,13 +114,15 @@ function showServed(first) {
   markDecision(st, { at, kind: "other" }, parts, true);
 }
 
-// checkServed compares the engine's first decision of the served case
-// with the server's: the same code decided both, so a difference is a
-// fault of the module or of the page, which the page says.
+// checkServed compares the engine's first decision with the server's,
+// where it decided the served case (no key typed before the engine
+// started changed it): the same code decided both, so a difference is a
+// fault of the module or of the page, which the page says. Only the
+// engine's first decision is compared.
 function checkServed(outcome) {
   const first = st.served;
-  if (!first || !outcome.decided || outcome.decided.ref !== first.ref || st.inputText !== first.input) return;
   st.served = null;
+  if (!first || !outcome.decided || outcome.decided.ref !== first.ref || st.inputText !== first.input || st.ws.edits.size) return;
   if (JSON.stringify(outcome.decided.explanation) !== JSON.stringify(first.explanation)) {
     $("decision").dataset.disagreed = "true";
     console.error("the engine's decision of the first screen", outcome.decided.explanation, "the server's", first.explanation);

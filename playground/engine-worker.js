@@ -12,7 +12,8 @@
 // ms is how long the call took in the worker, for the page's measures
 // (the rest of a call's time is its messages, and waiting its turn).
 // A Result (engine.js) crosses as {status, text}. The start's answer says
-// when the module was compiled and started, in the worker's clock made
+// when the worker's script ran, when the module was asked for, began to
+// arrive, arrived, was compiled and started, in the worker's clock made
 // the page's (performance.timeOrigin), and how the module came over the
 // network: the page's status line and measures read them.
 
