@@ -100,12 +100,12 @@ async function refresh() {
 }
 
 // showServed shows the server's decision of the first screen (rules.json
-// "first", decided by the module's own code natively) while the engine
+// "first", decided by the same engine natively) while the engine
 // starts, where the page opened on that screen: the newest jax, the first
 // example's input, no link to another state and no edit. It is the first
 // decision; the engine's, when it has started, replaces it.
 function showServed(first) {
-  if (!first || st.engine || first.ref !== st.ref || first.input !== st.inputText || st.ws.edits.size) return;
+  if (!first || first.ref !== st.ref || first.input !== st.inputText || st.ws.edits.size) return;
   st.served = first;
   const outcome = { handle: 0, problems: [], inputs: first.inputs, inputProblem: "", stale: "", ms: {},
     decided: { explanation: first.explanation, input: JSON.parse(first.input), ref: first.ref, served: true } };

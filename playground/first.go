@@ -6,8 +6,8 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/guest"
+	"github.com/dlroute/dlroute/engine"
+	shipped "github.com/dlroute/dlroute/rules"
 )
 
 // seedInput is the input the page opens with: examples.js's first
@@ -24,49 +24,50 @@ const seedInput = `{"platform":"gpu","platform_version":"<unknown>","local_hardw
 const firstTimeout = 2 * time.Second
 
 // firstDecision is rules.json's "first": what the page's engine answers
-// for its first screen, the newest jax with seedInput, decided by the same
-// code the module runs (package guest, natively), so that the page can
-// show it while the module downloads, compiles and starts (RATIONALE.md,
-// "Why does the server decide the page's first case?"). The page decides
-// it again once its engine has started, and says so if the two differ.
+// for its first screen, the newest jax with seedInput, decided natively by
+// the engine the module wraps (the module's dlroute_explain_json is
+// RuleSet.Explain marshalled, and its dlroute_describe's inputs are
+// RuleSet.Inputs), so that the page can show it while the module
+// downloads, compiles and starts (RATIONALE.md, "Why does the server
+// decide the page's first case?"). The page decides it again once its
+// engine has started, and says so if the two differ.
 type firstDecision struct {
 	Ref   string `json:"ref"`
 	Input string `json:"input"`
-	// Explanation is dlroute_explain_json's output; Inputs is
-	// dlroute_describe's "inputs", which the page's form is built from.
-	Explanation json.RawMessage `json:"explanation"`
-	Inputs      json.RawMessage `json:"inputs"`
+	// Explanation is the decision with its trace, as dlroute_explain_json
+	// writes it; Inputs are the declared inputs the page's form is built
+	// from, as dlroute_describe lists them.
+	Explanation json.RawMessage    `json:"explanation"`
+	Inputs      []engine.InputDecl `json:"inputs"`
 }
 
 // decideFirst is the first screen's decision with rules, or nil where
 // the rules have no jax that compiles and decides seedInput: the page
 // then waits for its own engine, as it does for a link to another state.
+// It compiles only the newest jax, without its tests, as the page's
+// engine does for its first decision.
 func decideFirst(rules fs.FS) *firstDecision {
-	archive, err := abi.PackText(rules)
+	cat, err := engine.Load(rules, engine.Options{Select: []string{"jax"}, SkipTests: true, TrustParsed: shipped.Embedded(rules)})
 	if err != nil {
 		return nil
 	}
-	g := guest.New(guest.Host{}) // a page's host: it reads no device
-	if _, status := g.LoadLazy(archive); status != abi.StatusOK {
+	rs, err := cat.RuleSet("jax")
+	if err != nil {
 		return nil
 	}
-	h, _, status := g.RuleSet("jax")
-	if status != abi.StatusOK {
-		return nil
-	}
-	desc, status := g.Describe(h)
-	var d struct {
-		Ref    string          `json:"ref"`
-		Inputs json.RawMessage `json:"inputs"`
-	}
-	if status != abi.StatusOK || json.Unmarshal(desc, &d) != nil {
+	in, err := rs.DecodeInput([]byte(seedInput))
+	if err != nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), firstTimeout)
 	defer cancel()
-	explanation, status := g.ExplainJSON(ctx, h, []byte(seedInput))
-	if status != abi.StatusOK {
+	x, err := rs.Explain(ctx, in)
+	if err != nil {
 		return nil
 	}
-	return &firstDecision{Ref: d.Ref, Input: seedInput, Explanation: explanation, Inputs: d.Inputs}
+	explanation, err := x.MarshalJSON()
+	if err != nil {
+		return nil
+	}
+	return &firstDecision{Ref: rs.Ref(), Input: seedInput, Explanation: explanation, Inputs: rs.Inputs()}
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -215,13 +216,9 @@ func TestRulesJSONFirstDecision(t *testing.T) {
 		Explanation json.RawMessage
 		Inputs      []engine.InputDecl
 	}
-	firstOf := func(fsys fstest.MapFS, embedded bool) *first {
+	firstOf := func(fsys fs.FS) *first {
 		t.Helper()
-		opts := playground.Options{Rules: fsys, Module: fakeModule}
-		if embedded {
-			opts.Rules = rules.FS
-		}
-		h, err := playground.New(opts)
+		h, err := playground.New(playground.Options{Rules: fsys, Module: fakeModule})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,7 +228,7 @@ func TestRulesJSONFirstDecision(t *testing.T) {
 		}
 		return doc.First
 	}
-	got := firstOf(nil, true)
+	got := firstOf(rules.FS)
 	if got == nil {
 		t.Fatal("rules.json of the embedded rules has no first decision")
 	}
@@ -264,7 +261,7 @@ func TestRulesJSONFirstDecision(t *testing.T) {
 	}
 
 	broken := fstest.MapFS{"jax/v9/rules.yaml": {Data: []byte("rules: [\n")}}
-	if got := firstOf(broken, false); got != nil {
+	if got := firstOf(broken); got != nil {
 		t.Errorf("rules whose jax does not load: first = %+v, want none", got)
 	}
 }

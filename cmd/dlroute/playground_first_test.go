@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,12 +12,15 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -355,6 +359,89 @@ func TestPlaygroundFirstScreen(t *testing.T) {
 	})
 
 	mergeTimings(t, map[string]any{"first_screen": report})
+}
+
+// The cold loads of TestPlaygroundFirstScreen are a first visit's: in a
+// browser context of its own, the page takes no code of the module from
+// Chrome's code cache (the trace event wasm.Deserialize), which turning
+// the network cache off does not turn off. New tabs of the browser's own
+// profile take it after the first load (with the network cache off too,
+// though not every time, which is why each cold load has a context of its
+// own); with the network cache on they do, which shows that the trace
+// sees the event at all (BENCHMARKS.md, "The playground's first screen,
+// cold").
+func TestPlaygroundColdLoadsAreCold(t *testing.T) {
+	testenv.Short(t, "the playground in a browser")
+	ctx := browser(t)
+	url := servePlayground(t)
+	reused := 0
+	for i := 0; i < 3; i++ {
+		fresh, closeFresh := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+		if n := deserialized(coldTabOf(t, page{t, fresh}, 1280, 720, 1), url); n > 0 {
+			t.Errorf("load %d, in a browser context of its own, took %d pieces of the module's code from the code cache; want a first visit's load", i+1, n)
+		}
+		closeFresh()
+		tab, closeTab := chromedp.NewContext(ctx)
+		if deserialized(page{t, tab}, url) > 0 {
+			reused++
+		}
+		closeTab()
+	}
+	t.Logf("in the browser's own profile, %d of 3 loads, each in a new tab, took the module's code from the code cache", reused)
+	if reused == 0 {
+		t.Errorf("no load in the browser's own profile took the module's code from the code cache either: the trace does not show it, and the check above cannot tell a cold load")
+	}
+}
+
+// deserialized opens url in q, traced (DevTools' Tracing, category
+// v8.wasm), until the tests have run, and counts the module's code V8
+// took from the code cache.
+func deserialized(q page, url string) int {
+	q.t.Helper()
+	var mu sync.Mutex
+	n := 0
+	done := make(chan struct{})
+	chromedp.Listen(q.ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *tracing.EventDataCollected:
+			mu.Lock()
+			defer mu.Unlock()
+			for _, v := range e.Value {
+				if b, _ := json.Marshal(v); bytes.Contains(b, []byte(`"name":"wasm.Deserialize"`)) {
+					n++
+				}
+			}
+		case *tracing.EventTracingComplete:
+			close(done)
+		}
+	})
+	tracer := func(start bool) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			var err error
+			if start {
+				_, err = cdp.Call(ctx, tg, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents,
+					TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"v8.wasm"}}})
+			} else {
+				_, err = cdp.Call(ctx, tg, tracing.End, cdp.Empty{})
+			}
+			return err
+		})
+	}
+	q.run("starting a trace", tracer(true))
+	q.open(url)
+	q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+	// As the cold loads do: the tests compile when the page is idle, and
+	// Chrome keeps the module's code once the page has run it a while.
+	q.waitFor("the tests", `document.querySelector('[data-testid=tests]').dataset.state === 'pass'`)
+	q.run("ending the trace", tracer(false))
+	select {
+	case <-done:
+	case <-time.After(gateWait):
+		q.t.Fatal("the trace did not end")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return n
 }
 
 // mergeTimings writes figures into testout/playground/timings.json,
