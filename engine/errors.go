@@ -3,7 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Code is the stable, machine-readable kind of an [Error]. Codes are part of
@@ -13,24 +15,26 @@ type Code string
 
 // Codes for a rules directory that cannot be loaded.
 const (
-	CodeRead             Code = "read_error"          // a file could not be read
-	CodeMissingFile      Code = "missing_file"        // a version lacks manifest, rules or tests
-	CodeNotRegular       Code = "not_regular"         // a rule file is a pipe, device, socket or folder (or a link to one), as bundle.CodeNotRegular
-	CodeYAML             Code = "yaml_syntax"         // the YAML itself does not parse
-	CodeYAMLAliases      Code = "yaml_aliases"        // a file's aliases expand past MaxYAMLAliasNodes, or one is inside the value it names
-	CodeYAMLDepth        Code = "yaml_depth"          // a value nests deeper than MaxYAMLDepth
-	CodeSchema           Code = "schema"              // a key is unknown, missing, or of the wrong shape
-	CodeDuplicate        Code = "duplicate"           // a rule id, input, table, value or case name repeats
-	CodeBadType          Code = "bad_type"            // a declared type is not one the engine knows
-	CodeUnknownDevice    Code = "unknown_device_type" // a device type name is not in device_types.yaml
-	CodeCELSyntax        Code = "cel_syntax"          // a CEL expression does not parse
-	CodeCELType          Code = "cel_type"            // a CEL expression does not type-check
-	CodeNotBool          Code = "not_bool"            // a rule condition is not a bool
-	CodeWrongOutcomeType Code = "wrong_outcome_type"  // a device id, device type or message has the wrong type
-	CodeBadVersion       Code = "bad_version"         // a version directory name is not v<N>[.<N>...]
-	CodeNoRuleSet        Code = "no_ruleset"          // a name or version that is not loaded
-	CodeImport           Code = "import"              // an import names no loadable version, or conflicts
-	CodeDomainTooLarge   Code = "domain_too_large"    // Diff's domain exceeds DiffOptions.MaxInputs
+	CodeRead             Code = "read_error"           // a file could not be read
+	CodeMissingFile      Code = "missing_file"         // a version lacks manifest, rules or tests
+	CodeNotRegular       Code = "not_regular"          // a rule file is a pipe, device, socket or folder (or a link to one), as bundle.CodeNotRegular
+	CodeYAML             Code = "yaml_syntax"          // the YAML itself does not parse
+	CodeYAMLAliases      Code = "yaml_aliases"         // a file's aliases expand past MaxYAMLAliasNodes, or one is inside the value it names
+	CodeYAMLDepth        Code = "yaml_depth"           // a value nests deeper than MaxYAMLDepth
+	CodeSchema           Code = "schema"               // a key is unknown, missing, or of the wrong shape
+	CodeDuplicate        Code = "duplicate"            // a rule id, input, table, value or case name repeats
+	CodeBadType          Code = "bad_type"             // a declared type is not one the engine knows
+	CodeUnknownDevice    Code = "unknown_device_type"  // a device type name is not in device_types.yaml
+	CodeCELSyntax        Code = "cel_syntax"           // a CEL expression does not parse
+	CodeCELType          Code = "cel_type"             // a CEL expression does not type-check
+	CodeNotBool          Code = "not_bool"             // a rule condition is not a bool
+	CodeWrongOutcomeType Code = "wrong_outcome_type"   // a device id, device type or message has the wrong type
+	CodeBadVersion       Code = "bad_version"          // a version directory name is not v<N>[.<N>...]
+	CodeBadName          Code = "bad_name"             // a rule-set directory name is outside NamePattern
+	CodeOverlapping      Code = "overlapping_releases" // two versions of a rule set claim one release
+	CodeNoRuleSet        Code = "no_ruleset"           // a name or version that is not loaded
+	CodeImport           Code = "import"               // an import names no loadable version, or conflicts
+	CodeDomainTooLarge   Code = "domain_too_large"     // Diff's domain exceeds DiffOptions.MaxInputs
 )
 
 // Codes for an input that is not valid for a rule set.
@@ -72,15 +76,31 @@ type Position struct {
 	Column int    `json:"column"`
 }
 
-// String formats the position as file:line:col, leaving out what is unknown.
+// String formats the position as file:line:col, leaving out what is
+// unknown. A file whose name holds a character a terminal would act on
+// rather than show (a control character such as ESC, a bidi override such
+// as U+202E, invalid UTF-8) is quoted as Go quotes a string, so that
+// printing a position cannot recolour or reorder what follows it:
+// "rules/jax\x1b[31m/v1":3.
 func (p Position) String() string {
+	file := p.File
+	if !printable(file) {
+		file = strconv.Quote(file)
+	}
 	switch {
 	case p.Line == 0:
-		return p.File
+		return file
 	case p.Column == 0:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
+		return fmt.Sprintf("%s:%d", file, p.Line)
 	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+	return fmt.Sprintf("%s:%d:%d", file, p.Line, p.Column)
+}
+
+// printable reports whether every character of s shows as itself: valid
+// UTF-8 with no character strconv.IsPrint refuses (control and format
+// characters, tabs and newlines among them).
+func printable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) })
 }
 
 // Error is every error the engine returns: a stable [Code], a message, and

@@ -134,6 +134,10 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 		if !set.IsDir() || strings.HasPrefix(set.Name(), ".") {
 			continue
 		}
+		if e := checkSetName(set.Name(), opts); e != nil {
+			errs = append(errs, e)
+			continue
+		}
 		versions, err := fs.ReadDir(fsys, set.Name())
 		if err != nil {
 			errs = append(errs, &Error{Code: CodeRead, Message: err.Error(), err: err})
@@ -164,6 +168,7 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 			c.sets[st.rs.name] = append(c.sets[st.rs.name], st.rs)
 		}
 	}
+	errs = append(errs, l.releaseOverlaps(c.sets)...)
 	if len(errs) > 0 {
 		return nil, sortErrors(errs)
 	}

@@ -112,15 +112,14 @@ func TestReleaseWarning(t *testing.T) {
 }
 
 // TestReleaseGaps: a release between two versions' ranges, or older than
-// all, names the nearest (a build says what it was read as); two versions
-// claiming one release is refused rather than one picked.
+// all, names the nearest (a build says what it was read as). (Two versions
+// claiming one release are refused at load: TestOverlappingReleases.)
 func TestReleaseGaps(t *testing.T) {
 	cat := rangedCatalog(t)
 	for _, c := range []struct{ ref, message, hint string }{
 		{"lib==1.7", "rule set lib has no version for release 1.7", "nearest: lib@v1 covers 1.0 to 1.4; lib@v2 covers 2.0 to 2.3"},
 		{"lib==1.7.dev3", "rule set lib has no version for 1.7.dev3 (a development build, read as 1.7)", "nearest: lib@v1 covers 1.0 to 1.4; lib@v2 covers 2.0 to 2.3"},
 		{"lib==0.9", "rule set lib has no version for release 0.9", "it is older than every version: the oldest, lib@v1 covers 1.0 to 1.4"},
-		{"lib==2.3", "rule set lib: release 2.3 is in the range of lib@v2 and lib@v3", "two versions must not claim the same release"},
 		{"lib==latest", `rule set lib: "latest" is not a release number such as 0.4.26`, "choose a version by its commit range instead"},
 		{"numbat==1.0", `no rule set "numbat"`, "loaded: lib"},
 	} {
@@ -176,15 +175,14 @@ func TestEmbeddedRangesChecked(t *testing.T) {
 	}
 }
 
-// rangedCatalog is rule set lib with three versions: v1 covers 1.0 to 1.4,
-// v2 2.0 to 2.3 and v3 2.3 (which overlaps v2's).
+// rangedCatalog is rule set lib with two versions: v1 covers 1.0 to 1.4,
+// v2 2.0 to 2.3.
 func rangedCatalog(t *testing.T) *engine.Catalog {
 	t.Helper()
 	fsys := fstest.MapFS{}
 	for v, releases := range map[string]string{
 		"v1": ` {first: "1.0", last: "1.4", checked: {"1.4": run, "1.0": source}}`,
 		"v2": ` {first: "2.0", last: "2.3", checked: {"2.3": run, "2.1": run, "2.0": source}}`,
-		"v3": ` {first: "2.3", last: "2.3", checked: {"2.3": source}}`,
 	} {
 		copyVersion(t, fsys, "lib", v, releases)
 	}
