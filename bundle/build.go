@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -79,7 +80,7 @@ func Build(w io.Writer, fsys fs.FS, opts BuildOptions) (*Manifest, error) {
 	tw := tar.NewWriter(zw)
 	put := func(name string, body []byte) error {
 		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: name, Size: int64(len(body)), Mode: 0o644, ModTime: time.Unix(0, 0), Format: tar.FormatUSTAR}
-		if len(name) > 100 {
+		if !ustarHolds(name) {
 			hdr.Format = tar.FormatPAX
 		}
 		if err := tw.WriteHeader(hdr); err != nil {
@@ -103,6 +104,20 @@ func Build(w io.Writer, fsys fs.FS, opts BuildOptions) (*Manifest, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// ustarHolds reports whether a ustar header holds name: at most 100
+// bytes of ASCII. A longer name, or one with any other character (a
+// folder named with é or U+202E), is written with a PAX header, so that
+// Build packs any folder and engine.Load judges its names (bad_name) as
+// it does a folder's.
+func ustarHolds(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return len(name) <= 100
 }
 
 // collect reads every <name>/<version>/<file> of fsys, with its digest,

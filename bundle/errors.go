@@ -2,6 +2,9 @@ package bundle
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -56,12 +59,23 @@ type Error struct {
 	err error
 }
 
-// Error formats the error as "path: message", or the message alone.
+// Error formats the error as "path: message", or the message alone. A
+// path that holds a character a terminal would act on rather than show (a
+// control character such as ESC, a bidi override such as U+202E, invalid
+// UTF-8) is quoted as Go quotes a string, as engine.Position is.
 func (e *Error) Error() string {
-	if e.Path != "" {
-		return fmt.Sprintf("%s: %s", e.Path, e.Message)
+	switch {
+	case e.Path == "":
+		return e.Message
+	case !printable(e.Path):
+		return fmt.Sprintf("%q: %s", e.Path, e.Message)
 	}
-	return e.Message
+	return fmt.Sprintf("%s: %s", e.Path, e.Message)
+}
+
+// printable reports whether every character of s shows as itself.
+func printable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) })
 }
 
 // Unwrap returns the cause, if any.
