@@ -185,12 +185,24 @@ func compareReleases(a, b []int) int {
 // mirrors.releases covers jax 0.10.2.
 const ReleaseRef = "=="
 
+// MaxReleaseLen is the longest release a ref may name, in bytes: as long
+// as a bundle's revision (bundle.MaxRevisionLen). The longest release
+// that anything reports is a nightly with a local label,
+// "2.16.0.dev20261201+cu126.git1a2b3c4d" (36 bytes); a release is quoted
+// by every answer the ref's warning goes into, so an unbounded one lets a
+// single request make a host build an answer of any size.
+const MaxReleaseLen = 128
+
 // byRelease returns the version of list (oldest first) for release, with
 // a warning when no version was checked against it (it is newer than
 // every range, or a build read as its base release), or the error a user
-// reads: the release does not parse, or no version covers it (naming the
-// versions nearest to it), or two do.
+// reads: the release is longer than MaxReleaseLen (CodeTooLong), does not
+// parse, or no version covers it (naming the versions nearest to it), or
+// two do.
 func byRelease(name, release string, list []*RuleSet) (*RuleSet, *ReleaseWarning, *Error) {
+	if len(release) > MaxReleaseLen {
+		return nil, nil, releaseTooLong(name, release)
+	}
 	in, err := parseInstalled(release)
 	if err != nil {
 		return nil, nil, &Error{Code: CodeNoRuleSet, Message: fmt.Sprintf("rule set %s: %v", name, err),
@@ -267,4 +279,14 @@ func refsOf(list []*RuleSet) string {
 		refs = append(refs, rs.Ref())
 	}
 	return strings.Join(refs, " and ")
+}
+
+// releaseTooLong is the error of a release longer than MaxReleaseLen:
+// CodeTooLong, as everything over a length limit is, quoting only the
+// release's start, so that the error is as short as the release should be.
+func releaseTooLong(name, release string) *Error {
+	start := strings.ToValidUTF8(release[:32], "")
+	return &Error{Code: CodeTooLong,
+		Message: fmt.Sprintf("rule set %s: the release %q... is %d bytes long; a release is at most %d (engine.MaxReleaseLen)", name, start, len(release), MaxReleaseLen),
+		Hint:    "name a release by its number, such as " + name + ReleaseRef + "0.4.26, or a version: " + name + "@<version>; `dlroute rules` lists them"}
 }
