@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -37,7 +39,7 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if err == nil && c.Want.Matches(got) {
 				passed++
 				if *verbose {
-					fmt.Fprintf(stdout, "%s: case %s: ok\n", c.Pos, c.Name)
+					fmt.Fprint(stdout, shown(fmt.Sprintf("%s: case %s: ok\n", c.Pos, c.Name)))
 				}
 				continue
 			}
@@ -46,7 +48,7 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if err != nil {
 				gotText = "error: " + firstLine(err.Error())
 			}
-			fmt.Fprintf(stdout, "%s: case %s: got %s, want %s\n", c.Pos, c.Name, gotText, c.Want)
+			fmt.Fprint(stdout, shown(fmt.Sprintf("%s: case %s: got %s, want %s\n", c.Pos, c.Name, gotText, c.Want)))
 		}
 	}
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", passed, failed)
@@ -54,6 +56,31 @@ func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// shown is text quoted from a rules folder (a message, the line it
+// quotes, a case's name) as lint and test print it: each character a
+// terminal would act on rather than show (a control character but tab and
+// newline, a bidi override such as U+202E, invalid UTF-8) is written as a
+// Go escape, \x1b or \u202e, so that a rules folder cannot recolour,
+// hide or reorder what the command prints. Positions are quoted by
+// engine.Position.String already.
+func shown(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r == '\n' || r == '\t' || strconv.IsPrint(r):
+			b.WriteString(s[i : i+size])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 func firstLine(s string) string {
@@ -71,9 +98,9 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		list := engine.Errors(err)
 		for _, e := range list {
-			fmt.Fprintln(stdout, e.Error())
+			fmt.Fprintln(stdout, shown(e.Error()))
 			if e.Hint != "" {
-				fmt.Fprintf(stdout, "hint: %s\n", e.Hint)
+				fmt.Fprintf(stdout, "hint: %s\n", shown(e.Hint))
 			}
 		}
 		if len(list) == 0 {
