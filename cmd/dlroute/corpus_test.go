@@ -273,7 +273,9 @@ func TestCorpus(t *testing.T) {
 			}
 			used := map[string]map[string]bool{}
 			for i, c := range corpus {
-				compareHost(t, h.name, c, want[i], answer(t, c), used, exceptions)
+				// A subtest each, so the test command shows each version
+				// as it ends (the wazero host takes minutes in all).
+				t.Run(c.ref, func(t *testing.T) { compareHost(t, h.name, c, want[i], answer(t, c), used, exceptions) })
 			}
 			for key, e := range exceptions {
 				if e.host != h.name {
