@@ -82,7 +82,7 @@ func TestDirWatch(t *testing.T) {
 	for _, name := range []string{"manifest.yaml", "device_types.yaml", "rules.yaml", "tests.yaml"} {
 		data := b["jax/v3/"+name].Data
 		if name == "manifest.yaml" {
-			data = bytes.Replace(data, []byte("version: v3"), []byte("version: v4"), 1)
+			data = ruletest.AsVersion(data, "v4")
 		}
 		v4["v4/"+name] = &fstest.MapFile{Data: data}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlroute/dlroute/internal/ruletest"
 )
 
 // `dlroute playground --rules DIR` follows DIR through the gate serve
@@ -285,7 +287,7 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	manifest := filepath.Join(staging, "manifest.yaml")
-	writeFile(t, manifest, strings.Replace(readFile(t, manifest), "version: v3", "version: v4", 1))
+	writeFile(t, manifest, string(ruletest.AsVersion([]byte(readFile(t, manifest)), "v4")))
 	if err := os.Rename(staging, filepath.Join(dir, "jax", "v4")); err != nil {
 		t.Fatal(err)
 	}

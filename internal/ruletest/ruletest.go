@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing/fstest"
 
@@ -112,6 +113,20 @@ func Without(fsys fstest.MapFS, dir string) fstest.MapFS {
 	}
 	return out
 }
+
+// AsVersion returns a version's manifest as the manifest of a copy of the
+// version named version: the version renamed, and its mirrors.releases
+// left out, since two versions never claim one release (engine.Load
+// refuses them, overlapping_releases).
+func AsVersion(manifest []byte, version string) []byte {
+	m := versionLine.ReplaceAll(manifest, []byte("version: "+version))
+	return releasesBlock.ReplaceAll(m, nil)
+}
+
+var (
+	versionLine   = regexp.MustCompile(`(?m)^version: .*$`)
+	releasesBlock = regexp.MustCompile(`(?m)^  releases:.*\n(?:    .*\n)*`)
+)
 
 // Bundle packs fsys.
 func Bundle(fsys fs.FS, opts bundle.BuildOptions) ([]byte, *bundle.Manifest, error) {
