@@ -5,10 +5,11 @@
 // # Rules
 //
 // A rules directory holds one folder per rule set and version,
-// <name>/<version>/, each with four files: manifest.yaml (what it is and
-// which upstream behaviour it mirrors), device_types.yaml (the DLPack
-// device-type table, name to code), rules.yaml (inputs, tables, values and
-// ordered rules) and tests.yaml (cases). rules/README.md in the repository
+// <name>/<version>/ (a name within NamePattern, a version v<N>[.<N>...]),
+// each with four files: manifest.yaml (what it is and which upstream
+// behaviour it mirrors), device_types.yaml (the DLPack device-type table,
+// name to code), rules.yaml (inputs, tables, values and ordered rules) and
+// tests.yaml (cases). rules/README.md in the repository
 // describes the format. The rule sets dlroute ships are embedded by package
 // github.com/dlroute/dlroute/rules.
 //
