@@ -178,13 +178,13 @@ const rulesHint = "--rules takes the directory that holds <name>/<version>/ fold
 func printError(w io.Writer, err error) {
 	list := engine.Errors(err)
 	if len(list) == 0 {
-		fmt.Fprintf(w, "error: %v\n", err)
+		fmt.Fprintf(w, "error: %s\n", shown(err.Error()))
 		return
 	}
 	for _, e := range list {
-		fmt.Fprintf(w, "error: %s\n", e.Error())
+		fmt.Fprintf(w, "error: %s\n", shown(e.Error()))
 		if e.Hint != "" {
-			fmt.Fprintf(w, "hint: %s\n", e.Hint)
+			fmt.Fprintf(w, "hint: %s\n", shown(e.Hint))
 		}
 	}
 }

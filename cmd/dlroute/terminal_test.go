@@ -89,3 +89,22 @@ func TestShown(t *testing.T) {
 		}
 	}
 }
+
+// TestResolveErrorEscapesWhatATerminalActsOn: the errors every other
+// command prints (printError) are escaped as lint's are: a --ruleset
+// pasted from elsewhere cannot recolour the terminal through the message
+// that quotes it (the operating system's, here, which quotes nothing).
+func TestResolveErrorEscapesWhatATerminalActsOn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rules\x1b[31m\u202e")
+	stdout, stderr, status := runDlroute(t, "resolve", "--rules", dir, "--platform", "cpu")
+	out := stdout + stderr
+	if status == 0 {
+		t.Fatalf("resolve: status 0 for a --rules folder that is not there:\n%s", out)
+	}
+	if strings.ContainsAny(out, "\x1b\u202e") {
+		t.Errorf("resolve printed a raw control or bidi character:\n%q", out)
+	}
+	if !strings.Contains(out, `\x1b[31m\u202e`) {
+		t.Errorf("resolve's error does not show the folder, escaped:\n%s", out)
+	}
+}
