@@ -62,6 +62,8 @@ type progKey struct {
 type cachedProgram struct {
 	ast *cel.Ast
 	prg cel.Program // safe for concurrent use, as every cel.Program is
+	// cost is what one evaluation can cost (exprCost), for MaxDecisionCost.
+	cost uint64
 }
 
 // kept is one kind of what a Cache keeps, each entry with the count of
@@ -162,23 +164,22 @@ func (c *Cache) tree(f *sourceFile) (*yaml.Node, *Error) {
 }
 
 // program returns what compiled key before, if anything did.
-func (c *Cache) program(key progKey) (*cel.Ast, cel.Program, bool) {
+func (c *Cache) program(key progKey) (cachedProgram, bool) {
 	if c == nil {
-		return nil, nil, false
+		return cachedProgram{}, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, ok := c.progs.get(key, c.loads)
-	return p.ast, p.prg, ok
+	return c.progs.get(key, c.loads)
 }
 
-func (c *Cache) keep(key progKey, ast *cel.Ast, prg cel.Program) {
+func (c *Cache) keep(key progKey, p cachedProgram) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.progs.put(key, cachedProgram{ast: ast, prg: prg}, c.loads)
+	c.progs.put(key, p, c.loads)
 }
 
 // env returns the environment of digest d that a load made before, if any.

@@ -35,6 +35,9 @@ type builder struct {
 	parserKey string
 
 	inherited []string // device types that came from imports
+
+	cost    decisionCost // the bound on one decision's cost so far
+	outcome bool         // compiling a rule's outcome: one of them is evaluated
 }
 
 // builtinNames are the names every rule set sees without declaring them.
@@ -111,6 +114,7 @@ func loadVersion(fsys fs.FS, dir string, opts Options, imp importFunc) (*RuleSet
 		return nil, b.errs
 	}
 	b.rs.costLimit = cmp.Or(opts.CostLimit, DefaultCostLimit)
+	b.rs.decisionCost = b.cost.total()
 	b.rs.memo = memo.New[Decision](memoSize(opts.MemoSize))
 	return b.rs, nil
 }
@@ -227,14 +231,23 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 	d, cacheable := b.envs[env]
 	key := progKey{env: d, text: e.text, want: fmt.Sprint(want, limit)}
 	if cacheable {
-		if ast, prg, ok := b.opts.Cache.program(key); ok {
-			c.ast, c.prg = ast, prg
-			return c, ast
+		if p, ok := b.opts.Cache.program(key); ok {
+			if !b.spendNodes(e, p.ast, what) || !b.spendCost(e, p.cost, what) {
+				return c, nil
+			}
+			c.ast, c.prg = p.ast, p.prg
+			return c, p.ast
 		}
+	}
+	if b.opts.budget.over {
+		return c, nil // the load is refused: compile nothing more
 	}
 	ast, iss := b.parse(env, e.text)
 	code := CodeCELSyntax
 	if iss.Err() == nil {
+		if !b.spendNodes(e, ast, what) {
+			return c, nil
+		}
 		ast, iss = env.Check(ast)
 		code = CodeCELType
 	}
@@ -266,6 +279,10 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 		b.add(rerr)
 		return c, nil
 	}
+	cost := exprCost(est, err, limit)
+	if !b.spendCost(e, cost, what) {
+		return c, nil
+	}
 	if err != nil || est.Max > limit {
 		opts = append(opts, cel.CostLimit(limit), cel.CostTracking(resultCharge{regex: regex}))
 	}
@@ -283,7 +300,7 @@ func (b *builder) compile(env *cel.Env, e expression, what string, want []types.
 	}
 	c.ast, c.prg = ast, prg
 	if cacheable {
-		b.opts.Cache.keep(key, ast, prg)
+		b.opts.Cache.keep(key, cachedProgram{ast: ast, prg: prg, cost: cost})
 	}
 	return c, ast
 }

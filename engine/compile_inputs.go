@@ -185,6 +185,9 @@ func (b *builder) values(f *sourceFile, env *cel.Env, n *yaml.Node) *cel.Env {
 			}
 			continue
 		}
+		if !b.spendValue(f, fl.key) {
+			continue
+		}
 		next, err := b.extend(env, fl.key.Value, ast.OutputType())
 		if err != nil {
 			b.add(f.errNode(CodeCELType, fl.key, "%v", err))

@@ -36,6 +36,7 @@ func (b *builder) rules(f *sourceFile, env *cel.Env, n *yaml.Node) {
 				r.when, _ = b.compile(env, expression{f, wn, src}, what+": when", kinds(types.BoolKind), "a bool")
 			}
 		}
+		b.outcome = true
 		dn, en := lookup(fields, "device"), lookup(fields, "error")
 		switch {
 		case dn != nil && en != nil:
@@ -53,6 +54,8 @@ func (b *builder) rules(f *sourceFile, env *cel.Env, n *yaml.Node) {
 		default:
 			b.add(f.errNode(CodeSchema, rn, "%s needs an outcome: device: {type, id} or error: {type, message}", what))
 		}
+		b.outcome = false
+		b.cost.ruleDone()
 		b.rs.rules = append(b.rs.rules, r)
 	}
 }

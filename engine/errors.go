@@ -35,6 +35,8 @@ const (
 	CodeNoRuleSet        Code = "no_ruleset"           // a name or version that is not loaded
 	CodeImport           Code = "import"               // an import names no loadable version, or conflicts
 	CodeDomainTooLarge   Code = "domain_too_large"     // Diff's domain exceeds DiffOptions.MaxInputs
+	CodeLoadTooLarge     Code = "load_too_large"       // the rules compile to more than MaxLoadNodes expression nodes
+	CodeDecisionCost     Code = "decision_cost"        // one decision could cost more than MaxDecisionCost
 )
 
 // Codes for an input that is not valid for a rule set.

@@ -53,6 +53,7 @@ func (b *builder) imports(f *sourceFile, n *yaml.Node) {
 			b.add(e)
 			continue
 		}
+		b.importCost(f, fl.value, rs)
 		at := f.position(f.offset(fl.value.Line, fl.value.Column))
 		b.rs.imports = append(b.rs.imports, imported{alias: fl.key.Value, rs: rs, pos: at})
 		for _, dt := range rs.deviceTypes {

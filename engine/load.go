@@ -75,6 +75,7 @@ type Options struct {
 	parsed     *parsedIndex // the rules directory's ParsedFile, read by Load
 	parsedSink *parsedSink  // WriteParsed's: collects what is parsed, reads no ParsedFile
 	regexes    *regexLoad   // the matches patterns this Load compiled (cost_regex.go)
+	budget     *loadBudget  // the nodes this Load compiled (budget.go)
 }
 
 // DefaultMemoSize is how many decisions a rule set remembers when
@@ -118,6 +119,7 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	var errs ErrorList
 	opts.Cache.begin()
 	opts.regexes = &regexLoad{}
+	opts.budget = &loadBudget{}
 	c := &Catalog{sets: map[string][]*RuleSet{}}
 	names, err := fs.ReadDir(fsys, ".")
 	if err != nil {
@@ -207,7 +209,10 @@ func (l *loader) load(dir string) *RuleSet {
 	st.started = true
 	files := readVersion(l.fsys, dir, l.opts)
 	key := sourceKey(files, l.opts)
-	if rs := l.reuse(dir, key); rs != nil {
+	// A version reused counts as it did compiled; one that would take
+	// the load past its budget is compiled, to be refused where it does.
+	if rs := l.reuse(dir, key); rs != nil && l.opts.budget.fits(rs.nodes) {
+		l.opts.budget.nodes += rs.nodes
 		st.rs, st.done = rs, true
 		return rs
 	}

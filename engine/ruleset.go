@@ -25,9 +25,11 @@ type RuleSet struct {
 	cases   []Case
 	slots   map[string]int // input, table and value names -> activation slot
 
-	costLimit uint64
-	memo      *memo.Memo[Decision]
-	source    [32]byte // sourceKey: what it was compiled from, for Options.Reuse
+	costLimit    uint64
+	decisionCost uint64 // the bound on one decision's cost (MaxDecisionCost)
+	nodes        int    // CEL expression nodes compiled (MaxLoadNodes)
+	memo         *memo.Memo[Decision]
+	source       [32]byte // sourceKey: what it was compiled from, for Options.Reuse
 }
 
 // Manifest describes a rule-set version: manifest.yaml.

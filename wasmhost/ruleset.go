@@ -84,7 +84,7 @@ func (inst *instance) handle(ctx context.Context, ref string) (uint32, error) {
 	inst.mod.Memory().WriteString(inst.in, ref)
 	stack := append(inst.stack[:0], uint64(inst.in), uint64(len(ref)), uint64(inst.out), uint64(inst.outCap))
 	if err := inst.fns["dlroute_ruleset"].CallWithStack(ctx, stack); err != nil {
-		return 0, &trapError{err}
+		return 0, inst.trapped(err)
 	}
 	status, v := abi.Unpack(stack[0])
 	if status == abi.StatusOK {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -265,6 +266,9 @@ func (r *Runner) with(ctx context.Context, f func(*instance) error) error {
 			return r.stopped(ctx)
 		}
 	}
+	if oom := (*engine.Error)(nil); errors.As(err, &oom) && oom.Code == CodeOutOfMemory {
+		return oom
+	}
 	return &engine.Error{Code: CodeModule, Message: "the module failed twice on this request: " + err.Error()}
 }
 
@@ -372,6 +376,7 @@ type instance struct {
 	fns     map[string]api.Function
 	gen     int
 	handles map[string]uint32
+	stderr  *guestStderr
 	in, out uint32 // guest buffers
 	inCap   uint32
 	outCap  uint32
@@ -381,13 +386,15 @@ type instance struct {
 var exports = []string{"dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load", "dlroute_load_lazy", "dlroute_ruleset", "dlroute_describe", "dlroute_resolve", "dlroute_resolve_json", "dlroute_explain_json", "dlroute_exchange", "dlroute_copy_to_host"}
 
 func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
+	stderr := &guestStderr{}
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().
-		WithSysWalltime().WithSysNanotime().WithStderr(os.Stderr)
+		WithSysWalltime().WithSysNanotime().WithStderr(stderr).
+		WithEnv("GOMEMLIMIT", strconv.FormatUint(guestMemoryTarget(r.cfg.MemoryLimitPages), 10))
 	mod, err := r.m.rt.InstantiateModule(ctx, r.m.compiled, cfg)
 	if err != nil {
 		return nil, &engine.Error{Code: CodeModule, Message: "instantiating the module: " + err.Error()}
 	}
-	inst := &instance{r: r, mod: mod, fns: map[string]api.Function{}, handles: map[string]uint32{}, stack: make([]uint64, 6)}
+	inst := &instance{r: r, mod: mod, stderr: stderr, fns: map[string]api.Function{}, handles: map[string]uint32{}, stack: make([]uint64, 6)}
 	for _, name := range exports {
 		if inst.fns[name] = mod.ExportedFunction(name); inst.fns[name] == nil {
 			inst.close()
@@ -425,7 +432,7 @@ func (inst *instance) grow(ctx context.Context, in, out uint32) error {
 		}
 		res, err := inst.fns["dlroute_alloc"].Call(ctx, uint64(size))
 		if err != nil {
-			return 0, &trapError{err}
+			return 0, inst.trapped(err)
 		}
 		if res[0] == 0 {
 			return 0, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module could not allocate %d bytes", size)}
@@ -496,7 +503,7 @@ func (inst *instance) call(ctx context.Context, name string, input []byte, args 
 		}
 		stack = append(stack, uint64(inst.out), uint64(inst.outCap))
 		if err := inst.fns[name].CallWithStack(ctx, stack); err != nil {
-			return nil, 0, &trapError{err}
+			return nil, 0, inst.trapped(err)
 		}
 		status, n := abi.Unpack(stack[0])
 		if status == abi.StatusTooSmall {
