@@ -105,10 +105,11 @@ func TestWasmAttackKeepsHealthz(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer compiled.Close(ctx)
-	// 100 rules of about 130 ms each in the guest: 13 s a request, if
-	// nothing stops it.
+	// 10 rules of about 130 ms each in the guest, as many as
+	// engine.MaxDecisionCost lets a version hold: over a second a
+	// request, if nothing stops it.
 	rules, err := live.Open(ctx, live.Config{
-		Source: live.Static("rules", ruletest.WithSlowRules(ruletest.Rules(), 100)),
+		Source: live.Static("rules", ruletest.WithSlowRules(ruletest.Rules(), 10)),
 		Gate:   live.Gate{Prepare: Prepare(compiled)},
 	})
 	if err != nil {
