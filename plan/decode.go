@@ -1,0 +1,310 @@
+package plan
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// MaxDepth bounds how deeply Decode nests imports and values: far above
+// any rule set (the shipped ones import one level and nest values a few
+// deep), low enough that bad bytes cannot exhaust the stack.
+const MaxDepth = 64
+
+// Decode reads a plan that MarshalBinary wrote. Bytes that are not a
+// plan, or a plan of another FormatVersion, or one whose references do
+// not hold together, are an *Error with CodeBadPlan; Decode never panics.
+func Decode(data []byte) (*Plan, error) {
+	if !strings.HasPrefix(string(data), Magic) {
+		return nil, badPlan("does not start with %q", Magic)
+	}
+	r := &reader{b: data[len(Magic):]}
+	if v := r.uint(); r.err == nil && v != FormatVersion {
+		return nil, &Error{Code: CodeBadPlan, Message: fmt.Sprintf("plan format version %d; this evaluator reads version %d", v, FormatVersion),
+			Hint: "build the plan again from its rules with this version of dlroute"}
+	}
+	n := r.count()
+	r.table = make([]string, 0, n)
+	for range n {
+		l := r.count()
+		if r.err != nil {
+			break
+		}
+		r.table = append(r.table, string(r.b[:l]))
+		r.b = r.b[l:]
+	}
+	p := r.plan(0)
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d bytes after the plan", len(r.b))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return p, nil
+}
+
+func badPlan(format string, args ...any) *Error {
+	return &Error{Code: CodeBadPlan, Message: "not a valid plan: " + fmt.Sprintf(format, args...)}
+}
+
+type reader struct {
+	b     []byte
+	table []string
+	err   *Error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = badPlan(format, args...)
+	}
+	r.b = nil
+}
+
+func (r *reader) uint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("truncated")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) int() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("truncated")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a length, which cannot be more than the bytes left.
+func (r *reader) count() int {
+	v := r.uint()
+	if v > uint64(len(r.b)) {
+		r.fail("a count of %d with %d bytes left", v, len(r.b))
+		return 0
+	}
+	return int(v)
+}
+
+// index reads an index below n.
+func (r *reader) index(n int, what string) int {
+	v := r.uint()
+	if v >= uint64(n) {
+		r.fail("%s %d out of range", what, v)
+		return 0
+	}
+	return int(v)
+}
+
+// ref reads an index below n, or -1.
+func (r *reader) ref(n int, what string) int {
+	v := r.int()
+	if v < -1 || v >= int64(n) {
+		r.fail("%s %d out of range", what, v)
+		return -1
+	}
+	return int(v)
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) == 0 {
+		r.fail("truncated")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) str() string {
+	i := r.index(len(r.table), "string")
+	if r.err != nil {
+		return ""
+	}
+	return r.table[i]
+}
+
+func (r *reader) plan(depth int) *Plan {
+	if depth > MaxDepth {
+		r.fail("imports nest deeper than %d", MaxDepth)
+		return nil
+	}
+	p := &Plan{Ref: r.str(), StepLimit: r.uint(), Locals: r.count()}
+	values := r.count()
+	p.Inputs = make([]Input, r.count())
+	for i := range p.Inputs {
+		in := &p.Inputs[i]
+		in.Name, in.Type = r.str(), r.typ(0)
+		if in.Required = r.byte() == 1; !in.Required {
+			in.Default = r.value(0)
+		}
+	}
+	p.DeviceTypes = make([]DeviceType, r.count())
+	for i := range p.DeviceTypes {
+		p.DeviceTypes[i] = DeviceType{Name: r.str(), Code: r.int()}
+	}
+	p.Exprs = make([]Expr, r.count())
+	for i := range p.Exprs {
+		p.Exprs[i] = Expr{Root: int(r.uint()), Pos: Position{File: r.str(), Line: int(r.uint()), Column: int(r.uint())}, Source: r.str()}
+	}
+	p.Nodes = make([]Node, r.count())
+	slots := len(p.Inputs) + values + p.Locals
+	for i := range p.Nodes {
+		n := &p.Nodes[i]
+		n.Op, n.Func = Op(r.byte()), Func(r.byte())
+		n.Args = make([]int, r.count())
+		for k := range n.Args {
+			n.Args[k] = r.index(i, "argument") // children come first
+		}
+		switch n.Op {
+		case OpConst, OpSelect:
+			n.Const = r.value(0)
+		case OpSlot:
+			n.Slot = r.index(slots, "slot")
+		case OpFold:
+			n.Slot, n.Slot2 = r.index(slots, "slot"), r.index(slots, "slot")
+		}
+		n.Line, n.Column = int(r.uint()), int(r.uint())
+		if r.err == nil && !n.valid() {
+			r.fail("node %d: operation %d with %d arguments", i, n.Op, len(n.Args))
+		}
+	}
+	for i := range p.Exprs {
+		if p.Exprs[i].Root >= len(p.Nodes) {
+			r.fail("expression %d: root out of range", i)
+		}
+	}
+	if n := r.count(); n != values && r.err == nil {
+		r.fail("%d values, %d declared", n, values)
+	}
+	p.Values = make([]Value, values)
+	for i := range p.Values {
+		p.Values[i] = Value{Name: r.str(), Expr: r.ref(len(p.Exprs), "expression"), Import: int(r.int())}
+	}
+	p.Rules = make([]Rule, r.count())
+	for i := range p.Rules {
+		rl := &p.Rules[i]
+		rl.ID, rl.Raise = r.str(), r.str()
+		for _, x := range []*int{&rl.When, &rl.Message, &rl.Type, &rl.DeviceID, &rl.Copy, &rl.Capsule, &rl.Flags} {
+			*x = r.ref(len(p.Exprs), "expression")
+		}
+		if r.err == nil && (rl.When < 0 || rl.Raise != "" && rl.Message < 0 || rl.Raise == "" && (rl.Type < 0 || rl.DeviceID < 0)) {
+			r.fail("rule %s lacks an expression", rl.ID)
+		}
+	}
+	p.Imports = make([]*Plan, r.count())
+	for i := range p.Imports {
+		p.Imports[i] = r.plan(depth + 1)
+	}
+	for _, v := range p.Values {
+		if r.err == nil && (v.Import < -1 || v.Import >= len(p.Imports) || (v.Import < 0) == (v.Expr < 0)) {
+			r.fail("value %s is neither an expression nor an import", v.Name)
+		}
+	}
+	return p
+}
+
+// valid checks a node's arity.
+func (n *Node) valid() bool {
+	a := len(n.Args)
+	switch n.Op {
+	case OpConst, OpSlot:
+		return a == 0
+	case OpAnd, OpOr:
+		return a >= 2
+	case OpCond:
+		return a == 3
+	case OpEq, OpNe, OpIndex:
+		return a == 2
+	case OpSelect:
+		_, ok := n.Const.(string)
+		return a == 1 && ok
+	case OpList:
+		return true
+	case OpMap:
+		return a%2 == 0
+	case OpFold:
+		return a == 5
+	case OpCall:
+		switch n.Func {
+		case FuncAdd, FuncMultiply, FuncLess, FuncLessEquals, FuncGreater, FuncGreaterEquals, FuncIn,
+			FuncContains, FuncStartsWith, FuncEndsWith, FuncIndexOf, FuncSplit:
+			return a == 2
+		case FuncNot, FuncNotStrictlyFalse, FuncSize, FuncInt, FuncString, FuncDyn:
+			return a == 1
+		}
+	}
+	return false
+}
+
+func (r *reader) typ(depth int) *Type {
+	if depth > MaxDepth {
+		r.fail("a type nests deeper than %d", MaxDepth)
+		return &Type{}
+	}
+	t := &Type{Kind: Kind(r.byte()), Nullable: r.byte() == 1, Text: r.str()}
+	switch {
+	case t.Kind == KindList || t.Kind == KindMap:
+		t.Elem = r.typ(depth + 1)
+	case t.Kind < KindString || t.Kind > KindMap:
+		r.fail("unknown type kind %d", t.Kind)
+	}
+	return t
+}
+
+func (r *reader) value(depth int) any {
+	if depth > MaxDepth {
+		r.fail("a value nests deeper than %d", MaxDepth)
+		return nil
+	}
+	switch tag := r.byte(); tag {
+	case tagNull:
+		return nil
+	case tagFalse:
+		return false
+	case tagTrue:
+		return true
+	case tagInt:
+		return r.int()
+	case tagUint:
+		return r.uint()
+	case tagDouble:
+		if len(r.b) < 8 {
+			r.fail("truncated")
+			return nil
+		}
+		f := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+		r.b = r.b[8:]
+		return f
+	case tagString:
+		return r.str()
+	case tagList:
+		out := make([]any, r.count())
+		for i := range out {
+			out[i] = r.value(depth + 1)
+		}
+		return out
+	case tagMap:
+		m := &Map{}
+		for range r.count() {
+			m.Keys = append(m.Keys, r.value(depth+1))
+			m.Vals = append(m.Vals, r.value(depth+1))
+		}
+		return m
+	case tagObject:
+		m := map[string]any{}
+		for range r.count() {
+			k := r.str()
+			m[k] = r.value(depth + 1)
+		}
+		return m
+	default:
+		r.fail("unknown value tag %d", tag)
+	}
+	return nil
+}

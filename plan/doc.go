@@ -1,0 +1,43 @@
+// Package plan holds a compiled decision of one dlroute rule-set version —
+// a plan — and evaluates it with no CEL compiler: no cel-go, no protobuf,
+// no YAML. The engine (package engine, with cel-go) builds a plan from
+// the checked expressions of a version; a host that only decides embeds
+// this package and the plan's bytes.
+//
+// # What a plan holds
+//
+// A plan is one version's decision: its declared inputs (types,
+// defaults), its named values, its rules in order with their outcomes,
+// the device-type table, and the versions it imports, resolved and
+// embedded. Each expression is a small tree of nodes (constants, inputs,
+// values, calls, comprehensions) with the rule file's line and column of
+// every node; marker tables and other constants are folded into the tree.
+// The bytes start with Magic and FormatVersion and are deterministic: the
+// same rules give the same bytes.
+//
+// # Evaluation
+//
+// Decode reads a plan; Plan.Decide decides one JSON input line and
+// answers the bytes the engine's RuleSet.ResolveJSON answers for it, or an
+// *Error with the same code, message, position and hint. The engine's
+// tests check that byte for byte against cel-go on every shipped case and
+// on fuzzed inputs. Evaluation counts its steps against the plan's
+// StepLimit, derived from the rule set's cost bound, so a host needs no
+// timer to bound a call.
+//
+// # CEL covered
+//
+// The CEL that the shipped rule sets use: null, bool, int, uint, double,
+// string, list and map values; ==, !=, <, <=, >, >=, &&, ||, !, ?:, +
+// (strings, lists), * (ints), in, indexing and field selection, size,
+// int(), string(), dyn(), the string functions contains, startsWith,
+// endsWith, indexOf and split, and the comprehension macros (all, exists,
+// exists_one, map, filter). The engine refuses anything else when it
+// builds the plan, at the expression's file, line and column.
+//
+// # Not yet
+//
+// This is the first layer of "compile once, evaluate a plan everywhere":
+// explain traces, the WebAssembly decision module, the hosts and bundles
+// do not use plans yet.
+package plan

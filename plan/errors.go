@@ -1,0 +1,90 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Code is an error's stable kind: the engine's codes (engine.Code), so
+// that a host answers a plan's errors as it answers the engine's.
+type Code string
+
+// The codes Decide returns, as the engine spells them.
+const (
+	CodeJSON         Code = "json_syntax"
+	CodeUnknownField Code = "unknown_field"
+	CodeMissingField Code = "missing_field"
+	CodeWrongType    Code = "wrong_type"
+	CodeTooLong      Code = "too_long"
+	CodeInvalidUTF8  Code = "invalid_utf8"
+	CodeEval         Code = "eval_error"
+	CodeCostLimit    Code = "cost_limit"
+	CodeNoMatch      Code = "no_rule_matched"
+	CodeBadOutcome   Code = "bad_outcome"
+	// CodeBadPlan is a plan's bytes that Decode cannot read.
+	CodeBadPlan Code = "bad_plan"
+)
+
+// Input reports whether the code says the input was not valid.
+func (c Code) Input() bool {
+	switch c {
+	case CodeJSON, CodeUnknownField, CodeMissingField, CodeWrongType, CodeTooLong, CodeInvalidUTF8:
+		return true
+	}
+	return false
+}
+
+// Error is every error of this package: the engine's *Error, field for
+// field, so that its JSON and its text are the engine's.
+type Error struct {
+	Code    Code      `json:"code"`
+	Message string    `json:"message"`
+	Pos     *Position `json:"position,omitempty"`
+	Source  string    `json:"source,omitempty"`
+	Hint    string    `json:"hint,omitempty"`
+}
+
+// Error formats the error as the engine does: "file:line:col: message",
+// then the source line and a caret under the column.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Pos != nil {
+		b.WriteString(e.Pos.String())
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Message)
+	if e.Pos != nil && e.Source != "" {
+		b.WriteString("\n | ")
+		b.WriteString(e.Source)
+		if e.Pos.Column > 0 {
+			b.WriteString("\n | ")
+			for _, r := range e.Source[:min(max(e.Pos.Column-1, 0), len(e.Source))] {
+				if r == '\t' {
+					b.WriteByte('\t')
+				} else {
+					b.WriteByte('.')
+				}
+			}
+			b.WriteString("^")
+		}
+	}
+	return b.String()
+}
+
+// String formats the position as file:line:col, leaving out what is
+// unknown, and quoting a file name a terminal would act on.
+func (p Position) String() string {
+	file := p.File
+	if !utf8.ValidString(file) || strings.ContainsFunc(file, func(r rune) bool { return !strconv.IsPrint(r) }) {
+		file = strconv.Quote(file)
+	}
+	switch {
+	case p.Line == 0:
+		return file
+	case p.Column == 0:
+		return fmt.Sprintf("%s:%d", file, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", file, p.Line, p.Column)
+}
