@@ -19,7 +19,11 @@
 // one of them (package bundle); compiled (engine.Load); tested (every
 // case of every version's tests.yaml); and, with Gate.Prepare, readied for
 // another engine. A step that fails refuses it with a *Refusal that names
-// the Stage, a stable Code and the reason.
+// the Stage, a stable Code and the reason. Compiling, testing and
+// preparing have a budget, Gate.Timeout (DefaultCheckTimeout): past it the
+// candidate is refused with CodeCheckTimeout. Watch cancels a check under
+// way when a newer change comes, and checks the newest instead; Status
+// says which check is under way, since when.
 //
 // # Use
 //

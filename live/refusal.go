@@ -62,7 +62,8 @@ func (r *Refusal) same(o *Refusal) bool {
 }
 
 // Unwrap returns the cause: a *SourceError, a *bundle.Error, a
-// *RollbackError, an engine.ErrorList, or Gate.Prepare's error.
+// *RollbackError, a *StoppedError, an engine.ErrorList, or Gate.Prepare's
+// error.
 func (r *Refusal) Unwrap() error { return r.err }
 
 func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refusal {
@@ -71,7 +72,10 @@ func refuse(at time.Time, stage Stage, origin, revision string, err error) *Refu
 	var be *bundle.Error
 	var re *RollbackError
 	var ae *AheadError
+	var st *StoppedError
 	switch list := engine.Errors(err); {
+	case errors.As(err, &st):
+		r.Code = st.Code
 	case errors.As(err, &ae):
 		r.Code = ae.Code
 	case errors.As(err, &se):
@@ -111,6 +115,41 @@ const (
 	CodePrepareFailed engine.Code = "prepare_failed" // Gate.Prepare failed (serve --engine wasm: the module refused the rules)
 	CodeUncoded       engine.Code = "error"          // any other cause without a code; the reason says what
 )
+
+// Codes of a StoppedError.
+const (
+	// CodeCheckTimeout: compiling, testing and preparing the candidate
+	// took longer than Gate.Timeout; the check stopped at the refusal's
+	// stage.
+	CodeCheckTimeout engine.Code = "check_timeout"
+	// CodeCanceled: the check's context ended before its verdict, such
+	// as when Rules.Watch saw a newer change, which it checks next.
+	CodeCanceled = engine.CodeCanceled
+)
+
+// StoppedError is a check that stopped before its verdict: its budget,
+// Gate.Timeout, ran out (CodeCheckTimeout), or its context ended
+// (CodeCanceled).
+type StoppedError struct {
+	Code   engine.Code   `json:"code"`
+	Stage  Stage         `json:"stage"`            // the step it stopped at
+	Budget time.Duration `json:"budget,omitempty"` // Gate.Timeout, for CodeCheckTimeout
+	err    error         // the context's cause
+}
+
+func (e *StoppedError) Error() string {
+	if e.Code == CodeCheckTimeout {
+		hint := "a rule that loops over a table for every test case is the usual cause: 'dlroute test --rules' on the folder shows which case is slow"
+		if e.Stage == StagePrepare {
+			hint = "the engine the host decides with took that long to load the rules and run their tests"
+		}
+		return fmt.Sprintf("checking the rules took longer than its budget of %v, and stopped at the %s step; %s", e.Budget, e.Stage, hint)
+	}
+	return fmt.Sprintf("the check stopped at the %s step before its verdict: %v", e.Stage, e.err)
+}
+
+// Unwrap returns the context's cause.
+func (e *StoppedError) Unwrap() error { return e.err }
 
 // Codes of a SourceError.
 const (

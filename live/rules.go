@@ -62,6 +62,12 @@ type Rules struct {
 	// kept is the kept bundle as Open found it, until an activation
 	// replaces it: a candidate is not ordered before it either. r.mu.
 	kept *placed
+	// refused is the last candidate refused for its content (at compile
+	// or test) or for time, by digest: the same bytes again are refused
+	// with it, unchecked. r.mu.
+	refused *Refusal
+	// refusedDigest is refused's bundle digest. r.mu.
+	refusedDigest string
 
 	statusMu sync.Mutex
 	status   Status
@@ -183,6 +189,7 @@ func (r *Rules) Check(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	start := r.cfg.Now()
+	r.checking(&Checking{Origin: r.cfg.Source.String(), Since: start})
 	c, err := r.cfg.Source.Fetch(ctx)
 	if errors.Is(err, ErrNotModified) {
 		r.record(Event{At: start, Outcome: Unchanged, Took: r.cfg.Now().Sub(start)})
@@ -209,6 +216,7 @@ func (r *Rules) Offer(ctx context.Context, c *Candidate) error {
 // candidate is the kept bundle, written at keptAt.
 func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept bool, keptAt time.Time) error {
 	g := r.cfg.Gate
+	r.checking(&Checking{Origin: c.Origin, Since: start})
 	b, archive, err := g.verify(c)
 	active := r.active.Load()
 	if err == nil && active != nil && active.Digest() == b.Digest {
@@ -228,12 +236,27 @@ func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept b
 		}
 	}
 	var s *Snapshot
-	if err == nil {
+	switch {
+	case err != nil:
+	case b.Digest == r.refusedDigest:
+		again := *r.refused
+		again.At = g.now()
+		err = &again
+	default:
+		r.checking(&Checking{Origin: c.Origin, Revision: b.Manifest.Revision, Since: start, Deadline: g.now().Add(g.timeout())})
 		s, err = g.build(ctx, c, b, archive)
+		if ref, ok := err.(*Refusal); ok && verdictOfContent(ref) {
+			r.refused, r.refusedDigest = ref, b.Digest
+		}
 	}
 	if err != nil {
 		ref := err.(*Refusal)
-		r.record(Event{At: start, Outcome: Refused, Refusal: ref, Took: r.cfg.Now().Sub(start)})
+		outcome := Refused
+		var stop *StoppedError
+		if errors.As(ref, &stop) && stop.Code == CodeCanceled {
+			outcome = Canceled
+		}
+		r.record(Event{At: start, Outcome: outcome, Refusal: ref, Took: r.cfg.Now().Sub(start)})
 		return ref
 	}
 	s.kept, s.keptAt = kept, keptAt
@@ -250,7 +273,24 @@ func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept b
 	return nil
 }
 
-// record updates the status and tells the observer.
+// verdictOfContent reports whether a refusal would come again for the
+// same bytes, and at the same cost: rules that do not compile or pass
+// their tests, or whose check ran out of time. A candidate refused so
+// is not checked again until its bytes change (RATIONALE.md, "Why is a
+// candidate refused for time not checked again?").
+func verdictOfContent(ref *Refusal) bool {
+	return ref.Code == CodeCheckTimeout || ref.Code != CodeCanceled && (ref.Stage == StageCompile || ref.Stage == StageTest)
+}
+
+// checking sets the status's check under way.
+func (r *Rules) checking(c *Checking) {
+	r.statusMu.Lock()
+	r.status.Checking = c
+	r.statusMu.Unlock()
+}
+
+// record updates the status and tells the observer. An outcome ends the
+// check under way.
 func (r *Rules) record(e Event) {
 	r.statusMu.Lock()
 	st := &r.status
@@ -259,6 +299,7 @@ func (r *Rules) record(e Event) {
 	}
 	if e.Outcome != "" {
 		st.LastCheck = &Check{At: e.At, Outcome: e.Outcome, Seconds: e.Took.Seconds()}
+		st.Checking = nil
 	}
 	switch e.Outcome {
 	case Activated:

@@ -4,12 +4,15 @@ import (
 	"time"
 )
 
-// Status is what Rules.Status reports: the rules in force, the last
-// check of the source and the last refusal. Its JSON is serve's
-// /v1/status.
+// Status is what Rules.Status reports: the rules in force, the check
+// under way, the last check of the source and the last refusal. Its JSON
+// is serve's /v1/status.
 type Status struct {
-	Source      string    `json:"source"`
-	Active      *Active   `json:"active,omitempty"`
+	Source string  `json:"source"`
+	Active *Active `json:"active,omitempty"`
+	// Checking is the check under way, if one is: a candidate that may
+	// replace Active once it passes.
+	Checking    *Checking `json:"checking,omitempty"`
 	LastCheck   *Check    `json:"last_check,omitempty"`
 	LastRefusal *Refusal  `json:"last_refusal,omitempty"`
 	Activations int       `json:"activations"`
@@ -32,6 +35,17 @@ type Active struct {
 	ActivatedAt time.Time `json:"activated_at"`
 }
 
+// Checking is a check under way.
+type Checking struct {
+	Origin string `json:"origin"` // the source, or where an offered candidate came from
+	// Revision is the candidate's, once it has been read; "" before.
+	Revision string    `json:"revision,omitempty"`
+	Since    time.Time `json:"since"`
+	// Deadline is when its budget (Gate.Timeout) runs out, once it is
+	// compiled and tested; zero before.
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
 // Check is the outcome of one look at the source.
 type Check struct {
 	At      time.Time `json:"at"`
@@ -47,13 +61,17 @@ const (
 	Activated Outcome = "activated" // a new snapshot is in force
 	Unchanged Outcome = "unchanged" // the source offered what is in force, or said it had nothing new
 	Refused   Outcome = "refused"   // the candidate was refused; the rules in force stay
+	// Canceled: the check stopped before its verdict, because a newer
+	// change came (Watch checks that one next) or the host is stopping;
+	// nothing was refused, and the rules in force stay.
+	Canceled Outcome = "canceled"
 )
 
 // Event is one thing that happened to the rules, for Config.Observe:
 // logs and metrics.
 type Event struct {
 	At      time.Time
-	Outcome Outcome       // Activated, Unchanged or Refused; "" for the failures below
+	Outcome Outcome       // Activated, Unchanged, Refused or Canceled; "" for the failures below
 	Took    time.Duration // the check's time
 	// Snapshot is the snapshot activated (Activated), or the one in force
 	// that the source offered again (Unchanged; nil when the source said
@@ -61,7 +79,8 @@ type Event struct {
 	// Unchanged event with a Snapshot says the source is back to the
 	// rules in force.
 	Snapshot *Snapshot
-	// Refusal is why a candidate was refused (Refused).
+	// Refusal is why a candidate was refused (Refused), or where its
+	// check stopped (Canceled: a *StoppedError with CodeCanceled).
 	Refusal *Refusal
 	// Repeated is set on a refusal the same as the check before's, but
 	// for its time: the source still offers what was refused, as a folder
