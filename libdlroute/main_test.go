@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/capi"
 	"github.com/dlroute/dlroute/internal/ctest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -23,11 +23,11 @@ import (
 // threads, fork), each answered by a status, never a crash or a hang.
 func TestContract(t *testing.T) {
 	prog := ctest.Program(t, ".", "testdata/contract.c")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
 	defer cancel()
 	out, err := exec.CommandContext(ctx, prog).CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("contract.c hung (killed after 2 minutes); it wrote:\n%s", out)
+		t.Fatalf("contract.c hung (killed when the test's time ran out); it wrote:\n%s", out)
 	}
 	if err != nil {
 		t.Fatalf("contract.c: %v\n%s", err, out)

@@ -100,7 +100,7 @@ func TestPython(t *testing.T) {
 // runPythonTests runs pytest, then the runner on checkedLibraries; report,
 // where not nil, is given the runner's --json report.
 func runPythonTests(t *testing.T, python, lib string, report func(out []byte)) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
 	defer cancel()
 	env := append(os.Environ(), wasmbuild.EnvLibrary+"="+lib, "PYTHONPATH=python", "PYTHONDONTWRITEBYTECODE=1")
 	runs := []struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -119,10 +120,10 @@ func observer() (func(live.Event), chan live.Event) {
 }
 
 // waitFor returns the first event that ok accepts, or fails the test
-// after a generous deadline.
+// when its time runs out (testenv.Patience).
 func waitFor(t testing.TB, events <-chan live.Event, what string, ok func(live.Event) bool) live.Event {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	deadline := time.After(testenv.Patience(t))
 	for {
 		select {
 		case e := <-events:

@@ -18,14 +18,17 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 )
 
 // Files in a watched folder that would stop a check or cost it gigabytes:
 // each is refused, quickly, and the rules in force stay in force.
 
-// within runs f and fails the test when it has not returned after 5 s: a
-// check that hangs fails instead of hanging the test.
+// within runs f and fails the test when it has not returned when the
+// test's time runs out: a check that hangs fails, with its name, instead
+// of hanging the test. (A bomb is refused by a bound on what it builds,
+// not by how soon: a fixed time would fail a slow machine.)
 func within[T any](t *testing.T, what string, f func() (T, error)) (T, error) {
 	t.Helper()
 	type result struct {
@@ -40,8 +43,8 @@ func within[T any](t *testing.T, what string, f func() (T, error)) (T, error) {
 	select {
 	case r := <-done:
 		return r.v, r.err
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s has not returned after 5 s", what)
+	case <-time.After(testenv.Patience(t)):
+		t.Fatalf("%s had not returned when the test's time ran out", what)
 		var zero T
 		return zero, nil
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/playground"
 )
@@ -74,8 +75,8 @@ func (e *events) next(name string, v any) {
 		if err := json.Unmarshal([]byte(ev.data), v); err != nil {
 			e.t.Fatalf("%s event: %v: %s", name, err, ev.data)
 		}
-	case <-time.After(10 * time.Second):
-		e.t.Fatalf("no %s event in 10 s", name)
+	case <-time.After(testenv.Patience(e.t)):
+		e.t.Fatalf("no %s event when the test's time ran out", name)
 	}
 }
 
@@ -232,7 +233,7 @@ func TestCloseEndsStreams(t *testing.T) {
 	page := listen(t, srv.URL)
 	var ann map[string]string
 	page.next("rules", &ann)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
 	defer cancel()
 	start := time.Now()
 	if err := srv.Config.Shutdown(ctx); err != nil {
@@ -243,8 +244,8 @@ func TestCloseEndsStreams(t *testing.T) {
 		if ok {
 			t.Fatalf("an event after Close")
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("the stream did not end after Close")
+	case <-time.After(testenv.Patience(t)):
+		t.Fatalf("the stream had not ended after Close when the test's time ran out")
 	}
 }
 

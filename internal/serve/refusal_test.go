@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -56,7 +57,7 @@ func TestRefusalsEchoNoFile(t *testing.T) {
 		if err := c.make(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(testenv.Patience(t))
 		for srv.status(t).Refusals == refusals && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}

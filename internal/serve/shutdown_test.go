@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -72,11 +73,11 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	}
 }
 
-// waitUntil polls cond until it holds, or fails the test after a generous
-// deadline.
+// waitUntil polls cond until it holds, or fails the test when its time
+// runs out (testenv.Patience).
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testenv.Patience(t))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting until %s", what)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -61,8 +62,8 @@ func TestSlowBodyDoesNotPinSnapshot(t *testing.T) {
 		if rev != old {
 			t.Fatalf("the swap closed revision %s; want the old one, %s", rev, old)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("the old snapshot (%s) is still open 10 s after the swap: the slow body holds it", old)
+	case <-time.After(testenv.Patience(t)):
+		t.Fatalf("the old snapshot (%s) is still open when the test's time ran out: the slow body holds it", old)
 	}
 
 	write.Write([]byte(`{"platform":"gpu","platform_version":"nvfork 1.0","local_hardware_id":0}]`))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -117,7 +118,7 @@ func TestSwapUnderLoad(t *testing.T) {
 			t.Fatal("Offer(broken) was accepted")
 		}
 		// Wait until the load has been answered by this version.
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(testenv.Patience(t))
 		for lastSeen.Load() != rev && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
