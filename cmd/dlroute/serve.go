@@ -30,6 +30,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	engineKind := engineFlag(fs)
 	keep := fs.String("keep", "", "keep the last good bundle in `FILE`, served at start if the source has nothing good (default: under the user cache directory; off: none)")
 	interval := fs.Duration("interval", live.DefaultInterval, "check the source every `DURATION` (and a watched folder or file on every change)")
+	checkTimeout := fs.Duration("check-timeout", live.DefaultCheckTimeout, "refuse rules whose compile, tests and preparation take longer than `DURATION` (check_timeout); a newer change cancels a check under way")
 	ruleset := fs.String("ruleset", "jax", "the rule set of a request that names none (`REF`: NAME, NAME@VERSION or NAME==RELEASE)")
 	strict := strictReleaseFlag(fs)
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "refuse request bodies over `BYTES`")
@@ -61,7 +62,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer done()
 	err = serve.Run(ctx, serve.Options{
 		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback, MaxSequenceJump: *maxJump,
-		Prepare: prepare, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, StrictRelease: *strict, MaxBody: *maxBody,
+		Prepare: prepare, CheckTimeout: *checkTimeout, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, StrictRelease: *strict, MaxBody: *maxBody,
 		Log: log,
 	})
 	if err != nil {

@@ -40,6 +40,9 @@ type Options struct {
 	// the bundle in force (live.Gate.MaxSequenceJump); 0 means
 	// live.DefaultMaxSequenceJump.
 	MaxSequenceJump uint64
+	// CheckTimeout bounds the check of a candidate (live.Gate.Timeout);
+	// 0 means live.DefaultCheckTimeout.
+	CheckTimeout time.Duration
 	// Prepare is the gate's live.Gate.Prepare: what decides each snapshot
 	// (cmd/dlroute gives internal/wasmserve.Prepare for the module); nil
 	// means NativePrepare(0). Engine
@@ -74,7 +77,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	gate := live.Gate{Keys: opts.Keys, Prepare: opts.Prepare, AllowRollback: opts.AllowRollback, MaxSequenceJump: opts.MaxSequenceJump}
+	gate := live.Gate{Keys: opts.Keys, Prepare: opts.Prepare, AllowRollback: opts.AllowRollback, MaxSequenceJump: opts.MaxSequenceJump, Timeout: opts.CheckTimeout}
 	if gate.Prepare == nil {
 		gate.Prepare = NativePrepare(0)
 	}
@@ -179,6 +182,8 @@ func logEvent(log *slog.Logger, e live.Event) {
 		log.Warn("rules refused", "origin", r.Origin, "stage", r.Stage, "code", r.Code, "revision", r.Revision, "reason", r.Reason)
 	case e.Outcome == live.Unchanged:
 		log.Debug("rules unchanged")
+	case e.Outcome == live.Canceled:
+		log.Info("rules check canceled: a newer change is checked instead", "origin", e.Refusal.Origin, "stage", e.Refusal.Stage, "revision", e.Refusal.Revision)
 	}
 	if e.KeepError != nil {
 		log.Error("the activated bundle could not be kept on disk", "err", e.KeepError)
