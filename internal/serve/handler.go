@@ -26,10 +26,23 @@ type HandlerConfig struct {
 	RuleSet string
 	// StrictRelease refuses (404, code unchecked_release) a
 	// ?ruleset=NAME==RELEASE that no version was checked against, which
-	// is otherwise answered with each decision's "release_warning".
+	// is otherwise answered with its warning in ReleaseWarningHeader (and
+	// one input's decision's "release_warning").
 	StrictRelease bool
 	// MaxBody bounds a request body; 0 means DefaultMaxBody.
 	MaxBody int64
+	// MaxInFlight bounds the bytes that requests to /v1/resolve hold in
+	// memory at once, all together: each body from its first byte read
+	// until its request is answered, and each batch's answer as it is
+	// built. A request that would pass it is refused with 503, code
+	// CodeBusy, and Retry-After; nothing waits for room. 0 means
+	// DefaultMaxInFlight. Below MaxBody plus MaxAnswer, the largest
+	// requests are refused even alone.
+	MaxInFlight int64
+	// MaxAnswer bounds the answer to one batch, in bytes; a batch whose
+	// answer would pass it is refused with 413, code too_long. 0 means
+	// DefaultMaxAnswer.
+	MaxAnswer int64
 	// MaxBatch bounds the inputs of one batch; 0 means DefaultMaxBatch.
 	MaxBatch int
 	// Timeout bounds the decisions of one request; 0 means
@@ -47,15 +60,37 @@ const (
 	DefaultMaxBody  = 4 << 20 // as `dlroute resolve --json`'s longest line
 	DefaultMaxBatch = 10_000
 	DefaultTimeout  = 10 * time.Second
+	// DefaultMaxAnswer is 16 MiB: the shipped rules' decisions average
+	// 145 bytes, so 10,000 (DefaultMaxBatch) with their revision take
+	// about 2 MB; 10,000 of the longest any case gets (630 bytes, 773
+	// with a revision of bundle.MaxRevisionLen) take 7.7 MB, which has
+	// over twice that room (TestAnswerBudgetMargin measures and checks
+	// it).
+	DefaultMaxAnswer = 16 << 20
+	// DefaultMaxInFlight is 64 MiB: room for three of the largest
+	// requests at once (a 4 MiB body and a 16 MiB answer each), or
+	// thousands of ordinary ones, while the heap they can make stays a
+	// small part of a host's memory.
+	DefaultMaxInFlight = 64 << 20
 )
+
+// CodeBusy is the code of a request refused, with 503 and Retry-After,
+// because its body or answer would pass HandlerConfig.MaxInFlight.
+const CodeBusy engine.Code = "busy"
 
 // RevisionHeader names the bundle revision that answered, on every
 // response that a snapshot answered.
 const RevisionHeader = "Dlroute-Revision"
 
+// ReleaseWarningHeader carries, as JSON on one line, the
+// engine.ReleaseWarning of a ?ruleset=NAME==RELEASE that no version was
+// checked against: once per response, for one input and for a batch.
+const ReleaseWarningHeader = "Dlroute-Release-Warning"
+
 // NewHandler returns serve's HTTP API:
 //
-//	POST /v1/resolve   one input object, or an array of them (?ruleset=NAME, NAME@VERSION or NAME==RELEASE)
+//	POST /v1/resolve   one input object, or an array of them (?ruleset=NAME, NAME@VERSION or NAME==RELEASE);
+//	                   bodies and answers bounded in all by MaxInFlight (503 and Retry-After past it)
 //	GET  /v1/rules     the rule-set versions in force
 //	GET  /v1/status    the revision in force, the last check, the last refusal
 //	GET  /healthz      200 while rules are in force
@@ -72,7 +107,10 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	cfg.MaxBody = cmp.Or(cfg.MaxBody, DefaultMaxBody)
 	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, DefaultMaxBatch)
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
-	h := &handler{cfg: cfg, m: cfg.Metrics}
+	cfg.MaxAnswer = cmp.Or(cfg.MaxAnswer, DefaultMaxAnswer)
+	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, DefaultMaxInFlight)
+	h := &handler{cfg: cfg, m: cfg.Metrics, budget: &budget{max: cfg.MaxInFlight}}
+	h.m.watch(h.budget)
 	mux := http.NewServeMux()
 	route := func(pattern, name string, f http.HandlerFunc) {
 		mux.Handle(pattern, promhttp.InstrumentHandlerCounter(h.m.requests.MustCurryWith(map[string]string{"handler": name}), f))
@@ -86,8 +124,9 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 }
 
 type handler struct {
-	cfg HandlerConfig
-	m   *Metrics
+	cfg    HandlerConfig
+	m      *Metrics
+	budget *budget
 }
 
 // requestError is the body of a request that is answered with no

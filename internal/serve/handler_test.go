@@ -157,9 +157,11 @@ func ruleSetNames(t *testing.T) []string {
 }
 
 // TestResolveReleaseWarning: a ?ruleset=NAME==RELEASE that no version was
-// checked against is answered by the version that stands in for it, each
-// decision carrying the engine's warning after the revision; a strict
-// server refuses it as it refuses a release no version covers.
+// checked against is answered by the version that stands in for it, with
+// the engine's warning in the Dlroute-Release-Warning header, and in one
+// input's decision after the revision (a batch's decisions are as without
+// a warning); a strict server refuses it as it refuses a release no
+// version covers.
 func TestResolveReleaseWarning(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		ts := newTestServer(t, live.Static("rules", ruletest.Rules()), HandlerConfig{StrictRelease: strict})
@@ -170,20 +172,24 @@ func TestResolveReleaseWarning(t *testing.T) {
 		}
 		warning, _ := json.Marshal(w)
 		decided := `{"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"gpu","ruleset":"jax@v3","revision":"` + rev + `","release_warning":` + string(warning) + `}`
-		want, wantStatus := decided+"\n", 200
-		wantBatch := "[" + decided + "," + decided + "]\n"
+		plain := `{"device_type":"kDLCUDA","device_type_code":2,"device_id":0,"rule":"gpu","ruleset":"jax@v3","revision":"` + rev + `"}`
+		want, wantStatus, wantHeader := decided+"\n", 200, string(warning)
+		wantBatch := "[" + plain + "," + plain + "]\n"
 		if strict {
 			refused, _ := json.Marshal(map[string]any{"error": struct {
 				Code    string `json:"code"`
 				Message string `json:"message"`
 				Hint    string `json:"hint"`
 			}{"unchecked_release", w.Refusal().Message, w.Refusal().Hint}})
-			want, wantStatus, wantBatch = string(refused)+"\n", 404, string(refused)+"\n"
+			want, wantStatus, wantBatch, wantHeader = string(refused)+"\n", 404, string(refused)+"\n", ""
 		}
 		for _, c := range []struct{ body, want string }{{cudaInput, want}, {"[" + cudaInput + "," + cudaInput + "]", wantBatch}} {
-			status, _, body := ts.post(t, "?ruleset=jax==9.0", c.body)
+			status, header, body := ts.post(t, "?ruleset=jax==9.0", c.body)
 			if body != c.want || (c.body == cudaInput || strict) && status != wantStatus {
 				t.Errorf("strict %v: POST ?ruleset=jax==9.0 %s:\ngot  %d %s\nwant %d %s", strict, c.body, status, body, wantStatus, c.want)
+			}
+			if got := header.Get(ReleaseWarningHeader); got != wantHeader {
+				t.Errorf("strict %v: POST ?ruleset=jax==9.0 %s: %s is %q; want %q", strict, c.body, ReleaseWarningHeader, got, wantHeader)
 			}
 		}
 		// A release a version covers carries no warning.

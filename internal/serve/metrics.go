@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"sync/atomic"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
@@ -23,6 +25,10 @@ type Metrics struct {
 	keepErrors  prometheus.Counter     // activations not kept on disk
 	activeInfo  *prometheus.GaugeVec   // by revision: 1 for the one in force
 	activatedAt prometheus.Gauge
+	busy        prometheus.Counter // requests refused past the budget of bytes in flight
+	// budget is the budget of bytes in flight of the handler counted
+	// into (the last one made), whose parts the gauges read.
+	budget atomic.Pointer[budget]
 }
 
 // Outcomes of one decision, as dlroute_decisions_total counts them.
@@ -74,11 +80,34 @@ func NewMetrics() *Metrics {
 			Name: "dlroute_rules_activated_timestamp_seconds",
 			Help: "When the rules in force were activated, in Unix seconds.",
 		}),
+		busy: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "dlroute_resolve_busy_total",
+			Help: "POST /v1/resolve requests refused with 503 (code busy): their body or answer would pass the budget of bytes in flight.",
+		}),
 	}
+	held := func(part func(*budget) *atomic.Int64) func() float64 {
+		return func() float64 {
+			if b := m.budget.Load(); b != nil {
+				return float64(part(b).Load())
+			}
+			return 0
+		}
+	}
+	bodies := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "dlroute_request_body_bytes_in_flight",
+		Help: "Bytes of POST /v1/resolve bodies held: read and not yet answered.",
+	}, held(func(b *budget) *atomic.Int64 { return &b.body }))
+	answers := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "dlroute_answer_bytes_in_flight",
+		Help: "Bytes of batch answers being built or written.",
+	}, held(func(b *budget) *atomic.Int64 { return &b.answer }))
 	m.Registry.MustRegister(m.decisions, m.latency, m.inFlight, m.requests, m.checks, m.refusals, m.keepErrors, m.activeInfo, m.activatedAt,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.busy, bodies, answers, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// watch makes the in-flight gauges read b.
+func (m *Metrics) watch(b *budget) { m.budget.Store(b) }
 
 // Observe counts a live.Event: give it to live.Config.Observe.
 func (m *Metrics) Observe(e live.Event) {

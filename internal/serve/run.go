@@ -58,7 +58,10 @@ type Options struct {
 	// StrictRelease is HandlerConfig.StrictRelease.
 	StrictRelease bool
 	MaxBody       int64
-	Log           *slog.Logger
+	// MaxInFlight is HandlerConfig.MaxInFlight: the bytes of bodies and
+	// answers that requests hold at once; 0 means DefaultMaxInFlight.
+	MaxInFlight int64
+	Log         *slog.Logger
 	// Listening, when set, is called with the address once serve listens.
 	Listening func(net.Addr)
 }
@@ -112,7 +115,7 @@ func Run(ctx context.Context, opts Options) error {
 			rules.Watch(watchCtx)
 		}
 	}()
-	h := NewHandler(HandlerConfig{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, StrictRelease: opts.StrictRelease, MaxBody: opts.MaxBody, Metrics: metrics, Log: log})
+	h := NewHandler(HandlerConfig{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, StrictRelease: opts.StrictRelease, MaxBody: opts.MaxBody, MaxInFlight: opts.MaxInFlight, Metrics: metrics, Log: log})
 	err = httpserve.Serve(ctx, ln, h, log)
 	stopWatch()
 	<-watching
