@@ -34,6 +34,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ruleset := fs.String("ruleset", "jax", "the rule set of a request that names none (`REF`: NAME, NAME@VERSION or NAME==RELEASE)")
 	strict := strictReleaseFlag(fs)
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "refuse request bodies over `BYTES`")
+	maxInFlight := fs.Int64("max-in-flight", serve.DefaultMaxInFlight, "hold at most `BYTES` of request bodies and batch answers at once, in all; a request past it gets 503 and Retry-After")
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
@@ -63,7 +64,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err = serve.Run(ctx, serve.Options{
 		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback, MaxSequenceJump: *maxJump,
 		Prepare: prepare, CheckTimeout: *checkTimeout, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, StrictRelease: *strict, MaxBody: *maxBody,
-		Log: log,
+		MaxInFlight: *maxInFlight, Log: log,
 	})
 	if err != nil {
 		printServeError(stderr, err)
