@@ -49,8 +49,10 @@ func (p *Plan) decodeInput(data []byte) (map[string]any, *Error) {
 	if !ok {
 		return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("input is %s; want a JSON object", goTypeName(v))}
 	}
-	if key, dup := duplicateKey(data); dup {
-		return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("input has %q twice", key)}
+	if members(data) != len(obj) { // a key given twice makes the map smaller
+		if key, dup := duplicateKey(data); dup {
+			return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("input has %q twice", key)}
+		}
 	}
 	if err := p.check(obj); err != nil {
 		return nil, err
@@ -82,6 +84,40 @@ func duplicateKey(data []byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// members counts the members of the JSON object in data, which has
+// decoded without error: one more than the commas outside strings at its
+// top level, or none. duplicateKey, which decodes the line again, runs
+// only when the count and the decoded object's size differ.
+func members(data []byte) int {
+	n, depth, first := 0, 0, false
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case inString:
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+			first = first || depth == 1
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		case c == ',' && depth == 1:
+			n++
+		}
+	}
+	if !first {
+		return 0
+	}
+	return n + 1
 }
 
 func invalidUTF8At(data []byte) int {

@@ -1,0 +1,28 @@
+package plan
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportsNoCompiler: a host that only decides embeds this package,
+// so it links no CEL compiler, protobuf or YAML, and builds for wasip1.
+func TestImportsNoCompiler(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		for _, banned := range []string{"cel.dev/", "google.golang.org/protobuf", "go.yaml.in/", "gopkg.in/yaml", "github.com/dlroute/dlroute/engine"} {
+			if strings.HasPrefix(p, banned) {
+				t.Errorf("package plan imports %s", p)
+			}
+		}
+	}
+	cmd := exec.Command("go", "build", "-o", "/dev/null", ".")
+	cmd.Env = append(cmd.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("GOOS=wasip1 GOARCH=wasm go build ./plan: %v\n%s", err, out)
+	}
+}

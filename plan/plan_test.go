@@ -1,0 +1,143 @@
+package plan_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/plan"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// jaxPlan builds jax@v3's plan from the embedded rules.
+func jaxPlan(t testing.TB) []byte {
+	t.Helper()
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := cat.RuleSet("jax@v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := rs.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestPlanIsDeterministic: two loads of the same rules give the same
+// plan bytes, starting with the magic and the format version.
+func TestPlanIsDeterministic(t *testing.T) {
+	a, b := jaxPlan(t), jaxPlan(t)
+	if !bytes.Equal(a, b) {
+		t.Errorf("two builds of jax@v3's plan differ: %d and %d bytes", len(a), len(b))
+	}
+	if !bytes.HasPrefix(a, []byte(plan.Magic+"\x01")) {
+		t.Errorf("plan starts %q; want %q and format version 1", a[:min(8, len(a))], plan.Magic)
+	}
+}
+
+// TestDecideAnswersAsResolveJSON: a decision, an exception and an input
+// error, as the command line's lines give them.
+func TestDecideAnswersAsResolveJSON(t *testing.T) {
+	p, err := plan.Decode(jaxPlan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ line, want, code string }{
+		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":1}`,
+			`{"device_type":"kDLCUDA","device_type_code":2,"device_id":1,"rule":"gpu","ruleset":"jax@v3"}`, ""},
+		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":1}`,
+			`{"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: <unknown>"},"rule":"gpu-unknown-platform","ruleset":"jax@v3"}`, ""},
+		{`{"platform":"gpu"}`, "", "missing_field"},
+		{`{"platform":"gpu","platform_version":"x","shards":"2"}`, "", "wrong_type"},
+		{`[1]`, "", "json_syntax"},
+	}
+	for _, tt := range tests {
+		got, err := p.Decide([]byte(tt.line))
+		var e *plan.Error
+		switch {
+		case tt.code != "" && (!errors.As(err, &e) || string(e.Code) != tt.code || !e.Code.Input()):
+			t.Errorf("Decide(%s) = %s, %v; want an input error %s", tt.line, got, err, tt.code)
+		case tt.code == "" && (err != nil || string(got) != tt.want):
+			t.Errorf("Decide(%s)\n got %s, %v\nwant %s", tt.line, got, err, tt.want)
+		}
+	}
+}
+
+// TestDecodeRefusesBadBytes: a plan cut short anywhere, another format
+// version, or bytes that are not a plan are CodeBadPlan, never a panic.
+func TestDecodeRefusesBadBytes(t *testing.T) {
+	data := jaxPlan(t)
+	bad := [][]byte{nil, []byte("{}"), []byte(plan.Magic), []byte(plan.Magic + "\x02"), append(bytes.Clone(data), 0)}
+	for n := len(plan.Magic); n < len(data); n += 1 + n/50 {
+		bad = append(bad, data[:n])
+	}
+	for _, b := range bad {
+		_, err := plan.Decode(b)
+		var e *plan.Error
+		if !errors.As(err, &e) || e.Code != plan.CodeBadPlan {
+			t.Errorf("Decode(%d bytes %.12q...) = %v; want a %s error", len(b), b, err, plan.CodeBadPlan)
+		}
+	}
+	if _, err := plan.Decode([]byte(plan.Magic + "\x02")); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Errorf("Decode(format version 2) = %v; want it to name the version", err)
+	}
+}
+
+// FuzzDecode: Decode never panics, and a plan it accepts decides any
+// line without panicking, within its step budget.
+func FuzzDecode(f *testing.F) {
+	data := jaxPlan(f)
+	f.Add(data, []byte(`{"platform":"gpu","platform_version":"cuda"}`))
+	f.Fuzz(func(t *testing.T, b, line []byte) {
+		p, err := plan.Decode(b)
+		if err != nil {
+			return
+		}
+		p.Decide(line)
+	})
+}
+
+// TestPlanRefusesCELOutsideIt: an expression a plan does not cover is
+// refused when the plan is built, at its place in the rule file, and the
+// rule set still loads and decides with the engine.
+func TestPlanRefusesCELOutsideIt(t *testing.T) {
+	tests := []struct{ old, new, at, says string }{
+		{"when: platform == 'cpu'", "when: platform.lowerAscii() == 'cpu'", "rules.yaml:59:", "function lowerAscii"},
+		{"when: shards != 1", "when: shards != 1 && platform.matches('^g')", "rules.yaml:52:42", "function matches"},
+		{"when: shards != 1", `when: "shards != 1 && has({'a': 1}.a)"`, "rules.yaml:52:", "has()"},
+	}
+	for _, tt := range tests {
+		fsys := fstest.MapFS{}
+		for _, name := range []string{engine.ManifestFile, engine.DeviceTypesFile, engine.RulesFile, engine.TestsFile} {
+			data, err := fs.ReadFile(rules.FS, "jax/v3/"+name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fsys["jax/v3/"+name] = &fstest.MapFile{Data: data}
+		}
+		f := fsys["jax/v3/rules.yaml"]
+		if !bytes.Contains(f.Data, []byte(tt.old)) {
+			t.Fatalf("rules.yaml has no %q", tt.old)
+		}
+		f.Data = bytes.Replace(f.Data, []byte(tt.old), []byte(tt.new), 1)
+		cat, err := engine.Load(fsys, engine.Options{})
+		if err != nil {
+			t.Fatalf("%s: Load = %v", tt.new, err)
+		}
+		rs, _ := cat.RuleSet("jax@v3")
+		_, err = rs.Plan()
+		var e *engine.Error
+		if !errors.As(err, &e) || e.Code != engine.CodePlanUnsupported || e.Pos == nil || !strings.Contains(e.Pos.String(), tt.at) ||
+			!strings.Contains(e.Message, tt.says) || e.Hint == "" {
+			t.Errorf("%s: Plan() = %v; want %s at %s saying %q, with a hint", tt.new, err, engine.CodePlanUnsupported, tt.at, tt.says)
+		}
+	}
+}
