@@ -141,3 +141,18 @@ func TestPlanRefusesCELOutsideIt(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideStopsAtItsStepLimit: a plan bounds its own work; past its
+// step budget it answers cost_limit at the expression it was in.
+func TestDecideStopsAtItsStepLimit(t *testing.T) {
+	p, err := plan.Decode(jaxPlan(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.StepLimit = 3
+	_, err = p.Decide([]byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`))
+	var e *plan.Error
+	if !errors.As(err, &e) || e.Code != plan.CodeCostLimit || e.Pos == nil || e.Code.Input() {
+		t.Errorf("Decide with StepLimit 3 = %v; want a %s error at an expression", err, plan.CodeCostLimit)
+	}
+}

@@ -1,0 +1,26 @@
+package plan_test
+
+import (
+	"fmt"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/plan"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// The engine builds a plan where cel-go is; a host without it decodes
+// the bytes and decides.
+func Example() {
+	cat, _ := engine.Load(rules.FS, engine.Options{})
+	rs, _ := cat.RuleSet("jax@v3")
+	data, _ := rs.Plan()
+
+	p, err := plan.Decode(data)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := p.Decide([]byte(`{"platform":"gpu","platform_version":"rocm 6.0","local_hardware_id":0}`))
+	fmt.Println(string(out), err)
+	// Output: {"device_type":"kDLROCM","device_type_code":10,"device_id":0,"rule":"gpu","ruleset":"jax@v3"} <nil>
+}
