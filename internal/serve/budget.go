@@ -3,6 +3,7 @@ package serve
 import (
 	"errors"
 	"io"
+	"runtime/debug"
 	"sync/atomic"
 )
 
@@ -13,11 +14,22 @@ import (
 // (503, CodeBusy) and its bytes let go, so a burst can neither queue
 // without end nor keep the host's memory, and /healthz, which holds
 // nothing, never waits behind it.
+//
+// Once the requests of a burst that held half the budget or more are all
+// answered, the heap they left is given back to the system
+// (debug.FreeOSMemory, one at a time): otherwise the Go runtime keeps
+// it, sized for the burst, until a later collection, minutes on an idle
+// server.
 type budget struct {
 	max  int64
 	held atomic.Int64
 	// body and answer are held's two parts, for the metrics.
 	body, answer atomic.Int64
+	// peak is the most held since memory was last given back; returning
+	// is set while memory is given back, and returns counts the times.
+	peak      atomic.Int64
+	returning atomic.Bool
+	returns   atomic.Int64
 }
 
 // take reserves n bytes, or reports that they would pass the budget.
@@ -28,9 +40,24 @@ func (b *budget) take(n int64) bool {
 			return false
 		}
 		if b.held.CompareAndSwap(held, held+n) {
+			for p := b.peak.Load(); held+n > p && !b.peak.CompareAndSwap(p, held+n); p = b.peak.Load() {
+			}
 			return true
 		}
 	}
+}
+
+// give returns n bytes, and the heap of a burst once it is all answered.
+func (b *budget) give(n int64) {
+	if b.held.Add(-n) != 0 || b.peak.Load() < b.max/2 || !b.returning.CompareAndSwap(false, true) {
+		return
+	}
+	b.peak.Store(0)
+	b.returns.Add(1)
+	go func() {
+		defer b.returning.Store(false)
+		debug.FreeOSMemory()
+	}()
 }
 
 // claim is what one request holds of the budget. It is used by the
@@ -61,7 +88,7 @@ func (c *claim) takeAnswer(n int64) bool {
 func (c *claim) release() {
 	c.b.body.Add(-c.body)
 	c.b.answer.Add(-c.answer)
-	c.b.held.Add(-(c.body + c.answer))
+	c.b.give(c.body + c.answer)
 	c.body, c.answer = 0, 0
 }
 

@@ -67,11 +67,12 @@ const (
 	// over twice that room (TestAnswerBudgetMargin measures and checks
 	// it).
 	DefaultMaxAnswer = 16 << 20
-	// DefaultMaxInFlight is 64 MiB: room for three of the largest
-	// requests at once (a 4 MiB body and a 16 MiB answer each), or
-	// thousands of ordinary ones, while the heap they can make stays a
-	// small part of a host's memory.
-	DefaultMaxInFlight = 64 << 20
+	// DefaultMaxInFlight is 32 MiB: room for the largest request (a
+	// 4 MiB body and a 16 MiB answer) or thousands of ordinary ones at
+	// once, while the heap they make stays a few hundred MB: decoding
+	// takes up to three times a body's bytes, and the collector lets the
+	// heap grow to twice what is live (RATIONALE.md has the figures).
+	DefaultMaxInFlight = 32 << 20
 )
 
 // CodeBusy is the code of a request refused, with 503 and Retry-After,
