@@ -290,8 +290,13 @@ func RuleSet(h uint64, ref string) (uint64, []byte, Status) {
 		warning, _ = json.Marshal(w)
 	}
 	if err != nil {
-		if list := engine.Errors(err); len(list) == 1 && list[0].Code == engine.CodeNoRuleSet {
-			return 0, errorJSON(err), StatusNoRuleSet
+		if list := engine.Errors(err); len(list) == 1 {
+			switch list[0].Code {
+			case engine.CodeNoRuleSet:
+				return 0, errorJSON(err), StatusNoRuleSet
+			case engine.CodeTooLong: // a release past engine.MaxReleaseLen: the argument, as a ref past MaxInputLen
+				return 0, errorJSON(err), StatusBadArgument
+			}
 		}
 		return 0, errorsJSON(err), StatusLoadError
 	}

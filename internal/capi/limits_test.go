@@ -151,3 +151,19 @@ func TestDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseOverTheLimit: a ref whose release is past
+// engine.MaxReleaseLen, though far under MaxInputLen, is refused as the
+// argument it is (StatusBadArgument, too_long), not as rules that do not
+// load: Python raises ValueError for it, not LoadError.
+func TestReleaseOverTheLimit(t *testing.T) {
+	h := openRulesT(t, "")
+	ref := "jax==" + strings.Repeat("1", engine.MaxReleaseLen+1)
+	_, out, st := RuleSet(h, ref)
+	if st != StatusBadArgument || codeOf(t, out) != engine.CodeTooLong {
+		t.Errorf("RuleSet(%d-byte release) = %s %s; want %s, code too_long", engine.MaxReleaseLen+1, st, out, StatusBadArgument)
+	}
+	if _, out, st := RuleSet(h, "jax=="+strings.Repeat("1", engine.MaxReleaseLen)); st == StatusBadArgument {
+		t.Errorf("RuleSet(%d-byte release) = %s %s; a release at the limit is no bad argument", engine.MaxReleaseLen, st, out)
+	}
+}
