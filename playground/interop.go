@@ -2,11 +2,15 @@ package playground
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/interop"
@@ -29,7 +33,8 @@ import (
 // decided natively, by package internal/interop, so that the grid is the
 // command line's matrix; the page decides a cell's step again, with its
 // own rules, when the person opens it. It is computed after each
-// Publish, in the background: the page asks for it as it loads.
+// Publish, in the background, within InteropTimeout: the page asks for it
+// as it loads.
 
 // interopShortWidth is the cut of a cell's short text: the command line's
 // default --width, so that the grid and README's table read alike.
@@ -84,13 +89,28 @@ type interopStep struct {
 	interop.Step
 }
 
+// InteropTimeout bounds the deciding of interop.json when
+// Options.InteropTimeout is 0: rules served with --rules are anyone's,
+// and the matrix is decided for every version of every producer, asked
+// or not. The shipped rules' matrix takes 0.6 s natively and 6 s under
+// the race detector on a busy 2-core machine: this is fifty times the one
+// and five times the other (RATIONALE.md, "Why is the playground's matrix
+// bounded in time?"). Past it, interop.json is a document with an error,
+// and the page shows no grid.
+const InteropTimeout = 30 * time.Second
+
 // interopJSON decides the matrix of rules and writes interop.json. Rules
-// that do not load, or cannot decide it, are a document with an error:
-// the page says why there is no grid, as it marks the errors in its editors.
-func interopJSON(rules fs.FS, st rulesState) ([]byte, error) {
+// that do not load, or cannot decide it before ctx ends, are a document
+// with an error: the page says why there is no grid, as it marks the
+// errors in its editors.
+func interopJSON(ctx context.Context, rules fs.FS, st rulesState) ([]byte, error) {
 	doc := interopDoc{Source: st.source, Revision: st.revision, Call: "from_dlpack(x)", Consumers: []string{}, Rows: []interopRow{}}
-	if err := decideInterop(rules, &doc); err != nil {
-		doc.Consumers, doc.Rows, doc.Error = []string{}, []interopRow{}, err.Error()
+	err := decideInterop(ctx, rules, &doc)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("the interop matrix was not decided: %w", context.Cause(ctx))
+	}
+	if err != nil {
+		doc.Consumers, doc.Rows, doc.Copies, doc.Error = []string{}, []interopRow{}, nil, err.Error()
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -101,12 +121,11 @@ func interopJSON(rules fs.FS, st rulesState) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-func decideInterop(rules fs.FS, doc *interopDoc) error {
+func decideInterop(ctx context.Context, rules fs.FS, doc *interopDoc) error {
 	cat, err := engine.Load(rules, engine.Options{TrustParsed: shipped.Embedded(rules)})
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	m, err := interop.Options{}.Decide(ctx, cat)
 	if err != nil {
 		return err
@@ -189,38 +208,62 @@ func cellOf(c interop.Cell) interopCell {
 }
 
 // interopSite is interop.json of the rules published last, decided when
-// first asked for.
+// first asked for, within its timeout.
 type interopSite struct {
-	mu       sync.Mutex
+	timeout time.Duration // Options.InteropTimeout, or InteropTimeout
+	mu      sync.Mutex
+	current *interopDecision
+}
+
+// interopDecision is interop.json of one publish: decided once, by the
+// first to ask; the others wait for it.
+type interopDecision struct {
 	rules    fs.FS
 	state    rulesState
-	resource *resource // nil until asked for
+	ctx      context.Context // ended by the next publish
+	cancel   context.CancelCauseFunc
+	once     sync.Once
+	resource *resource
+	err      error
 }
+
+// errRepublished ends the deciding of rules that a publish replaced.
+var errRepublished = errors.New("newer rules were published")
 
 // publish makes rules, named by st, the ones interop.json decides, and
 // starts deciding it: the page asks for it as it loads, to answer its
-// question on the first screen.
+// question on the first screen. The deciding of the rules before stops:
+// nobody will ask for their matrix. It does not wait for it.
 func (s *interopSite) publish(rules fs.FS, st rulesState) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	d := &interopDecision{rules: rules, state: st, ctx: ctx, cancel: cancel}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rules, s.state, s.resource = rules, st, nil
-	go s.get()
+	if s.current != nil {
+		s.current.cancel(errRepublished)
+	}
+	s.current = d
+	s.mu.Unlock()
+	go d.get(s.timeout)
 }
 
-// get returns interop.json, deciding it once per publish; concurrent
-// requests wait for the one that decides.
+// get returns interop.json of the rules published last, deciding it once
+// per publish; concurrent requests wait for the one that decides.
 func (s *interopSite) get() (*resource, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.resource != nil {
-		return s.resource, nil
-	}
-	data, err := interopJSON(s.rules, s.state)
-	if err != nil {
-		return nil, err
-	}
-	if s.resource, err = newResource("interop.json", data, nil); err != nil {
-		return nil, err
-	}
-	return s.resource, nil
+	d := s.current
+	s.mu.Unlock()
+	return d.get(s.timeout)
+}
+
+func (d *interopDecision) get(timeout time.Duration) (*resource, error) {
+	d.once.Do(func() {
+		ctx, cancel := context.WithTimeoutCause(d.ctx, cmp.Or(timeout, InteropTimeout), fmt.Errorf("it took longer than %v", cmp.Or(timeout, InteropTimeout)))
+		defer cancel()
+		defer d.cancel(nil)
+		var data []byte
+		if data, d.err = interopJSON(ctx, d.rules, d.state); d.err == nil {
+			d.resource, d.err = newResource("interop.json", data, nil)
+		}
+	})
+	return d.resource, d.err
 }

@@ -35,7 +35,9 @@ package playground
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -48,6 +50,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/dlroute/dlroute/engine"
 	shipped "github.com/dlroute/dlroute/rules"
@@ -89,6 +92,9 @@ type Options struct {
 	// keeps the compressed module saves New the work); New compresses
 	// Module itself otherwise.
 	ModuleGzip []byte
+	// InteropTimeout bounds the deciding of interop.json; 0 means
+	// InteropTimeout.
+	InteropTimeout time.Duration
 }
 
 // Handler serves the playground. It is safe for concurrent use: only
@@ -126,7 +132,7 @@ func New(opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{files: map[string]*resource{}, interop: &interopSite{}}
+	h := &Handler{files: map[string]*resource{}, interop: &interopSite{timeout: opts.InteropTimeout}}
 	for name, data := range files {
 		gz := opts.ModuleGzip
 		if name != "dlroute.wasm" || gz == nil {
@@ -165,7 +171,9 @@ func Files(opts Options) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	files["interop.json"], err = interopJSON(opts.Rules, rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live})
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(opts.InteropTimeout, InteropTimeout))
+	defer cancel()
+	files["interop.json"], err = interopJSON(ctx, opts.Rules, rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live})
 	return files, err
 }
 

@@ -41,11 +41,8 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	opts := playground.Options{Rules: rules, Source: cmp.Or(*rulesDir, "embedded")}
 	var follow *follower
 	if *rulesDir != "" && *static == "" {
-		follow = startFollowing(ctx, *rulesDir, stderr)
+		follow = startFollowing(ctx, *rulesDir, stderr) // checked while the module builds
 		opts.Live = true
-		if s := follow.rules.Current(); s != nil {
-			opts.Rules, opts.Revision = s.FS(), s.Revision()
-		}
 	} else if *rulesDir != "" {
 		// A static site of a rules directory: the page shows each error
 		// at its place in the editor. (The embedded rules load: their
@@ -61,6 +58,11 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return 1
 	}
 	opts.Module, opts.ModuleGzip = module, gz
+	if follow != nil {
+		if s := follow.start(ctx, *rulesDir); s != nil {
+			opts.Rules, opts.Revision = s.FS(), s.Revision()
+		}
+	}
 	if *static != "" {
 		if err := playground.WriteSite(*static, opts); err != nil {
 			printError(stderr, err)
@@ -75,7 +77,7 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return 1
 	}
 	if follow != nil {
-		go follow.run(ctx, pg)
+		follow.run(pg, opts.Revision)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
