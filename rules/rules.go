@@ -11,10 +11,11 @@ import (
 // FS holds every embedded rule set, as <name>/<version>/<file>, and
 // parsed.bin, their expressions parsed (engine.ParsedFile), which Load
 // takes instead of parsing the text when told to trust it
-// (engine.Options.TrustParsed).
+// (engine.Options.TrustParsed); and plans.bin, every version's plan
+// (engine.WritePlans), which the decision module embeds.
 //
 //go:generate go run ../internal/parsedgen
-//go:embed */* parsed.bin
+//go:embed */* parsed.bin plans.bin
 var FS embed.FS
 
 // Embedded reports whether fsys is FS itself: rules as trusted as the
