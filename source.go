@@ -41,5 +41,5 @@ import "embed"
 // module is built from (their tests too, which the build skips and the
 // hash leaves out).
 //
-//go:embed go.mod go.sum wasm/*.go engine/*.go internal/abi/*.go internal/answer/*.go internal/exchange/*.go internal/guest/*.go internal/memo/*.go internal/number/*.go
+//go:embed go.mod go.sum wasm/*.go engine/*.go internal/abi/*.go internal/answer/*.go internal/exchange/*.go internal/guest/*.go internal/memo/*.go internal/number/*.go plan/*.go
 var ModuleSource embed.FS
