@@ -59,12 +59,16 @@ const hex = "0123456789abcdef"
 // appendString quotes s as encoding/json does with HTML escaping off:
 // invalid UTF-8 becomes U+FFFD, control characters and U+2028/U+2029
 // are escaped.
-func appendString(b []byte, s string) []byte {
+func appendString(b []byte, s string) []byte { return appendQuoted(b, s, false) }
+
+// appendQuoted is appendString, and with html also escapes <, > and &
+// as \u003c, \u003e and \u0026, as json.Marshal does.
+func appendQuoted(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}

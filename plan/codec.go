@@ -2,7 +2,7 @@ package plan
 
 import (
 	"encoding/binary"
-	"fmt"
+	"errors"
 	"maps"
 	"math"
 	"slices"
@@ -76,7 +76,7 @@ func (w *writer) plan(p *Plan) error {
 		} else {
 			w.b = append(w.b, 0)
 			if err := w.value(in.Default); err != nil {
-				return fmt.Errorf("input %s: %w", in.Name, err)
+				return errors.New("input " + in.Name + ": " + err.Error())
 			}
 		}
 	}
@@ -199,7 +199,7 @@ func (w *writer) value(v any) error {
 			}
 		}
 	default:
-		return fmt.Errorf("a plan cannot hold a value of Go type %T", v)
+		return errors.New("a plan cannot hold a value of this Go type: only JSON values and plan values")
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"strings"
 )
@@ -21,7 +20,7 @@ func Decode(data []byte) (*Plan, error) {
 	}
 	r := &reader{b: data[len(Magic):]}
 	if v := r.uint(); r.err == nil && v != FormatVersion {
-		return nil, &Error{Code: CodeBadPlan, Message: fmt.Sprintf("plan format version %d; this evaluator reads version %d", v, FormatVersion),
+		return nil, &Error{Code: CodeBadPlan, Message: sprintf("plan format version %d; this evaluator reads version %d", v, FormatVersion),
 			Hint: "build the plan again from its rules with this version of dlroute"}
 	}
 	n := r.count()
@@ -45,7 +44,7 @@ func Decode(data []byte) (*Plan, error) {
 }
 
 func badPlan(format string, args ...any) *Error {
-	return &Error{Code: CodeBadPlan, Message: "not a valid plan: " + fmt.Sprintf(format, args...)}
+	return &Error{Code: CodeBadPlan, Message: "not a valid plan: " + sprintf(format, args...)}
 }
 
 type reader struct {

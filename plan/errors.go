@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -84,7 +83,36 @@ func (p Position) String() string {
 	case p.Line == 0:
 		return file
 	case p.Column == 0:
-		return fmt.Sprintf("%s:%d", file, p.Line)
+		return file + ":" + strconv.Itoa(p.Line)
 	}
-	return fmt.Sprintf("%s:%d:%d", file, p.Line, p.Column)
+	return file + ":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Column)
+}
+
+// AppendJSON appends the error's JSON, byte for byte what json.Marshal
+// writes for it (and for the engine's *Error of the same fields):
+// {"code":...,"message":...} with "position", "source" and "hint" where
+// set, HTML characters escaped.
+func (e *Error) AppendJSON(b []byte) []byte {
+	b = append(b, `{"code":`...)
+	b = appendQuoted(b, string(e.Code), true)
+	b = append(b, `,"message":`...)
+	b = appendQuoted(b, e.Message, true)
+	if e.Pos != nil {
+		b = append(b, `,"position":{"file":`...)
+		b = appendQuoted(b, e.Pos.File, true)
+		b = append(b, `,"line":`...)
+		b = strconv.AppendInt(b, int64(e.Pos.Line), 10)
+		b = append(b, `,"column":`...)
+		b = strconv.AppendInt(b, int64(e.Pos.Column), 10)
+		b = append(b, '}')
+	}
+	if e.Source != "" {
+		b = append(b, `,"source":`...)
+		b = appendQuoted(b, e.Source, true)
+	}
+	if e.Hint != "" {
+		b = append(b, `,"hint":`...)
+		b = appendQuoted(b, e.Hint, true)
+	}
+	return append(b, '}')
 }

@@ -1,9 +1,6 @@
 package plan
 
-import (
-	"fmt"
-	"math/bits"
-)
+import "math/bits"
 
 // The outcome fields the engine checks (engine.CapsuleUnversioned and
 // engine.CapsuleVersioned, engine's flag names).
@@ -98,7 +95,7 @@ func (p *Plan) decide(in map[string]any, steps *uint64) (Decision, *Error) {
 		d.DeviceTypeCode = code.(int64)
 		name, known := p.deviceName(d.DeviceTypeCode)
 		if !known {
-			return Decision{}, p.exprError(r.Type, CodeBadOutcome, fmt.Sprintf("rule %s: device type code %d is not in %s", r.ID, d.DeviceTypeCode, deviceTypesFile))
+			return Decision{}, p.exprError(r.Type, CodeBadOutcome, sprintf("rule %s: device type code %d is not in %s", r.ID, d.DeviceTypeCode, deviceTypesFile))
 		}
 		d.DeviceType = name
 		id, err := f.evalKind(r.DeviceID, "int", "an int")
@@ -111,7 +108,7 @@ func (p *Plan) decide(in map[string]any, steps *uint64) (Decision, *Error) {
 		}
 		return d, nil
 	}
-	return Decision{}, &Error{Code: CodeNoMatch, Message: fmt.Sprintf("no rule of %s matched", p.Ref),
+	return Decision{}, &Error{Code: CodeNoMatch, Message: sprintf("no rule of %s matched", p.Ref),
 		Hint: "end the rules with a catch-all rule (when: true)"}
 }
 
@@ -146,7 +143,7 @@ func (f *frame) exportFields(r *Rule, d *Decision) *Error {
 		}
 		d.Capsule = v.(string)
 		if d.Capsule != capsuleUnversioned && d.Capsule != capsuleVersioned {
-			return f.p.exprError(r.Capsule, CodeBadOutcome, fmt.Sprintf("rule %s: capsule %q is not %s or %s", r.ID, d.Capsule, capsuleUnversioned, capsuleVersioned))
+			return f.p.exprError(r.Capsule, CodeBadOutcome, sprintf("rule %s: capsule %q is not %s or %s", r.ID, d.Capsule, capsuleUnversioned, capsuleVersioned))
 		}
 	}
 	if r.Flags >= 0 {
@@ -156,17 +153,17 @@ func (f *frame) exportFields(r *Rule, d *Decision) *Error {
 		}
 		list, ok := v.([]any)
 		if !ok {
-			return f.p.exprError(r.Flags, CodeBadOutcome, fmt.Sprintf("evaluated to %s; want a list of flags", typeName(v)))
+			return f.p.exprError(r.Flags, CodeBadOutcome, sprintf("evaluated to %s; want a list of flags", typeName(v)))
 		}
 		for _, elem := range list {
 			bit, ok := elem.(int64)
 			if !ok || bit <= 0 || bit&(bit-1) != 0 || bits.TrailingZeros64(uint64(bit)) >= len(flagNames) {
-				return f.p.exprError(r.Flags, CodeBadOutcome, fmt.Sprintf("rule %s: %s is not a DLPACK_FLAG_BITMASK_* flag", r.ID, formatValue(elem)))
+				return f.p.exprError(r.Flags, CodeBadOutcome, sprintf("rule %s: %s is not a DLPACK_FLAG_BITMASK_* flag", r.ID, formatValue(elem)))
 			}
 			d.Flags |= uint64(bit)
 		}
 		if d.Flags != 0 && d.Capsule != capsuleVersioned {
-			return f.p.exprError(r.Flags, CodeBadOutcome, fmt.Sprintf("rule %s: flags %s need a %s capsule; an unversioned one has no flags", r.ID, flagsString(d.Flags), capsuleVersioned))
+			return f.p.exprError(r.Flags, CodeBadOutcome, sprintf("rule %s: flags %s need a %s capsule; an unversioned one has no flags", r.ID, flagsString(d.Flags), capsuleVersioned))
 		}
 	}
 	return nil
@@ -179,7 +176,7 @@ func (f *frame) evalKind(x int, want, desc string) (any, *Error) {
 		return nil, err
 	}
 	if typeName(v) != want {
-		return nil, f.p.exprError(x, CodeBadOutcome, fmt.Sprintf("evaluated to %s (%s); want %s", typeName(v), formatValue(v), desc))
+		return nil, f.p.exprError(x, CodeBadOutcome, sprintf("evaluated to %s (%s); want %s", typeName(v), formatValue(v), desc))
 	}
 	return v, nil
 }
@@ -360,7 +357,7 @@ func (f *frame) importDecision(val *Value) (any, *Error) {
 	d, err := imp.decide(sub, f.steps)
 	if err != nil {
 		e := *err
-		e.Message = fmt.Sprintf("import %s (%s): %s", val.Name, imp.Ref, err.Error())
+		e.Message = sprintf("import %s (%s): %s", val.Name, imp.Ref, err.Error())
 		return nil, &e
 	}
 	m := &Map{Keys: []any{"device_type", "device_id", "copy", "error", "rule", "ruleset"}}
@@ -417,7 +414,7 @@ func goValueType(v any) string {
 	case string:
 		return "types.String"
 	}
-	return fmt.Sprintf("%T", v)
+	return "unknown"
 }
 
 // index is obj[idx] and obj.field.
@@ -464,7 +461,7 @@ func flagsString(f uint64) string {
 		if bit < len(flagNames) {
 			s += flagNames[bit]
 		} else {
-			s += fmt.Sprintf("bit %d", bit)
+			s += sprintf("bit %d", bit)
 		}
 		f &^= 1 << bit
 	}

@@ -1,18 +1,11 @@
 package plan
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"maps"
 	"math"
-	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/dlroute/dlroute/internal/number"
 )
 
 // The input limits, the engine's (engine.MaxStringLen, engine.MaxListLen).
@@ -26,98 +19,16 @@ const (
 // (engine.RuleSet.DecodeInput).
 func (p *Plan) decodeInput(data []byte) (map[string]any, *Error) {
 	if !utf8.Valid(data) {
-		return nil, &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("input is not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
+		return nil, &Error{Code: CodeInvalidUTF8, Message: sprintf("input is not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		msg := err.Error()
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			msg = fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
-		}
-		if errors.Is(err, io.EOF) {
-			msg = "empty input; want a JSON object"
-		}
-		return nil, &Error{Code: CodeJSON, Message: msg}
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("unexpected data after the JSON object (at byte %d)", dec.InputOffset())}
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("input is %s; want a JSON object", goTypeName(v))}
-	}
-	if members(data) != len(obj) { // a key given twice makes the map smaller
-		if key, dup := duplicateKey(data); dup {
-			return nil, &Error{Code: CodeJSON, Message: fmt.Sprintf("input has %q twice", key)}
-		}
+	obj, err := readObject(data)
+	if err != nil {
+		return nil, err
 	}
 	if err := p.check(obj); err != nil {
 		return nil, err
 	}
 	return obj, nil
-}
-
-// duplicateKey finds a key that occurs twice at the top level of a JSON
-// object that has already decoded without error.
-func duplicateKey(data []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if _, err := dec.Token(); err != nil {
-		return "", false
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		if err != nil || !ok {
-			return "", false
-		}
-		if seen[key] {
-			return key, true
-		}
-		seen[key] = true
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// members counts the members of the JSON object in data, which has
-// decoded without error: one more than the commas outside strings at its
-// top level, or none. duplicateKey, which decodes the line again, runs
-// only when the count and the decoded object's size differ.
-func members(data []byte) int {
-	n, depth, first := 0, 0, false
-	inString, escaped := false, false
-	for _, c := range data {
-		switch {
-		case inString:
-			if escaped {
-				escaped = false
-			} else if c == '\\' {
-				escaped = true
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-			first = first || depth == 1
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-		case c == ',' && depth == 1:
-			n++
-		}
-	}
-	if !first {
-		return 0
-	}
-	return n + 1
 }
 
 func invalidUTF8At(data []byte) int {
@@ -146,12 +57,12 @@ func (p *Plan) check(in map[string]any) *Error {
 			if err := p.unknownField(in); err != nil {
 				return err
 			}
-			return &Error{Code: CodeMissingField, Message: fmt.Sprintf("input %s is missing; want %s", decl.Name, decl.Type.describe())}
+			return &Error{Code: CodeMissingField, Message: sprintf("input %s is missing; want %s", decl.Name, decl.Type.describe())}
 		default:
 			v = decl.Default
 		}
 		if err := decl.Type.check(v); err != nil {
-			return &Error{Code: err.code, Message: fmt.Sprintf("input %s %s", decl.Name, err.msg)}
+			return &Error{Code: err.code, Message: sprintf("input %s %s", decl.Name, err.msg)}
 		}
 	}
 	if found != len(in) {
@@ -159,20 +70,20 @@ func (p *Plan) check(in map[string]any) *Error {
 	}
 	for i := range p.Inputs {
 		if s, ok := in[p.Inputs[i].Name].(string); ok && !utf8.ValidString(s) {
-			return &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("input %s is not valid UTF-8 (at byte %d)", p.Inputs[i].Name, invalidUTF8At([]byte(s)))}
+			return &Error{Code: CodeInvalidUTF8, Message: sprintf("input %s is not valid UTF-8 (at byte %d)", p.Inputs[i].Name, invalidUTF8At([]byte(s)))}
 		}
 	}
 	return nil
 }
 
 func (p *Plan) unknownField(in map[string]any) *Error {
-	for _, name := range slices.Sorted(maps.Keys(in)) {
-		if !slices.ContainsFunc(p.Inputs, func(d Input) bool { return d.Name == name }) {
+	for _, name := range sortedKeys(in) {
+		if !p.declares(name) {
 			names := make([]string, len(p.Inputs))
 			for i, d := range p.Inputs {
 				names[i] = d.Name
 			}
-			return &Error{Code: CodeUnknownField, Message: fmt.Sprintf("unknown input %q", name),
+			return &Error{Code: CodeUnknownField, Message: sprintf("unknown input %q", name),
 				Hint: "the inputs of " + p.Ref + " are: " + strings.Join(names, ", ")}
 		}
 	}
@@ -218,7 +129,7 @@ func dynOf(v any) *Type {
 	case map[string]any:
 		return dynTypes[KindMap]
 	}
-	if _, ok := number.Int(v); ok {
+	if _, ok := intOf(v); ok {
 		return dynTypes[KindInt]
 	}
 	if _, ok := asDouble(v); ok {
@@ -246,16 +157,16 @@ func (t *Type) checkScalar(v any) *typeError {
 	case KindString:
 		if s, ok := v.(string); ok {
 			if len(s) > MaxStringLen {
-				return &typeError{CodeTooLong, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
+				return &typeError{CodeTooLong, sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
 			}
 			return nil
 		}
 	case KindInt:
-		if _, ok := number.Int(v); ok {
+		if _, ok := intOf(v); ok {
 			return nil
 		}
 	case KindUint:
-		if i, ok := number.Int(v); ok && i >= 0 {
+		if i, ok := intOf(v); ok && i >= 0 {
 			return nil
 		}
 	case KindDouble:
@@ -267,7 +178,7 @@ func (t *Type) checkScalar(v any) *typeError {
 			return nil
 		}
 	}
-	return &typeError{CodeWrongType, fmt.Sprintf("is %s; want %s", goTypeName(v), t.describe())}
+	return &typeError{CodeWrongType, sprintf("is %s; want %s", goTypeName(v), t.describe())}
 }
 
 // wrap prefixes an inner error's message, keeping its code (the engine
@@ -281,11 +192,11 @@ func (t *Type) checkComposite(v any) *typeError {
 	case KindList:
 		if items, ok := v.([]any); ok {
 			if len(items) > MaxListLen {
-				return &typeError{CodeWrongType, fmt.Sprintf("has %d items; the limit is %d", len(items), MaxListLen)}
+				return &typeError{CodeWrongType, sprintf("has %d items; the limit is %d", len(items), MaxListLen)}
 			}
 			for i, item := range items {
 				if err := t.Elem.checkComposite(item); err != nil {
-					return err.wrap(fmt.Sprintf("item %d", i))
+					return err.wrap(sprintf("item %d", i))
 				}
 			}
 			return nil
@@ -293,14 +204,14 @@ func (t *Type) checkComposite(v any) *typeError {
 	case KindMap:
 		if m, ok := v.(map[string]any); ok {
 			if len(m) > MaxListLen {
-				return &typeError{CodeWrongType, fmt.Sprintf("has %d keys; the limit is %d", len(m), MaxListLen)}
+				return &typeError{CodeWrongType, sprintf("has %d keys; the limit is %d", len(m), MaxListLen)}
 			}
-			for _, k := range slices.Sorted(maps.Keys(m)) {
+			for _, k := range sortedKeys(m) {
 				if err := checkString(k); err != nil {
-					return err.wrap(fmt.Sprintf("key %q", k))
+					return err.wrap(sprintf("key %q", k))
 				}
 				if err := t.Elem.checkComposite(m[k]); err != nil {
-					return err.wrap(fmt.Sprintf("key %q", k))
+					return err.wrap(sprintf("key %q", k))
 				}
 			}
 			return nil
@@ -320,12 +231,12 @@ func (t *Type) checkComposite(v any) *typeError {
 	default:
 		return t.checkScalar(v)
 	}
-	return &typeError{CodeWrongType, fmt.Sprintf("is %s; want %s", goTypeName(v), t.describe())}
+	return &typeError{CodeWrongType, sprintf("is %s; want %s", goTypeName(v), t.describe())}
 }
 
 func checkString(s string) *typeError {
 	if len(s) > MaxStringLen {
-		return &typeError{CodeTooLong, fmt.Sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
+		return &typeError{CodeTooLong, sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
 	}
 	if !utf8.ValidString(s) {
 		return &typeError{CodeInvalidUTF8, "is not valid UTF-8"}
@@ -339,18 +250,18 @@ func asDouble(v any) (float64, bool) {
 		return x, true
 	case float32:
 		return float64(x), true
-	case json.Number:
-		f, err := x.Float64()
+	case jsonNumber:
+		f, err := strconv.ParseFloat(string(x), 64)
 		return f, err == nil
 	}
-	if i, ok := number.Int(v); ok {
+	if i, ok := intOf(v); ok {
 		return float64(i), true
 	}
 	return 0, false
 }
 
 func goTypeName(v any) string {
-	if _, ok := number.Int(v); ok {
+	if _, ok := intOf(v); ok {
 		return "an int"
 	}
 	switch v.(type) {
@@ -360,7 +271,7 @@ func goTypeName(v any) string {
 		return "a string"
 	case bool:
 		return "a bool"
-	case float64, float32, json.Number:
+	case float64, float32, jsonNumber:
 		if f, ok := asDouble(v); ok && f == math.Trunc(f) {
 			return "a number too large for an int"
 		}
@@ -370,7 +281,7 @@ func goTypeName(v any) string {
 	case map[string]any:
 		return "an object"
 	}
-	return fmt.Sprintf("a Go %T", v)
+	return "a value of another Go type"
 }
 
 // celValue converts a value that check accepted to a run-time value.
@@ -382,10 +293,10 @@ func (t *Type) celValue(v any) any {
 	case KindString:
 		return v.(string)
 	case KindInt:
-		i, _ := number.Int(v)
+		i, _ := intOf(v)
 		return i
 	case KindUint:
-		i, _ := number.Int(v)
+		i, _ := intOf(v)
 		return uint64(i)
 	case KindDouble:
 		f, _ := asDouble(v)
@@ -402,11 +313,56 @@ func (t *Type) celValue(v any) any {
 	case KindMap:
 		m := v.(map[string]any)
 		out := &Map{}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+		for _, k := range sortedKeys(m) {
 			out.Keys = append(out.Keys, k)
 			out.Vals = append(out.Vals, t.Elem.celValue(m[k]))
 		}
 		return out
 	}
 	return dynOf(v).celValue(v)
+}
+
+func (p *Plan) declares(name string) bool {
+	for i := range p.Inputs {
+		if p.Inputs[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// intOf is internal/number.Int for the values a plan meets: v as an
+// int64, and whether it is an integer that fits. A JSON number is an int
+// when its text is, or when it is a float64 without a fraction below
+// 2^53 (1.0, 1e0), as a float64 is.
+func intOf(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int:
+		return int64(x), true
+	case uint64:
+		return int64(x), x <= math.MaxInt64
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int64(x), true
+		}
+	case jsonNumber:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i, true
+		}
+		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+			return intOf(f)
+		}
+	}
+	return 0, false
 }

@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -47,7 +46,7 @@ type evalError struct {
 }
 
 func errorf(format string, args ...any) *evalError {
-	return &evalError{msg: fmt.Sprintf(format, args...)}
+	return &evalError{msg: sprintf(format, args...)}
 }
 
 // noOverload is cel-go's error for arguments no overload takes.
@@ -241,5 +240,5 @@ func formatValue(v any) string {
 	case *evalError:
 		return x.msg
 	}
-	return fmt.Sprint(v)
+	return "?"
 }

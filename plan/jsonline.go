@@ -1,0 +1,553 @@
+package plan
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The reader of input lines. The engine reads a line with encoding/json
+// (engine.RuleSet.DecodeInput: a json.Decoder, UseNumber, one Token after
+// the value), and its json_syntax messages quote encoding/json's. This
+// reader gives the same values and the same messages without
+// encoding/json, which with the reflection and fmt it brings was most of
+// the decision module (RATIONALE.md, "Why a hand-written JSON reader?").
+// It follows encoding/json's scanner state by state; FuzzReadObject
+// checks it against encoding/json itself.
+
+// jsonNumber is a JSON number's text, as json.Number keeps it: an int is
+// never rounded.
+type jsonNumber string
+
+// maxNesting is encoding/json's limit on nested arrays and objects.
+const maxNesting = 10000
+
+// readObject reads one JSON object, the whole of data, as DecodeInput
+// does: the value, nothing but white space after it, an object, no key
+// given twice.
+func readObject(data []byte) (map[string]any, *Error) {
+	end, msg := scanValue(data, 0)
+	if msg != "" {
+		return nil, &Error{Code: CodeJSON, Message: msg}
+	}
+	if at, extra := trailing(data, end); extra {
+		return nil, &Error{Code: CodeJSON, Message: "unexpected data after the JSON object (at byte " + strconv.Itoa(at) + ")"}
+	}
+	b := &builder{data: data}
+	b.space()
+	v := b.value()
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, &Error{Code: CodeJSON, Message: "input is " + goTypeName(v) + "; want a JSON object"}
+	}
+	if b.dup != nil {
+		return nil, &Error{Code: CodeJSON, Message: "input has " + strconv.Quote(*b.dup) + " twice"}
+	}
+	return obj, nil
+}
+
+// scanValue scans the JSON value that starts at data[start] (after any
+// white space) as json.Decoder.Decode does, and returns where it ends, or
+// the error's message: encoding/json's SyntaxError and its offset, or
+// its "unexpected EOF" and the engine's words for an empty line.
+func scanValue(data []byte, start int) (end int, msg string) {
+	s := scanner{step: stBeginValue}
+	for i := start; i < len(data); i++ {
+		switch s.next(data[i]) {
+		case resEnd:
+			return i, ""
+		case resEndComposite:
+			if len(s.stack) == 0 {
+				return i + 1, ""
+			}
+		case resError:
+			return 0, s.err + " (at byte " + strconv.Itoa(i+1) + ")"
+		}
+	}
+	if s.next(' ') == resEnd {
+		return len(data), ""
+	}
+	for _, c := range data[start:] {
+		if !isSpace(c) {
+			return 0, "unexpected EOF"
+		}
+	}
+	return 0, "empty input; want a JSON object"
+}
+
+// trailing says whether anything but white space follows the value that
+// ends at end, and the offset the engine reports for it: what
+// json.Decoder.InputOffset says after a Token that did not end the input.
+func trailing(data []byte, end int) (int, bool) {
+	p := end
+	for p < len(data) && isSpace(data[p]) {
+		p++
+	}
+	if p == len(data) {
+		return 0, false
+	}
+	switch data[p] {
+	case '[', '{': // a delimiter Token returns
+		return p + 1, true
+	case ']', '}', ':', ',': // a Token error at the byte
+		return p, true
+	}
+	// Token decodes a value here: the offset is after it, or at it if it
+	// does not decode.
+	if e, msg := scanValue(data, p); msg == "" {
+		return e, true
+	}
+	return p, true
+}
+
+// The scanner's states, encoding/json's (scanner.go) by name.
+const (
+	stBeginValue = iota
+	stBeginValueOrEmpty
+	stBeginStringOrEmpty
+	stBeginString
+	stEndValue
+	stEndTop
+	stInString
+	stInStringEsc
+	stInStringEscU // and the three after it, one for each hex digit read
+	_
+	_
+	_
+	stNeg
+	st1
+	st0
+	stDot
+	stDot0
+	stE
+	stESign
+	stE0
+	stLiteral // in true, false or null: lit[litAt] is the byte expected
+	stError
+)
+
+// What a step of the scanner says.
+const (
+	resContinue     = iota
+	resEndComposite // a ] or } closed an array or object
+	resEnd          // the top-level value ended before this byte
+	resError
+)
+
+type scanner struct {
+	step  int
+	stack []byte // per open array or object: 'a', 'k' (an object, before a key's colon), 'v' (after it)
+	lit   string
+	litAt int
+	err   string
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func (s *scanner) next(c byte) int {
+	switch s.step {
+	case stBeginValueOrEmpty:
+		if isSpace(c) {
+			return resContinue
+		}
+		if c == ']' {
+			return s.endValue(c)
+		}
+		return s.beginValue(c)
+	case stBeginValue:
+		return s.beginValue(c)
+	case stBeginStringOrEmpty:
+		if isSpace(c) {
+			return resContinue
+		}
+		if c == '}' {
+			s.stack[len(s.stack)-1] = 'v'
+			return s.endValue(c)
+		}
+		return s.beginString(c)
+	case stBeginString:
+		return s.beginString(c)
+	case stEndValue:
+		return s.endValue(c)
+	case stEndTop:
+		return s.endTop(c)
+	case stInString:
+		switch {
+		case c == '"':
+			s.step = stEndValue
+		case c == '\\':
+			s.step = stInStringEsc
+		case c < 0x20:
+			return s.fail(c, "in string literal")
+		}
+		return resContinue
+	case stInStringEsc:
+		switch c {
+		case 'b', 'f', 'n', 'r', 't', '\\', '/', '"':
+			s.step = stInString
+			return resContinue
+		case 'u':
+			s.step = stInStringEscU
+			return resContinue
+		}
+		return s.fail(c, "in string escape code")
+	case stInStringEscU, stInStringEscU + 1, stInStringEscU + 2, stInStringEscU + 3:
+		if !isHex(c) {
+			return s.fail(c, "in \\u hexadecimal character escape")
+		}
+		if s.step++; s.step > stInStringEscU+3 {
+			s.step = stInString
+		}
+		return resContinue
+	case stNeg:
+		if c == '0' {
+			s.step = st0
+			return resContinue
+		}
+		if '1' <= c && c <= '9' {
+			s.step = st1
+			return resContinue
+		}
+		return s.fail(c, "in numeric literal")
+	case st1:
+		if '0' <= c && c <= '9' {
+			return resContinue
+		}
+		return s.zero(c)
+	case st0:
+		return s.zero(c)
+	case stDot:
+		if '0' <= c && c <= '9' {
+			s.step = stDot0
+			return resContinue
+		}
+		return s.fail(c, "after decimal point in numeric literal")
+	case stDot0:
+		if '0' <= c && c <= '9' {
+			return resContinue
+		}
+		if c == 'e' || c == 'E' {
+			s.step = stE
+			return resContinue
+		}
+		return s.endValue(c)
+	case stE:
+		if c == '+' || c == '-' {
+			s.step = stESign
+			return resContinue
+		}
+		return s.eSign(c)
+	case stESign:
+		return s.eSign(c)
+	case stE0:
+		if '0' <= c && c <= '9' {
+			return resContinue
+		}
+		return s.endValue(c)
+	case stLiteral:
+		if c != s.lit[s.litAt] {
+			return s.fail(c, "in literal "+s.lit+" (expecting "+quoteChar(s.lit[s.litAt])+")")
+		}
+		if s.litAt++; s.litAt == len(s.lit) {
+			s.step = stEndValue
+		}
+		return resContinue
+	}
+	return resError
+}
+
+func (s *scanner) beginValue(c byte) int {
+	if isSpace(c) {
+		return resContinue
+	}
+	switch c {
+	case '{':
+		s.step = stBeginStringOrEmpty
+		return s.push(c, 'k')
+	case '[':
+		s.step = stBeginValueOrEmpty
+		return s.push(c, 'a')
+	case '"':
+		s.step = stInString
+	case '-':
+		s.step = stNeg
+	case '0':
+		s.step = st0
+	case 't':
+		s.step, s.lit, s.litAt = stLiteral, "true", 1
+	case 'f':
+		s.step, s.lit, s.litAt = stLiteral, "false", 1
+	case 'n':
+		s.step, s.lit, s.litAt = stLiteral, "null", 1
+	default:
+		if c < '1' || c > '9' {
+			return s.fail(c, "looking for beginning of value")
+		}
+		s.step = st1
+	}
+	return resContinue
+}
+
+func (s *scanner) push(c, state byte) int {
+	s.stack = append(s.stack, state)
+	if len(s.stack) > maxNesting {
+		return s.fail(c, "exceeded max depth")
+	}
+	return resContinue
+}
+
+func (s *scanner) beginString(c byte) int {
+	if isSpace(c) {
+		return resContinue
+	}
+	if c == '"' {
+		s.step = stInString
+		return resContinue
+	}
+	return s.fail(c, "looking for beginning of object key string")
+}
+
+func (s *scanner) endValue(c byte) int {
+	n := len(s.stack)
+	if n == 0 {
+		s.step = stEndTop
+		return s.endTop(c)
+	}
+	if isSpace(c) {
+		s.step = stEndValue
+		return resContinue
+	}
+	switch s.stack[n-1] {
+	case 'k':
+		if c == ':' {
+			s.stack[n-1] = 'v'
+			s.step = stBeginValue
+			return resContinue
+		}
+		return s.fail(c, "after object key")
+	case 'v':
+		if c == ',' {
+			s.stack[n-1] = 'k'
+			s.step = stBeginString
+			return resContinue
+		}
+		if c == '}' {
+			s.pop()
+			return resEndComposite
+		}
+		return s.fail(c, "after object key:value pair")
+	}
+	if c == ',' {
+		s.step = stBeginValue
+		return resContinue
+	}
+	if c == ']' {
+		s.pop()
+		return resEndComposite
+	}
+	return s.fail(c, "after array element")
+}
+
+func (s *scanner) pop() {
+	s.stack = s.stack[:len(s.stack)-1]
+	if len(s.stack) == 0 {
+		s.step = stEndTop
+	} else {
+		s.step = stEndValue
+	}
+}
+
+// endTop is after the top-level value: the value has ended, whatever c
+// is (encoding/json complains about a byte other than space only on a
+// later call, which Decode does not make).
+func (s *scanner) endTop(byte) int { return resEnd }
+
+func (s *scanner) zero(c byte) int {
+	if c == '.' {
+		s.step = stDot
+		return resContinue
+	}
+	if c == 'e' || c == 'E' {
+		s.step = stE
+		return resContinue
+	}
+	return s.endValue(c)
+}
+
+func (s *scanner) eSign(c byte) int {
+	if '0' <= c && c <= '9' {
+		s.step = stE0
+		return resContinue
+	}
+	return s.fail(c, "in exponent of numeric literal")
+}
+
+func (s *scanner) fail(c byte, context string) int {
+	s.step = stError
+	s.err = "invalid character " + quoteChar(c) + " " + context
+	return resError
+}
+
+// quoteChar is encoding/json's quoting of a byte in its messages.
+func quoteChar(c byte) string {
+	switch c {
+	case '\'':
+		return `'\''`
+	case '"':
+		return `'"'`
+	}
+	q := strconv.Quote(string(rune(c)))
+	return "'" + q[1:len(q)-1] + "'"
+}
+
+// builder reads a value that scanValue has found well formed, as
+// encoding/json's decoding into an any with UseNumber does.
+type builder struct {
+	data  []byte
+	i     int
+	depth int
+	dup   *string // the top-level object's first key given twice
+}
+
+func (b *builder) space() {
+	for b.i < len(b.data) && isSpace(b.data[b.i]) {
+		b.i++
+	}
+}
+
+func (b *builder) value() any {
+	switch c := b.data[b.i]; c {
+	case '{':
+		b.i++
+		b.depth++
+		m := map[string]any{}
+		for b.space(); b.data[b.i] != '}'; b.space() {
+			k := b.str()
+			b.space()
+			b.i++ // :
+			b.space()
+			if _, seen := m[k]; seen && b.depth == 1 && b.dup == nil {
+				b.dup = &k
+			}
+			m[k] = b.value()
+			b.space()
+			if b.data[b.i] == ',' {
+				b.i++
+			}
+		}
+		b.i++
+		b.depth--
+		return m
+	case '[':
+		b.i++
+		b.depth++
+		list := []any{}
+		for b.space(); b.data[b.i] != ']'; b.space() {
+			list = append(list, b.value())
+			b.space()
+			if b.data[b.i] == ',' {
+				b.i++
+			}
+		}
+		b.i++
+		b.depth--
+		return list
+	case '"':
+		return b.str()
+	case 't':
+		b.i += 4
+		return true
+	case 'f':
+		b.i += 5
+		return false
+	case 'n':
+		b.i += 4
+		return nil
+	}
+	start := b.i
+	for b.i < len(b.data) && isNumberByte(b.data[b.i]) {
+		b.i++
+	}
+	return jsonNumber(b.data[start:b.i])
+}
+
+func isNumberByte(c byte) bool {
+	return '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// str reads a string literal as encoding/json unquotes it: a lone or
+// broken surrogate escape becomes U+FFFD.
+func (b *builder) str() string {
+	b.i++ // "
+	start := b.i
+	for b.data[b.i] != '"' && b.data[b.i] != '\\' {
+		b.i++
+	}
+	if b.data[b.i] == '"' {
+		b.i++
+		return string(b.data[start : b.i-1])
+	}
+	out := append([]byte(nil), b.data[start:b.i]...)
+	for {
+		switch c := b.data[b.i]; c {
+		case '"':
+			b.i++
+			return string(out)
+		case '\\':
+			esc := b.data[b.i+1]
+			b.i += 2
+			switch esc {
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r := hex4(b.data[b.i:])
+				b.i += 4
+				if utf16.IsSurrogate(r) {
+					if b.data[b.i] == '\\' && b.data[b.i+1] == 'u' {
+						if pair := utf16.DecodeRune(r, hex4(b.data[b.i+2:])); pair != utf8.RuneError {
+							b.i += 6
+							r = pair
+						}
+					}
+					if utf16.IsSurrogate(r) {
+						r = utf8.RuneError
+					}
+				}
+				out = utf8.AppendRune(out, r)
+			default: // " \ /
+				out = append(out, esc)
+			}
+		default:
+			out = append(out, c)
+			b.i++
+		}
+	}
+}
+
+// hex4 reads the four hex digits of a \u escape, which the scanner has
+// checked.
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
