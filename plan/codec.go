@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"encoding/binary"
 	"errors"
 	"maps"
 	"math"
@@ -34,10 +33,10 @@ func (p *Plan) MarshalBinary() ([]byte, error) {
 	if err := w.plan(p); err != nil {
 		return nil, err
 	}
-	out := binary.AppendUvarint([]byte(Magic), FormatVersion)
-	out = binary.AppendUvarint(out, uint64(len(w.table)))
+	out := appendUvarint([]byte(Magic), FormatVersion)
+	out = appendUvarint(out, uint64(len(w.table)))
 	for _, s := range w.table {
-		out = binary.AppendUvarint(out, uint64(len(s)))
+		out = appendUvarint(out, uint64(len(s)))
 		out = append(out, s...)
 	}
 	return append(out, w.b...), nil
@@ -49,8 +48,8 @@ type writer struct {
 	table []string
 }
 
-func (w *writer) uint(n uint64) { w.b = binary.AppendUvarint(w.b, n) }
-func (w *writer) int(n int64)   { w.b = binary.AppendVarint(w.b, n) }
+func (w *writer) uint(n uint64) { w.b = appendUvarint(w.b, n) }
+func (w *writer) int(n int64)   { w.b = appendVarint(w.b, n) }
 
 func (w *writer) str(s string) {
 	i, ok := w.strs[s]
@@ -166,7 +165,7 @@ func (w *writer) value(v any) error {
 		w.b = append(w.b, tagUint)
 		w.uint(x)
 	case float64:
-		w.b = binary.LittleEndian.AppendUint64(append(w.b, tagDouble), math.Float64bits(x))
+		w.b = appendUint64LE(append(w.b, tagDouble), math.Float64bits(x))
 	case string:
 		w.b = append(w.b, tagString)
 		w.str(x)

@@ -1,9 +1,7 @@
 package plan
 
 import (
-	"encoding/binary"
 	"math"
-	"strings"
 )
 
 // MaxDepth bounds how deeply Decode nests imports and values: far above
@@ -15,7 +13,7 @@ const MaxDepth = 64
 // plan, or a plan of another FormatVersion, or one whose references do
 // not hold together, are an *Error with CodeBadPlan; Decode never panics.
 func Decode(data []byte) (*Plan, error) {
-	if !strings.HasPrefix(string(data), Magic) {
+	if !hasPrefix(string(data), Magic) {
 		return nil, badPlan("does not start with %q", Magic)
 	}
 	r := &reader{b: data[len(Magic):]}
@@ -61,7 +59,7 @@ func (r *reader) fail(format string, args ...any) {
 }
 
 func (r *reader) uint() uint64 {
-	v, n := binary.Uvarint(r.b)
+	v, n := uvarint(r.b)
 	if n <= 0 {
 		r.fail("truncated")
 		return 0
@@ -71,7 +69,7 @@ func (r *reader) uint() uint64 {
 }
 
 func (r *reader) int() int64 {
-	v, n := binary.Varint(r.b)
+	v, n := varint(r.b)
 	if n <= 0 {
 		r.fail("truncated")
 		return 0
@@ -277,7 +275,7 @@ func (r *reader) value(depth int) any {
 			r.fail("truncated")
 			return nil
 		}
-		f := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+		f := math.Float64frombits(uint64LE(r.b))
 		r.b = r.b[8:]
 		return f
 	case tagString:

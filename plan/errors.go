@@ -2,7 +2,6 @@ package plan
 
 import (
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -48,35 +47,35 @@ type Error struct {
 // Error formats the error as the engine does: "file:line:col: message",
 // then the source line and a caret under the column.
 func (e *Error) Error() string {
-	var b strings.Builder
+	var b []byte
 	if e.Pos != nil {
-		b.WriteString(e.Pos.String())
-		b.WriteString(": ")
+		b = append(b, e.Pos.String()...)
+		b = append(b, ": "...)
 	}
-	b.WriteString(e.Message)
+	b = append(b, e.Message...)
 	if e.Pos != nil && e.Source != "" {
-		b.WriteString("\n | ")
-		b.WriteString(e.Source)
+		b = append(b, "\n | "...)
+		b = append(b, e.Source...)
 		if e.Pos.Column > 0 {
-			b.WriteString("\n | ")
+			b = append(b, "\n | "...)
 			for _, r := range e.Source[:min(max(e.Pos.Column-1, 0), len(e.Source))] {
 				if r == '\t' {
-					b.WriteByte('\t')
+					b = append(b, '\t')
 				} else {
-					b.WriteByte('.')
+					b = append(b, '.')
 				}
 			}
-			b.WriteString("^")
+			b = append(b, '^')
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // String formats the position as file:line:col, leaving out what is
 // unknown, and quoting a file name a terminal would act on.
 func (p Position) String() string {
 	file := p.File
-	if !utf8.ValidString(file) || strings.ContainsFunc(file, func(r rune) bool { return !strconv.IsPrint(r) }) {
+	if !utf8.ValidString(file) || !printable(file) {
 		file = strconv.Quote(file)
 	}
 	switch {
@@ -115,4 +114,13 @@ func (e *Error) AppendJSON(b []byte) []byte {
 		b = appendQuoted(b, e.Hint, true)
 	}
 	return append(b, '}')
+}
+
+func printable(s string) bool {
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }

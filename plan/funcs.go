@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -92,7 +91,7 @@ func signatureError(fn Func, args []any) *evalError {
 	for i, a := range args {
 		names[i] = typeName(a)
 	}
-	return &evalError{msg: "no such overload: " + fn.String() + "(" + strings.Join(names, ", ") + ")"}
+	return &evalError{msg: "no such overload: " + fn.String() + "(" + join(names, ", ") + ")"}
 }
 
 func add(a, b any) any {
@@ -190,7 +189,7 @@ func order(fn Func, a, b any) any {
 		if !ok {
 			return noOverload
 		}
-		c = strings.Compare(x, y)
+		c = cmpOrdered(x, y)
 	case int64, uint64, float64:
 		var ok bool
 		if c, ok = compareNumbers(a, b); !ok {
@@ -265,19 +264,19 @@ func toString(v any) any {
 func stringFunc(fn Func, s, t string) any {
 	switch fn {
 	case FuncContains:
-		return strings.Contains(s, t)
+		return indexOf(s, t) >= 0
 	case FuncStartsWith:
-		return strings.HasPrefix(s, t)
+		return hasPrefix(s, t)
 	case FuncEndsWith:
-		return strings.HasSuffix(s, t)
+		return hasSuffix(s, t)
 	case FuncIndexOf:
-		i := strings.Index(s, t)
+		i := indexOf(s, t)
 		if i < 0 {
 			return int64(-1)
 		}
 		return int64(utf8.RuneCountInString(s[:i]))
 	}
-	parts := strings.Split(s, t)
+	parts := split(s, t)
 	out := make([]any, len(parts))
 	for i, p := range parts {
 		out[i] = p

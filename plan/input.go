@@ -2,9 +2,7 @@ package plan
 
 import (
 	"math"
-	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -76,18 +74,24 @@ func (p *Plan) check(in map[string]any) *Error {
 	return nil
 }
 
+// unknownField reports the first field of in, by name, that is not a
+// declared input, or nil.
 func (p *Plan) unknownField(in map[string]any) *Error {
-	for _, name := range sortedKeys(in) {
-		if !p.declares(name) {
-			names := make([]string, len(p.Inputs))
-			for i, d := range p.Inputs {
-				names[i] = d.Name
-			}
-			return &Error{Code: CodeUnknownField, Message: sprintf("unknown input %q", name),
-				Hint: "the inputs of " + p.Ref + " are: " + strings.Join(names, ", ")}
+	first, found := "", false
+	for name := range in {
+		if !p.declares(name) && (!found || name < first) {
+			first, found = name, true
 		}
 	}
-	return nil
+	if !found {
+		return nil
+	}
+	names := make([]string, len(p.Inputs))
+	for i, d := range p.Inputs {
+		names[i] = d.Name
+	}
+	return &Error{Code: CodeUnknownField, Message: sprintf("unknown input %q", first),
+		Hint: "the inputs of " + p.Ref + " are: " + join(names, ", ")}
 }
 
 // typeError is what check finds: a message that follows the input's
@@ -100,7 +104,10 @@ type typeError struct {
 func (t *Type) describe() string {
 	s := t.Text
 	if t.Nullable {
-		s = strings.TrimSuffix(s, "?") + " or null"
+		if hasSuffix(s, "?") {
+			s = s[:len(s)-1]
+		}
+		s += " or null"
 	}
 	return s
 }
@@ -331,12 +338,19 @@ func (p *Plan) declares(name string) bool {
 	return false
 }
 
+// sortedKeys are a checked map's keys in order: at most MaxListLen of
+// them, so an insertion sort, which keeps package sort's generic code
+// out of the decision module.
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
+		i := len(keys)
 		keys = append(keys, k)
+		for ; i > 0 && keys[i-1] > k; i-- {
+			keys[i] = keys[i-1]
+		}
+		keys[i] = k
 	}
-	sort.Strings(keys)
 	return keys
 }
 

@@ -2,10 +2,8 @@ package plan
 
 import (
 	"cmp"
-	"encoding/binary"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // SetMagic starts the bytes of a set of plans (rules/plans.bin).
@@ -27,15 +25,15 @@ type Entry struct {
 // bytes. Two entries of one Ref are a programming error: EncodeSet panics.
 func EncodeSet(entries []Entry) []byte {
 	sorted := slices.SortedFunc(slices.Values(entries), func(a, b Entry) int { return cmp.Compare(a.Ref, b.Ref) })
-	out := binary.AppendUvarint([]byte(SetMagic), SetFormatVersion)
-	out = binary.AppendUvarint(out, uint64(len(sorted)))
+	out := appendUvarint([]byte(SetMagic), SetFormatVersion)
+	out = appendUvarint(out, uint64(len(sorted)))
 	for i, e := range sorted {
 		if i > 0 && sorted[i-1].Ref == e.Ref {
 			panic("plan.EncodeSet: " + e.Ref + " twice")
 		}
-		out = binary.AppendUvarint(out, uint64(len(e.Ref)))
+		out = appendUvarint(out, uint64(len(e.Ref)))
 		out = append(out, e.Ref...)
-		out = binary.AppendUvarint(out, uint64(len(e.Plan)))
+		out = appendUvarint(out, uint64(len(e.Plan)))
 		out = append(out, e.Plan...)
 	}
 	return out
@@ -45,7 +43,7 @@ func EncodeSet(entries []Entry) []byte {
 // data; Decode reads each. Bytes that are not a set are an *Error with
 // CodeBadPlan.
 func DecodeSet(data []byte) ([]Entry, error) {
-	if !strings.HasPrefix(string(data), SetMagic) {
+	if !hasPrefix(string(data), SetMagic) {
 		return nil, badPlan("a set of plans does not start with " + SetMagic)
 	}
 	r := &reader{b: data[len(SetMagic):]}

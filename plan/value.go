@@ -3,7 +3,6 @@ package plan
 import (
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Values at run time are Go values: nil (null), bool, int64, uint64,
@@ -230,13 +229,13 @@ func formatValue(v any) string {
 		for i, e := range x {
 			parts[i] = formatValue(e)
 		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return "[" + join(parts, ", ") + "]"
 	case *Map:
 		parts := make([]string, len(x.Keys))
 		for i, k := range x.Keys {
 			parts[i] = formatValue(k) + ": " + formatValue(x.Vals[i])
 		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		return "{" + join(parts, ", ") + "}"
 	case *evalError:
 		return x.msg
 	}
