@@ -145,7 +145,7 @@ func (d *decisionCost) total() uint64 { return addCost(d.sum, max(d.outcome, d.c
 
 // exprCost is what one evaluation of an expression can cost: its
 // estimate, or the cost limit where it is stopped.
-func exprCost(est cost.CostEstimate, err error, limit uint64) uint64 {
+func exprCost(est cost.Estimate, err error, limit uint64) uint64 {
 	if err != nil || est.Max > limit {
 		return limit
 	}
