@@ -1,0 +1,292 @@
+package wasmhost
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/answer"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// decisionWasm is the decision module built from this checkout (cached by
+// source hash; a build takes seconds, so even -short runs these tests).
+var decisionWasm = sync.OnceValues(func() ([]byte, error) {
+	data, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	return data, err
+})
+
+// decisionCache is one compilation cache for every test and benchmark:
+// the module compiles once per process.
+var decisionCache = wazero.NewCompilationCache()
+
+func compileDecision(t testing.TB) *DecisionModule {
+	t.Helper()
+	wasm, err := decisionWasm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	m, err := CompileDecision(ctx, DecisionConfig{Module: wasm, Cache: decisionCache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close(ctx) })
+	return m
+}
+
+var nativeCatalog = sync.OnceValues(func() (*engine.Catalog, error) { return engine.Load(rules.FS, engine.Options{}) })
+
+// TestDecisionMatchesEngine: every embedded version's plan, loaded from
+// rules.Plans into the decision module, answers every case of its
+// tests.yaml, and lines that are not valid, with the native engine's
+// bytes and status: the decision's JSON, or the error object and
+// input_error or eval_error that the compiler module answers.
+func TestDecisionMatchesEngine(t *testing.T) {
+	m := compileDecision(t)
+	cat, err := nativeCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	odd := []string{``, `{`, `[]`, `{"a":1} x`, `{"platform":1}`, `{"nope":true}`, `{"platform":"gpu","platform":"cpu"}`, "{\"platform\":\"\\ud800<&>\"}"}
+	for _, rs := range cat.RuleSets() {
+		t.Run(rs.Ref(), func(t *testing.T) {
+			d, err := m.NewDecider(ctx, rules.Plans, rs.Ref())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close(ctx)
+			var lines [][]byte
+			for _, c := range rs.Cases() {
+				line, err := json.Marshal(c.Input)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines = append(lines, line)
+			}
+			for _, line := range odd {
+				lines = append(lines, []byte(line))
+			}
+			for _, line := range lines {
+				want, werr := rs.ResolveJSON(ctx, line)
+				wantStatus := abi.StatusOK
+				if werr != nil {
+					want, wantStatus = abi.ErrorJSON(werr), answer.Classify(werr)
+				}
+				got, status, err := d.Decide(ctx, line)
+				if err != nil {
+					t.Fatalf("Decide(%s) = %v", line, err)
+				}
+				if status != wantStatus || !bytes.Equal(got, want) {
+					t.Errorf("Decide(%s)\n got %s %s\nwant %s %s", line, status, got, wantStatus, want)
+				}
+			}
+		})
+	}
+}
+
+// TestDecideJSONErrors: DecideJSON answers as engine.RuleSet.ResolveJSON
+// does, an *engine.Error for an input it refuses, and a line past the
+// hosts' limit is too_long, as on every host.
+func TestDecideJSONErrors(t *testing.T) {
+	m := compileDecision(t)
+	ctx := context.Background()
+	d, err := m.NewDecider(ctx, rules.Plans, "jax@v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	for _, c := range []struct {
+		line string
+		code engine.Code
+	}{
+		{`{"platform":"gpu"}`, engine.CodeMissingField},
+		{`{"platform":"gpu","platform_version":"cuda","local_hardware_id":"0"}`, engine.CodeWrongType},
+		{`{"platform":"gpu",`, engine.CodeJSON},
+		{`{"platform":"` + strings.Repeat("x", answer.MaxLineLen) + `"}`, engine.CodeTooLong},
+	} {
+		_, err := d.DecideJSON(ctx, []byte(c.line))
+		var e *engine.Error
+		if !errors.As(err, &e) || e.Code != c.code || !e.Code.Input() {
+			t.Errorf("DecideJSON(%.40s...) = %v, want an input error %s", c.line, err, c.code)
+		}
+	}
+	if _, err := d.DecideJSON(ctx, []byte(`{"platform":"` + strings.Repeat("x", answer.MaxLineLen) + `"}`)); err == nil || err.Error() != answer.TooLong().Error() {
+		t.Errorf("a line past MaxLineLen: %v, want %v", err, answer.TooLong())
+	}
+	out, err := d.DecideJSON(ctx, []byte(`{"platform":"cpu","platform_version":"cpu","local_hardware_id":0}`))
+	if err != nil || !bytes.Contains(out, []byte(`"device_type":"kDLCPU"`)) {
+		t.Errorf("DecideJSON(cpu) = %s, %v; want kDLCPU", out, err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	var e *engine.Error
+	if _, err := d.DecideJSON(canceled, []byte(`{}`)); !errors.As(err, &e) || e.Code != engine.CodeCanceled {
+		t.Errorf("DecideJSON on a canceled context = %v, want canceled", err)
+	}
+}
+
+// TestNewDeciderRefuses: bytes that are not a plan, a version the set
+// lacks and a module that is not WebAssembly are refused with their
+// codes, and the module goes on loading good plans.
+func TestNewDeciderRefuses(t *testing.T) {
+	m := compileDecision(t)
+	ctx := context.Background()
+	cases := []struct {
+		plan []byte
+		ref  string
+		code engine.Code
+	}{
+		{[]byte("not a plan"), "", "bad_plan"},
+		{rules.Plans[:len(rules.Plans)/2], "jax@v3", "bad_plan"},
+		{rules.Plans, "jax@v99", engine.CodeNoRuleSet},
+		{rules.Plans, "", "bad_plan"}, // a set is not a plan
+	}
+	for _, c := range cases {
+		d, err := m.NewDecider(ctx, c.plan, c.ref)
+		var e *engine.Error
+		if !errors.As(err, &e) || e.Code != c.code {
+			t.Errorf("NewDecider(%.12q, %q) = %v, want %s", c.plan, c.ref, err, c.code)
+		}
+		if d != nil {
+			d.Close(ctx)
+		}
+	}
+	if _, err := CompileDecision(ctx, DecisionConfig{Module: []byte("plain text")}); err == nil || !strings.Contains(err.Error(), "not WebAssembly") {
+		t.Errorf("CompileDecision(text) = %v, want a module_error", err)
+	}
+	cat, err := nativeCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := cat.RuleSet("numpy")
+	data, err := rs.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := m.NewDecider(ctx, data, "")
+	if err != nil {
+		t.Fatalf("NewDecider(a plan of %s) = %v", rs.Ref(), err)
+	}
+	d.Close(ctx)
+}
+
+// TestDecisionDeps: the decision module links package plan and the
+// standard library's smallest parts: no engine, cel-go, protobuf, YAML,
+// encoding/json, fmt or reflect, which are what made the compiler module
+// large.
+func TestDecisionDeps(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "../wasm/decision")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./wasm/decision: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if bannedInDecision(p) {
+			t.Errorf("the decision module imports %s", p)
+		}
+	}
+}
+
+func bannedInDecision(pkg string) bool {
+	switch pkg {
+	case "encoding/json", "fmt", "reflect", "strings", "unicode":
+		return true
+	}
+	for _, prefix := range []string{"cel.dev/", "google.golang.org/protobuf", "go.yaml.in/", "gopkg.in/yaml", "github.com/dlroute/dlroute/engine", "github.com/dlroute/dlroute/internal/"} {
+		if strings.HasPrefix(pkg, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// decisionLine is a JSON line of an unknown GPU platform never seen
+// before, as uniqueInput: a miss in every memo.
+func decisionLine(i int64) []byte {
+	return []byte(`{"platform":"gpu","platform_version":"fork ` + strconv.FormatInt(i, 10) + `","local_hardware_id":0}`)
+}
+
+// BenchmarkDecisionMiss compares a decision of jax's newest version on a
+// line never seen before: "native-miss" is engine.RuleSet.ResolveJSON
+// (cel-go, its memo missing), "plan" the plan decided natively, and
+// "module" the decision module in wazero:
+//
+//	go test ./wasmhost -short -run '^$' -bench 'BenchmarkDecisionMiss' -benchmem -count 5
+func BenchmarkDecisionMiss(b *testing.B) {
+	ctx := context.Background()
+	cat, err := nativeCatalog()
+	if err != nil {
+		b.Fatal(err)
+	}
+	native, _ := cat.RuleSet("jax")
+	var n int64
+	b.Run("native-miss", func(b *testing.B) {
+		for b.Loop() {
+			n++
+			if _, err := native.ResolveJSON(ctx, decisionLine(n)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("module", func(b *testing.B) {
+		d, err := compileDecision(b).NewDecider(ctx, rules.Plans, native.Ref())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			n++
+			if _, err := d.DecideJSON(ctx, decisionLine(n)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkDecisionStart measures a host's start to its first decision:
+// compile the decision module from a warm compilation cache, instantiate
+// it, load jax's newest plan from rules.Plans, decide one line:
+//
+//	go test ./wasmhost -short -run '^$' -bench 'BenchmarkDecisionStart' -count 5
+func BenchmarkDecisionStart(b *testing.B) {
+	ctx := context.Background()
+	wasm, err := decisionWasm()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := wazero.NewCompilationCache()
+	defer cache.Close(ctx)
+	start := func() {
+		m, err := CompileDecision(ctx, DecisionConfig{Module: wasm, Cache: cache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer m.Close(ctx)
+		d, err := m.NewDecider(ctx, rules.Plans, "jax@v3")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.DecideJSON(ctx, decisionLine(1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start() // fills the cache
+	for b.Loop() {
+		start()
+	}
+}
