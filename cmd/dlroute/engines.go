@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
@@ -80,7 +82,11 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, str
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		runner, err := wasmhost.NewRunner(ctx, wasmhost.RunnerConfig{Module: module, Host: wasmhost.Host{Copier: copier}})
+		shared, err := compiledModule(ctx, module)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		runner, err := shared.NewRunner(ctx)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -118,4 +124,50 @@ func validEngine(kind string, stderr io.Writer) bool {
 	}
 	fmt.Fprintf(stderr, "error: unknown engine %q\nhint: --engine is native or wasm\n", kind)
 	return false
+}
+
+// callTimeout bounds one decision of the module (RunnerConfig.CallTimeout).
+// The tests raise it to their binary's own timeout (main_test.go), so that
+// a busy machine fails no case for being slow; wasmhost's tests check the
+// bound itself.
+var callTimeout = wasmhost.DefaultCallTimeout
+
+// compiled is the module as this process compiled it, by the digest of its
+// bytes: every --engine wasm command a process runs (the tests run
+// hundreds in one) shares its compiled code, where each would otherwise
+// decode and validate the module's 24 MB again (wazero's cache on disk
+// keeps the machine code, not that check).
+var compiled struct {
+	sync.Mutex
+	digest [sha256.Size]byte
+	module *wasmhost.Module
+}
+
+// compiledModule compiles module once per process, or again when the
+// bytes differ from the last ones compiled ($DLROUTE_WASM names another
+// file). Its runners copy with the copier in force at each call, so a test
+// that replaces copier is obeyed by the shared module too.
+func compiledModule(ctx context.Context, module []byte) (*wasmhost.Module, error) {
+	digest := sha256.Sum256(module)
+	compiled.Lock()
+	defer compiled.Unlock()
+	if compiled.module != nil && compiled.digest == digest {
+		return compiled.module, nil
+	}
+	m, err := wasmhost.Compile(context.WithoutCancel(ctx), wasmhost.RunnerConfig{Module: module, Host: wasmhost.Host{Copier: currentCopier{}}, CallTimeout: callTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if compiled.module != nil {
+		compiled.module.Close(ctx) // closes once its last runner does
+	}
+	compiled.digest, compiled.module = digest, m
+	return m, nil
+}
+
+// currentCopier copies with copier as it is at the call.
+type currentCopier struct{}
+
+func (currentCopier) CopyToHost(ctx context.Context, src machine.Buffer) (machine.Buffer, error) {
+	return copier.CopyToHost(ctx, src)
 }
