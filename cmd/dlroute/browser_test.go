@@ -117,7 +117,7 @@ func browser(t *testing.T) context.Context {
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, testenv.Patience(t))
 	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatalf("starting chromium: %v", err)
@@ -159,10 +159,11 @@ func eval[T any](p page, js string) T {
 	return v
 }
 
-// waitFor waits until a JavaScript condition holds, for up to 20 s.
+// waitFor waits until a JavaScript condition holds, for as long as the
+// test may run.
 func (p page) waitFor(what, cond string) {
 	p.t.Helper()
-	p.waitWithin(20*time.Second, what, cond)
+	p.waitWithin(testenv.Patience(p.t), what, cond)
 }
 
 // waitWithin waits until a JavaScript condition holds, for up to d.
@@ -235,7 +236,7 @@ func (p page) decision() (text, rule, state string) {
 
 func (p page) wantDecision(what, rule, contains string) {
 	p.t.Helper()
-	p.wantDecisionWithin(20*time.Second, what, rule, contains)
+	p.wantDecisionWithin(testenv.Patience(p.t), what, rule, contains)
 }
 
 func (p page) wantDecisionWithin(d time.Duration, what, rule, contains string) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 )
 
 // TestBundleBuildRefusesNonRegular: `bundle build` over a folder whose
@@ -44,8 +45,8 @@ func TestBundleBuildRefusesNonRegular(t *testing.T) {
 			}()
 			select {
 			case <-done:
-			case <-time.After(30 * time.Second):
-				t.Fatal("bundle build did not return in 30 s")
+			case <-time.After(testenv.Patience(t)):
+				t.Fatal("bundle build had not returned when the test's time ran out")
 			}
 			if status != 1 || !strings.Contains(stderr.String(), c.want) {
 				t.Errorf("bundle build: status %d, stderr %q; want 1 and %q", status, stderr.String(), c.want)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/testenv"
 )
 
 const (
@@ -112,7 +113,7 @@ func TestResolveJSONAnswersEachLineInTime(t *testing.T) {
 			if !ok || answers.Text() != exchange[1] {
 				t.Fatalf("after %s: got %q (%v), want %s", exchange[0], answers.Text(), answers.Err(), exchange[1])
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testenv.Patience(t)):
 			t.Fatalf("after %s: no answer while stdin stays open", exchange[0])
 		}
 	}

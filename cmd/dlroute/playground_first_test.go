@@ -436,7 +436,7 @@ func deserialized(q page, url string) int {
 	q.run("ending the trace", tracer(false))
 	select {
 	case <-done:
-	case <-time.After(gateWait):
+	case <-time.After(testenv.Patience(q.t)):
 		q.t.Fatal("the trace did not end")
 	}
 	mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 )
 
 // `dlroute playground --rules DIR` follows DIR through the gate serve
@@ -182,8 +183,8 @@ func (ch eventStream) next(t *testing.T) sse {
 			t.Fatalf("the event stream ended")
 		}
 		return e
-	case <-time.After(gateWait):
-		t.Fatalf("no event in %v", gateWait)
+	case <-time.After(testenv.Patience(t)):
+		t.Fatalf("no event when the test's time ran out")
 	}
 	return sse{}
 }
@@ -203,12 +204,6 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
-
-// gateWait bounds the wait for a change saved on disk to reach the page:
-// the server admits it only after compiling every rule set and running
-// every test, natively, which under the race detector on a loaded machine
-// took over 20 s (10.9 s at load 3.5; 1.4 s without -race).
-const gateWait = 90 * time.Second
 
 // TestPlaygroundInBrowserFollowsRules: a person has the page open on
 // --rules DIR and edits DIR in their own editor. Each save that passes
@@ -232,7 +227,7 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 	// A marker saved on disk decides, with no reload.
 	saved := time.Now()
 	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: nvfork, device: kDLCUDA}")
-	p.wantDecisionWithin(gateWait, "the marker saved on disk", "gpu", "(kDLCUDA, 0)")
+	p.wantDecisionWithin(testenv.Patience(t), "the marker saved on disk", "gpu", "(kDLCUDA, 0)")
 	took := time.Since(saved)
 	t.Logf("a marker saved on disk to the page's new decision: %v", took.Round(time.Millisecond))
 	if !eval[bool](p, `window.sameDocument === true`) {
@@ -252,7 +247,7 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 	p.paste("input-platform_version", "pagefork 1.0")
 	p.wantDecision("the page's own marker", "gpu", "(kDLCUDA, 0)")
 	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: diskfork, device: kDLCUDA}")
-	p.waitWithin(gateWait, "the conflict", `!!document.querySelector('[data-testid=live-conflicts]')`)
+	p.waitWithin(testenv.Patience(t), "the conflict", `!!document.querySelector('[data-testid=live-conflicts]')`)
 	if got := p.text("live-conflicts"); !strings.Contains(got, "jax/v3/rules.yaml") {
 		t.Errorf("the conflict says %q", got)
 	}
@@ -271,7 +266,7 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 	// A typo saved on disk is refused where it is; the decision stands.
 	good := readFile(t, rulesFile)
 	writeFile(t, rulesFile, strings.Replace(good, "platform_version.contains(m.marker)", "platform_versoin.contains(m.marker)", 1))
-	p.waitWithin(gateWait, "the refusal", `!!document.querySelector('[data-testid=live-errors]')`)
+	p.waitWithin(testenv.Patience(t), "the refusal", `!!document.querySelector('[data-testid=live-errors]')`)
 	refusal, errs := p.text("live-refusal"), p.text("live-errors")
 	if !strings.Contains(refusal, "refused at the compile step") || !strings.Contains(errs, "jax/v3/rules.yaml:") || !strings.Contains(errs, "platform_versoin") {
 		t.Errorf("the refusal says %q, its errors %q; want the compile step, the file and line, and the typo", refusal, errs)
@@ -279,7 +274,7 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 	p.wantDecision("the last good rules deciding", "gpu", "(kDLCUDA, 0)")
 	p.screenshot("12-live-refused.png")
 	writeFile(t, rulesFile, good)
-	p.waitWithin(gateWait, "the refusal withdrawn", `document.querySelector('[data-testid=live]').hidden`)
+	p.waitWithin(testenv.Patience(t), "the refusal withdrawn", `document.querySelector('[data-testid=live]').hidden`)
 
 	// A new version moved in whole appears in the menu, as the default.
 	staging := filepath.Join(t.TempDir(), "v4")
@@ -291,7 +286,7 @@ func TestPlaygroundInBrowserFollowsRules(t *testing.T) {
 	if err := os.Rename(staging, filepath.Join(dir, "jax", "v4")); err != nil {
 		t.Fatal(err)
 	}
-	p.waitWithin(gateWait, "jax@v4 in the menu", `[...document.querySelector('[data-testid=ruleset]').options].some((o) => o.value === 'jax@v4' && o.text.includes('default'))`)
+	p.waitWithin(testenv.Patience(t), "jax@v4 in the menu", `[...document.querySelector('[data-testid=ruleset]').options].some((o) => o.value === 'jax@v4' && o.text.includes('default'))`)
 	if !eval[bool](p, `window.sameDocument === true`) {
 		t.Errorf("the page was reloaded")
 	}

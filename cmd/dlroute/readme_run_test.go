@@ -135,7 +135,7 @@ func TestREADMESnippetsRun(t *testing.T) {
 			t.Errorf("%s: the block names /tmp where the test cannot give it a directory of its own, so it would read what an earlier run left there:\n%s", at, strings.Join(left, "\n"))
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
 		cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
 		cmd.Dir = clone
 		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONUNBUFFERED=1", "TMPDIR="+tmp)
@@ -144,7 +144,7 @@ func TestREADMESnippetsRun(t *testing.T) {
 		if mode == "serves" {
 			runUntil(t, cmd, &out, why, at)
 		} else if err := cmd.Run(); ctx.Err() != nil {
-			t.Errorf("%s: the block ran past 10 minutes:\n%s", at, out.String())
+			t.Errorf("%s: the block had not ended when the test's time ran out:\n%s", at, out.String())
 		} else if status := exitStatus(err); status != wantStatus(mode, why) || readmeFailure.MatchString(out.String()) {
 			t.Errorf("%s: the block, pasted, fails (%v):\n%s\noutput:\n%s", at, err, block, out.String())
 		} else {
@@ -171,14 +171,14 @@ func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want, at string) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	deadline := time.After(5 * time.Minute)
+	deadline := time.After(testenv.Patience(t))
 	for !bytes.Contains([]byte(out.String()), []byte(want)) {
 		select {
 		case err := <-done:
 			t.Errorf("%s: the block ended (%v) before it printed %q:\n%s", at, err, want, out.String())
 			return
 		case <-deadline:
-			t.Errorf("%s: the block did not print %q in 5 minutes:\n%s", at, want, out.String())
+			t.Errorf("%s: the block had not printed %q when the test's time ran out:\n%s", at, want, out.String())
 			killGroup(cmd)
 			<-done
 			return
