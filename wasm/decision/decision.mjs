@@ -1,0 +1,110 @@
+// The decision module (ABI version 2, ABI.md beside this file) in
+// Node.js: node:wasi for the Go runtime, and the few calls that load a
+// plan and decide JSON lines. It has no dependency and no host functions.
+
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+/** The ABI version this client speaks. */
+export const ABI_VERSION = 2;
+
+/** The statuses of ABI.md, by name. */
+export const STATUS = Object.freeze({ ok: 0, input_error: 1, eval_error: 2, load_error: 3, no_ruleset: 4, bad_handle: 5, too_small: 7 });
+
+const NAMES = Object.fromEntries(Object.entries(STATUS).map(([k, v]) => [v, k]));
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * A Decider is one instance of the decision module with one plan loaded.
+ * `module` is a WebAssembly.Module (or the module's bytes); `plan` is one
+ * plan's bytes, or with `ref` a set of plans (rules/plans.bin) and the
+ * version to take from it. It throws an Error whose `code` is the
+ * module's (bad_plan, no_ruleset) or "module_error".
+ */
+export class Decider {
+  constructor(module, plan, ref = "") {
+    if (!(module instanceof WebAssembly.Module)) module = new WebAssembly.Module(module);
+    const { WASI } = require("node:wasi");
+    const wasi = new WASI({ version: "preview1", args: ["decision"], env: {}, returnOnExit: true });
+    this.instance = new WebAssembly.Instance(module, wasi.getImportObject());
+    wasi.initialize(this.instance);
+    this.x = this.instance.exports;
+    const version = this.x.dlroute_abi_version?.();
+    if (version !== ABI_VERSION) throw moduleError(`the decision module speaks ABI version ${version}; this client speaks ${ABI_VERSION}`);
+    this.out = this.#alloc(512);
+    this.in = this.#alloc(512);
+    const planBuf = this.#put({ ptr: 0, cap: 0 }, plan);
+    let r;
+    if (ref) {
+      const refBuf = this.#put({ ptr: 0, cap: 0 }, encoder.encode(ref));
+      r = this.#call((out, cap) => this.x.dlroute_load_set(planBuf.ptr, plan.length, refBuf.ptr, refBuf.len, out, cap), true);
+      this.x.dlroute_free(refBuf.ptr);
+    } else {
+      r = this.#call((out, cap) => this.x.dlroute_load_plan(planBuf.ptr, plan.length, out, cap), true);
+    }
+    this.x.dlroute_free(planBuf.ptr);
+    if (r.status !== STATUS.ok) {
+      const body = JSON.parse(r.text);
+      throw Object.assign(new Error((Array.isArray(body) ? body[0] : body).message), { code: (Array.isArray(body) ? body[0] : body).code });
+    }
+    this.handle = r.value;
+  }
+
+  /**
+   * decide decides one JSON line (a string or UTF-8 bytes) and returns
+   * {status, text}: the decision's JSON with status "ok", or an error
+   * object's JSON with "input_error" or "eval_error", the bytes every
+   * dlroute host answers.
+   */
+  decide(line) {
+    const bytes = typeof line === "string" ? encoder.encode(line) : line;
+    this.#put(this.in, bytes);
+    const r = this.#call((out, cap) => this.x.dlroute_decide(this.handle, this.in.ptr, bytes.length, out, cap), false);
+    return { status: NAMES[r.status], text: r.text };
+  }
+
+  #alloc(cap) {
+    const ptr = this.x.dlroute_alloc(cap);
+    if (ptr === 0) throw moduleError(`dlroute_alloc(${cap}) failed`);
+    return { ptr, cap, len: 0 };
+  }
+
+  #put(buf, bytes) {
+    if (buf.cap < bytes.length || buf.ptr === 0) {
+      if (buf.ptr !== 0) this.x.dlroute_free(buf.ptr);
+      Object.assign(buf, this.#alloc(Math.max(bytes.length, 512)));
+    }
+    new Uint8Array(this.x.memory.buffer, buf.ptr, bytes.length).set(bytes);
+    buf.len = bytes.length;
+    return buf;
+  }
+
+  // call runs f(out, cap), growing the output on too_small, and returns
+  // the status, the low 32 bits (a handle when handle is set) and the
+  // output's text.
+  #call(f, handle) {
+    for (let i = 0; i < 3; i++) {
+      const r = f(this.out.ptr, this.out.cap);
+      const status = Number(r >> 32n);
+      const value = Number(r & 0xffffffffn);
+      if (status === STATUS.too_small) {
+        if (value <= this.out.cap) throw moduleError(`too_small asking for ${value} bytes of ${this.out.cap}`);
+        this.x.dlroute_free(this.out.ptr);
+        this.out = this.#alloc(value);
+        continue;
+      }
+      if (!(status in NAMES)) throw moduleError(`status ${status} is not in ABI.md`);
+      if ((status === STATUS.ok && handle) || status === STATUS.bad_handle) return { status, value, text: "" };
+      if (value > this.out.cap) throw moduleError(`an output of ${value} bytes in a buffer of ${this.out.cap}`);
+      return { status, value, text: decoder.decode(new Uint8Array(this.x.memory.buffer, this.out.ptr, value)) };
+    }
+    throw moduleError("too_small three times in one call");
+  }
+}
+
+function moduleError(message) {
+  return Object.assign(new Error(message), { code: "module_error" });
+}
