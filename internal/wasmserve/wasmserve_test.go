@@ -159,7 +159,7 @@ func TestWasmAttackKeepsHealthz(t *testing.T) {
 		select {
 		case a := <-attacks:
 			done++
-			// canceled is the deadline's doing (the guest would run 13 s);
+			// canceled is the deadline's doing (the guest runs over a second);
 			// how soon after it is the machine's.
 			if a.status != http.StatusInternalServerError || !strings.Contains(a.body, `"code":"canceled"`) {
 				t.Errorf("an attack got %d after %v: %s; want 500 canceled at its %v deadline", a.status, a.took, a.body, timeout)
