@@ -18,6 +18,7 @@ import (
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/plan"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -223,8 +224,10 @@ func decisionLine(i int64) []byte {
 
 // BenchmarkDecisionMiss compares a decision of jax's newest version on a
 // line never seen before: "native-miss" is engine.RuleSet.ResolveJSON
-// (cel-go, its memo missing), "plan" the plan decided natively, and
-// "module" the decision module in wazero:
+// (cel-go, its memo missing), "native-miss-input" engine.RuleSet.Resolve
+// of the same input already decoded (BenchmarkWasmResolve's native-miss,
+// the baseline), "plan" the plan decided natively, and "module"
+// the decision module in wazero:
 //
 //	go test ./wasmhost -short -run '^$' -bench 'BenchmarkDecisionMiss' -benchmem -count 5
 func BenchmarkDecisionMiss(b *testing.B) {
@@ -239,6 +242,30 @@ func BenchmarkDecisionMiss(b *testing.B) {
 		for b.Loop() {
 			n++
 			if _, err := native.ResolveJSON(ctx, decisionLine(n)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("native-miss-input", func(b *testing.B) {
+		for b.Loop() {
+			n++
+			if _, err := native.Resolve(ctx, uniqueInput(n)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plan", func(b *testing.B) {
+		data, err := native.Plan()
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := plan.Decode(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			n++
+			if _, err := p.Decide(decisionLine(n)); err != nil {
 				b.Fatal(err)
 			}
 		}
