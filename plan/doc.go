@@ -35,9 +35,24 @@
 // exists_one, map, filter). The engine refuses anything else when it
 // builds the plan, at the expression's file, line and column.
 //
+// # Sets of plans
+//
+// EncodeSet writes several versions' plans as one file and DecodeSet
+// reads it: rules/plans.bin (rules.Plans) holds every embedded version's,
+// made by `go generate ./rules` (engine.WritePlans) and checked fresh.
+//
+// # What it links
+//
+// Decide reads its JSON line with a reader of its own that follows
+// encoding/json's scanner, values, messages and offsets alike, and
+// formats its messages without fmt: the package imports no encoding/json,
+// fmt, reflect, strings or encoding/binary, so that the decision module
+// (wasm/decision), which links only this package, stays small
+// (BENCHMARKS.md, "The decision module").
+//
 // # Not yet
 //
-// This is the first layer of "compile once, evaluate a plan everywhere":
-// explain traces, the WebAssembly decision module, the hosts and bundles
-// do not use plans yet.
+// Explain traces, the host functions (platform_version, the copier of an
+// exchange) and bundles carrying plans are the engine's and the compiler
+// module's only.
 package plan

@@ -24,3 +24,20 @@ func Example() {
 	fmt.Println(string(out), err)
 	// Output: {"device_type":"kDLROCM","device_type_code":10,"device_id":0,"rule":"gpu","ruleset":"jax@v3"} <nil>
 }
+
+// rules.Plans is every embedded version's plan in one set: a host that
+// only decides takes the version it needs from it.
+func ExampleDecodeSet() {
+	entries, err := plan.DecodeSet(rules.Plans)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, e := range entries {
+		if e.Ref == "numpy@v2" {
+			p, _ := plan.Decode(e.Plan)
+			fmt.Println(p.Ref, len(p.Rules) > 0)
+		}
+	}
+	// Output: numpy@v2 true
+}

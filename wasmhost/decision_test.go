@@ -317,3 +317,27 @@ func BenchmarkDecisionStart(b *testing.B) {
 		start()
 	}
 }
+
+// TestDecisionReleasedHandle: after dlroute_release a handle answers
+// bad_handle, and DecideJSON says the module answered outside what it
+// asked for.
+func TestDecisionReleasedHandle(t *testing.T) {
+	m := compileDecision(t)
+	ctx := context.Background()
+	d, err := m.NewDecider(ctx, rules.Plans, "jax@v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	if _, err := d.mod.ExportedFunction("dlroute_release").Call(ctx, uint64(d.handle)); err != nil {
+		t.Fatal(err)
+	}
+	line := []byte(`{"platform":"cpu","platform_version":"cpu","local_hardware_id":0}`)
+	if _, status, err := d.Decide(ctx, line); err != nil || status != abi.StatusBadHandle {
+		t.Errorf("Decide after release = %s, %v; want bad_handle", status, err)
+	}
+	var e *engine.Error
+	if _, err := d.DecideJSON(ctx, line); !errors.As(err, &e) || e.Code != CodeModule {
+		t.Errorf("DecideJSON after release = %v, want %s", err, CodeModule)
+	}
+}
