@@ -367,10 +367,11 @@ func TestCallDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	// The probe hangs until the test ends, so an answer at all is the
+	// deadline's doing; how soon is the machine's.
 	_, err = rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 9})
-	if e := engine.Errors(err); len(e) != 1 || !strings.Contains(e[0].Message, "device 9") && e[0].Code != engine.CodeCanceled || time.Since(start) > 5*time.Second {
-		t.Fatalf("a hanging probe: got %v after %v, want an error naming device 9, or canceled, after 200ms", err, time.Since(start))
+	if e := engine.Errors(err); len(e) != 1 || !strings.Contains(e[0].Message, "device 9") && e[0].Code != engine.CodeCanceled {
+		t.Fatalf("a hanging probe: got %v, want an error naming device 9, or canceled, at the 200ms CallTimeout", err)
 	}
 	d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "local_hardware_id": 0})
 	if err != nil || d.DeviceType != "kDLCUDA" {
@@ -391,7 +392,7 @@ func TestGuestStoppedAtTheDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close(ctx)
-	if err := r.Load(ctx, ruletest.WithSlowRules(ruletest.Rules(), 100)); err != nil {
+	if err := r.Load(ctx, ruletest.WithSlowRules(ruletest.Rules(), 10)); err != nil { // as many as engine.MaxDecisionCost allows
 		t.Fatal(err)
 	}
 	rs, err := r.RuleSet(ctx, "jax")
@@ -408,25 +409,23 @@ func TestGuestStoppedAtTheDeadline(t *testing.T) {
 		{"CallTimeout", 0, "CallTimeout"},
 	} {
 		callCtx, cancel := ctx, context.CancelFunc(func() {})
-		limit := 2 * timeout
 		if c.deadline > 0 {
 			callCtx, cancel = context.WithTimeout(ctx, c.deadline)
-			limit = c.deadline
 		}
-		start := time.Now()
+		// The message names the deadline that ended the call; how soon
+		// after it the guest stopped is the machine's.
 		_, err := rs.Resolve(callCtx, slow)
-		took := time.Since(start)
 		cancel()
 		e := engine.Errors(err)
-		if len(e) != 1 || e[0].Code != engine.CodeCanceled || !strings.Contains(e[0].Message, c.want) || took > limit+time.Second {
-			t.Fatalf("%s: the slow rules got %v after %v; want canceled (%q) at %v", c.name, err, took, c.want, limit)
+		if len(e) != 1 || e[0].Code != engine.CodeCanceled || !strings.Contains(e[0].Message, c.want) {
+			t.Fatalf("%s: the slow rules got %v; want canceled (%q)", c.name, err, c.want)
 		}
-		replaced := time.Now().Add(time.Minute) // replaceTimeout
+		replaced := time.Now().Add(testenv.Patience(t))
 		for len(r.idle) == 0 && time.Now().Before(replaced) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		if len(r.idle) == 0 {
-			t.Fatalf("%s: the stopped instance was not replaced in a minute", c.name)
+			t.Fatalf("%s: the stopped instance had not been replaced when the test's time ran out", c.name)
 		}
 		d, err := rs.Resolve(ctx, engine.Input{"platform": "gpu", "platform_version": "rocm 60200", "local_hardware_id": 1})
 		if err != nil || d.DeviceType != "kDLROCM" || d.DeviceID != 1 {
