@@ -37,15 +37,28 @@ type Decision struct {
 // refuses is an *Error whose Code.Input() is true; an evaluation that
 // could not decide is any other *Error.
 func (p *Plan) Decide(line []byte) ([]byte, error) {
+	out, err := p.AppendDecide(make([]byte, 0, 192), line)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AppendDecide is Decide appending the decision's JSON to dst, for a
+// host that reuses one buffer for every answer (the decision module,
+// whose allocations are its costliest steps). On an error it returns
+// dst unchanged.
+func (p *Plan) AppendDecide(dst, line []byte) ([]byte, error) {
 	in, err := p.decodeInput(line)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	d, err := p.decide(in, new(uint64))
+	var steps uint64
+	d, err := p.decide(in, &steps)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	return d.AppendJSON(nil), nil
+	return d.AppendJSON(dst), nil
 }
 
 // frame is one evaluation: the slots of inputs, values and comprehension

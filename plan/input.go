@@ -19,7 +19,7 @@ func (p *Plan) decodeInput(data []byte) (map[string]any, *Error) {
 	if !utf8.Valid(data) {
 		return nil, &Error{Code: CodeInvalidUTF8, Message: sprintf("input is not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
 	}
-	obj, err := readObject(data)
+	obj, err := readObject(data, p.Inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -296,20 +296,24 @@ func (t *Type) celValue(v any) any {
 	if v == nil {
 		return nil
 	}
-	switch t.Kind {
-	case KindString:
-		return v.(string)
+	switch t.Kind { // v itself where it is the value already: no copy
+	case KindString, KindBool:
+		return v
 	case KindInt:
+		if _, ok := v.(int64); ok {
+			return v
+		}
 		i, _ := intOf(v)
 		return i
 	case KindUint:
 		i, _ := intOf(v)
 		return uint64(i)
 	case KindDouble:
+		if _, ok := v.(float64); ok {
+			return v
+		}
 		f, _ := asDouble(v)
 		return f
-	case KindBool:
-		return v.(bool)
 	case KindList:
 		items := v.([]any)
 		out := make([]any, len(items))

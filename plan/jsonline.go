@@ -25,7 +25,9 @@ const maxNesting = 10000
 // readObject reads one JSON object, the whole of data, as DecodeInput
 // does: the value, nothing but white space after it, an object, no key
 // given twice.
-func readObject(data []byte) (map[string]any, *Error) {
+//
+// A key equal to the name of one of inputs is that name, not a copy.
+func readObject(data []byte, inputs []Input) (map[string]any, *Error) {
 	end, msg := scanValue(data, 0)
 	if msg != "" {
 		return nil, &Error{Code: CodeJSON, Message: msg}
@@ -33,15 +35,15 @@ func readObject(data []byte) (map[string]any, *Error) {
 	if at, extra := trailing(data, end); extra {
 		return nil, &Error{Code: CodeJSON, Message: "unexpected data after the JSON object (at byte " + strconv.Itoa(at) + ")"}
 	}
-	b := &builder{data: data}
+	b := &builder{data: data, inputs: inputs}
 	b.space()
 	v := b.value()
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, &Error{Code: CodeJSON, Message: "input is " + goTypeName(v) + "; want a JSON object"}
 	}
-	if b.dup != nil {
-		return nil, &Error{Code: CodeJSON, Message: "input has " + strconv.Quote(*b.dup) + " twice"}
+	if b.twice {
+		return nil, &Error{Code: CodeJSON, Message: "input has " + strconv.Quote(b.dup) + " twice"}
 	}
 	return obj, nil
 }
@@ -51,8 +53,17 @@ func readObject(data []byte) (map[string]any, *Error) {
 // the error's message: encoding/json's SyntaxError and its offset, or
 // its "unexpected EOF" and the engine's words for an empty line.
 func scanValue(data []byte, start int) (end int, msg string) {
-	s := scanner{step: stBeginValue}
+	var room [16]byte // the stack's first levels, without an allocation
+	s := scanner{step: stBeginValue, stack: room[:0]}
 	for i := start; i < len(data); i++ {
+		if s.step == stInString { // most of a line: skip what cannot end the string
+			for i < len(data) && data[i] >= 0x20 && data[i] != '"' && data[i] != '\\' {
+				i++
+			}
+			if i == len(data) {
+				break
+			}
+		}
 		switch s.next(data[i]) {
 		case resEnd:
 			return i, ""
@@ -405,10 +416,12 @@ func quoteChar(c byte) string {
 // builder reads a value that scanValue has found well formed, as
 // encoding/json's decoding into an any with UseNumber does.
 type builder struct {
-	data  []byte
-	i     int
-	depth int
-	dup   *string // the top-level object's first key given twice
+	data   []byte
+	inputs []Input // their names are the keys' likely strings
+	i      int
+	depth  int
+	dup    string // the top-level object's first key given twice, when twice
+	twice  bool
 }
 
 func (b *builder) space() {
@@ -422,14 +435,14 @@ func (b *builder) value() any {
 	case '{':
 		b.i++
 		b.depth++
-		m := map[string]any{}
+		m := make(map[string]any, 8) // one group of slots: an input's usual size, grown past it
 		for b.space(); b.data[b.i] != '}'; b.space() {
-			k := b.str()
+			k := b.key()
 			b.space()
 			b.i++ // :
 			b.space()
-			if _, seen := m[k]; seen && b.depth == 1 && b.dup == nil {
-				b.dup = &k
+			if _, seen := m[k]; seen && b.depth == 1 && !b.twice {
+				b.dup, b.twice = k, true
 			}
 			m[k] = b.value()
 			b.space()
@@ -475,6 +488,23 @@ func (b *builder) value() any {
 
 func isNumberByte(c byte) bool {
 	return '0' <= c && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
+}
+
+// key reads an object's key: an input's name, when it is, without a copy.
+func (b *builder) key() string {
+	end := b.i + 1
+	for end < len(b.data) && b.data[end] != '"' && b.data[end] != '\\' {
+		end++
+	}
+	if b.data[end] == '"' {
+		for i := range b.inputs {
+			if name := b.inputs[i].Name; string(b.data[b.i+1:end]) == name {
+				b.i = end + 1
+				return name
+			}
+		}
+	}
+	return b.str()
 }
 
 // str reads a string literal as encoding/json unquotes it: a lone or

@@ -73,7 +73,7 @@ func fromJSONNumbers(v any) any {
 // encoding/json's, or "".
 func sameRead(line []byte) string {
 	want, wantMsg := readObjectRef(line)
-	got, gotErr := readObject(line)
+	got, gotErr := readObject(line, []Input{{Name: "a"}, {Name: "platform"}, {Name: "x"}})
 	gotMsg := ""
 	if gotErr != nil {
 		gotMsg = gotErr.Message

@@ -45,6 +45,9 @@ var (
 	// plans are the handles' plans: handle h is plans[h-1], nil once
 	// released. Handles are never reused.
 	plans []*plan.Plan
+	// scratch is the answers' buffer, reused: an allocation is among the
+	// costliest steps of a decision in WebAssembly.
+	scratch = make([]byte, 0, 512)
 	// pinned keeps the host's buffers alive: Go's collector does not move
 	// memory, but it frees what nothing refers to.
 	pinned = map[unsafe.Pointer][]byte{}
@@ -106,15 +109,18 @@ func decide(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCa
 		err := &plan.Error{Code: plan.CodeTooLong, Message: "line is longer than 4194304 bytes"}
 		return write(out, outCap, err.AppendJSON(nil), statusInputError)
 	}
-	answer, err := p.Decide(line)
+	answer, err := p.AppendDecide(scratch[:0], line)
 	if err != nil {
 		e := err.(*plan.Error) // Decide's only error type
 		status := uint32(statusEvalError)
 		if e.Code.Input() {
 			status = statusInputError
 		}
-		return write(out, outCap, e.AppendJSON(nil), status)
+		answer = e.AppendJSON(answer[:0])
+		scratch = answer[:0]
+		return write(out, outCap, answer, status)
 	}
+	scratch = answer[:0]
 	return write(out, outCap, answer, statusOK)
 }
 
