@@ -7,7 +7,10 @@ import (
 )
 
 // TestImportsNoCompiler: a host that only decides embeds this package,
-// so it links no CEL compiler, protobuf or YAML, and builds for wasip1.
+// so it links no CEL compiler, protobuf or YAML, nor the parts of the
+// standard library that made a decision module large (encoding/json,
+// fmt, reflect, and strings and encoding/binary, which bring the unicode
+// tables and reflect), and builds for wasip1.
 func TestImportsNoCompiler(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
@@ -18,6 +21,10 @@ func TestImportsNoCompiler(t *testing.T) {
 			if strings.HasPrefix(p, banned) {
 				t.Errorf("package plan imports %s", p)
 			}
+		}
+		switch p {
+		case "encoding/json", "fmt", "reflect", "strings", "encoding/binary", "unicode":
+			t.Errorf("package plan imports %s (see RATIONALE.md, \"Why a hand-written JSON reader?\")", p)
 		}
 	}
 	cmd := exec.Command("go", "build", "-o", "/dev/null", ".")
