@@ -114,7 +114,7 @@ func (t *Type) describe() string {
 
 var (
 	dynType  = &Type{Kind: KindDyn, Text: "dyn"}
-	dynTypes = map[Kind]*Type{
+	dynTypes = [...]*Type{ // by Kind: an array, not a map, which would cost the module its initialization code
 		KindString: {Kind: KindString, Text: "dyn"},
 		KindInt:    {Kind: KindInt, Text: "dyn"},
 		KindDouble: {Kind: KindDouble, Text: "dyn"},
