@@ -15,7 +15,7 @@ import (
 // the examples against the shipped rules): `node --test test/*.test.mjs`.
 // The modules are the files the page serves, imported as they are
 // (package.json here says they are ES modules). The browser test
-// (cmd/dlroute TestPlaygroundInBrowser) covers the rest. It skips only
+// (e2e/playground TestPlaygroundInBrowser) covers the rest. It skips only
 // where node is not installed; .ci/run installs it.
 func TestPageModules(t *testing.T) {
 	testenv.Short(t, "the page's modules under node")

@@ -2,8 +2,10 @@ package main
 
 // The hosts the corpus (corpus_test.go) runs through besides the native
 // engine: the module through wazero (`dlroute resolve --json --engine
-// wasm`), through Node.js (wasm/node/resolve.mjs), and in the browser (the
-// playground's window.dlroute.resolveJSON, in headless Chromium).
+// wasm`), through Node.js (wasm/node/resolve.mjs), the C library and the
+// Python package. (The browser, the playground's
+// window.dlroute.resolveJSON in headless Chromium, is the e2e tier's:
+// e2e/playground's TestCorpusInBrowser.)
 
 import (
 	"bufio"
@@ -19,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/corpus"
 	"github.com/dlroute/dlroute/internal/ctest"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
@@ -30,52 +33,34 @@ import (
 // run), and returns its answering function.
 type corpusHost struct {
 	name  string
-	start func(t *testing.T, corpus []ruleSetCorpus) func(t *testing.T, c ruleSetCorpus) answers
+	start func(t *testing.T, lines []corpus.RuleSet) func(t *testing.T, c corpus.RuleSet) corpus.Answers
 }
 
 var corpusHosts = []corpusHost{
 	{"wazero", startWazero},
 	{"node", startNode},
-	{"browser", startBrowser},
 	{"c", startC},
 	{"python", startPython},
 }
 
-func hostNamed(name string) *corpusHost {
-	for i := range corpusHosts {
-		if corpusHosts[i].name == name {
-			return &corpusHosts[i]
-		}
-	}
-	return nil
-}
-
-func hostNames() []string {
-	var out []string
-	for _, h := range corpusHosts {
-		out = append(out, h.name)
-	}
-	return out
-}
-
-func startWazero(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
-	return func(t *testing.T, c ruleSetCorpus) answers {
+func startWazero(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
+	return func(t *testing.T, c corpus.RuleSet) corpus.Answers {
 		var stdout, stderr bytes.Buffer
-		status := run([]string{"resolve", "--json", "--engine", "wasm", "--ruleset", c.ref}, bytes.NewReader(c.stdin()), &stdout, &stderr)
-		return splitAnswers(stdout.Bytes(), status)
+		status := run([]string{"resolve", "--json", "--engine", "wasm", "--ruleset", c.Ref}, bytes.NewReader(c.Stdin()), &stdout, &stderr)
+		return corpus.SplitAnswers(stdout.Bytes(), status)
 	}
 }
 
 // startNode answers every corpus in one node process (testdata/
 // corpus_node.mjs, which answers each as wasm/node/resolve.mjs would): the
 // module starts once, not once per rule-set version.
-func startNode(t *testing.T, corpus []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
+func startNode(t *testing.T, lines []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
 	node := nodeBinary(t)
 	module := moduleFile(t)
 	var stdin bytes.Buffer
 	enc := json.NewEncoder(&stdin)
-	for _, c := range corpus {
-		enc.Encode(map[string]string{"ref": c.ref, "stdin": base64.StdEncoding.EncodeToString(c.stdin())})
+	for _, c := range lines {
+		enc.Encode(map[string]string{"ref": c.Ref, "stdin": base64.StdEncoding.EncodeToString(c.Stdin())})
 	}
 	cmd := exec.CommandContext(context.Background(), node, "testdata/corpus_node.mjs")
 	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+module)
@@ -85,7 +70,7 @@ func startNode(t *testing.T, corpus []ruleSetCorpus) func(*testing.T, ruleSetCor
 	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
 		t.Fatalf("node corpus_node.mjs: %v\n%s", err, stderr.String())
 	}
-	got := map[string]answers{}
+	got := map[string]corpus.Answers{}
 	dec := json.NewDecoder(&stdout)
 	for dec.More() {
 		var a struct {
@@ -96,12 +81,12 @@ func startNode(t *testing.T, corpus []ruleSetCorpus) func(*testing.T, ruleSetCor
 		if err := dec.Decode(&a); err != nil {
 			t.Fatalf("node corpus_node.mjs: %v", err)
 		}
-		got[a.Ref] = splitAnswers([]byte(a.Stdout), a.Status)
+		got[a.Ref] = corpus.SplitAnswers([]byte(a.Stdout), a.Status)
 	}
-	return func(t *testing.T, c ruleSetCorpus) answers {
-		a, ok := got[c.ref]
+	return func(t *testing.T, c corpus.RuleSet) corpus.Answers {
+		a, ok := got[c.Ref]
 		if !ok {
-			t.Fatalf("node corpus_node.mjs gave no answers for %s", c.ref)
+			t.Fatalf("node corpus_node.mjs gave no answers for %s", c.Ref)
 		}
 		return a
 	}
@@ -132,43 +117,6 @@ func moduleFile(t *testing.T) string {
 	return p
 }
 
-// startBrowser opens the playground in headless Chromium (browser_test.go;
-// it skips where chromium is absent). The page decides each line with
-// window.dlroute.resolveJSON; the command's own answerLines reads the lines
-// and writes the answers, as it does for the other engines, so what is
-// compared is the page's decisions and error objects. The page's API takes
-// a JavaScript string: a line that is not UTF-8 reaches it with U+FFFD in
-// place of its bad bytes (exceptions.txt).
-func startBrowser(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
-	p := page{t, browser(t)}
-	p.open(servePlayground(t))
-	return func(_ *testing.T, c ruleSetCorpus) answers {
-		lines := readLines(c.stdin())
-		js, _ := json.Marshal(map[string]any{"ref": c.ref, "lines": lines})
-		type pageAnswer struct{ Status, Output string }
-		got := eval[[]pageAnswer](p, fmt.Sprintf(`(() => { const x = %s; return Promise.all(x.lines.map((l) => window.dlroute.resolveJSON(x.ref, l))); })()`, js))
-		next := 0
-		decide := func(_ context.Context, line []byte) ([]byte, error) {
-			if next >= len(got) {
-				return nil, fmt.Errorf("the page answered %d lines; asked for more", len(got))
-			}
-			a := got[next]
-			next++
-			if a.Status == "ok" {
-				return []byte(a.Output), nil
-			}
-			var e engine.Error
-			if json.Unmarshal([]byte(a.Output), &e) != nil || e.Code == "" {
-				return nil, fmt.Errorf("the page answered %s: %s", a.Status, a.Output)
-			}
-			return nil, &e
-		}
-		var stdout bytes.Buffer
-		status := answerLines(context.Background(), decide, bytes.NewReader(c.stdin()), &stdout)
-		return splitAnswers(stdout.Bytes(), status)
-	}
-}
-
 // readLines is every line answerLines hands its decide function: the lines
 // of stdin as readLine cuts them, less those too long to read.
 func readLines(stdin []byte) []string {
@@ -192,15 +140,15 @@ func readLines(stdin []byte) []string {
 // and startPython the Python package's `python -m dlroute resolve` over
 // the same library: each answers every line as dlroute_resolve_json
 // does, as `dlroute resolve --json` answers that line alone. The
-// command's own answerLines writes the answers, as for the browser, so
-// an error's line number is the corpus's; what is compared is each
-// host's decisions and error objects.
-func startC(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
+// command's own answerLines writes the answers, so an error's line number
+// is the corpus's; what is compared is each host's decisions and error
+// objects.
+func startC(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
 	prog := ctest.Program(t, "../../libdlroute", "../../libdlroute/example/route.c")
 	return libraryHost(func(ref string) *exec.Cmd { return exec.Command(prog, ref) })
 }
 
-func startPython(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus) answers {
+func startPython(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		testenv.Missing(t, "python3 is not installed, so the Python host does not run")
@@ -215,10 +163,10 @@ func startPython(t *testing.T, _ []ruleSetCorpus) func(*testing.T, ruleSetCorpus
 
 // libraryHost answers a corpus with the process command(ref) starts: one
 // output line for each line it is given.
-func libraryHost(command func(ref string) *exec.Cmd) func(*testing.T, ruleSetCorpus) answers {
-	return func(t *testing.T, c ruleSetCorpus) answers {
-		lines := readLines(c.stdin())
-		cmd := command(c.ref)
+func libraryHost(command func(ref string) *exec.Cmd) func(*testing.T, corpus.RuleSet) corpus.Answers {
+	return func(t *testing.T, c corpus.RuleSet) corpus.Answers {
+		lines := readLines(c.Stdin())
+		cmd := command(c.Ref)
 		var stdin bytes.Buffer
 		for _, l := range lines {
 			stdin.WriteString(l)
@@ -235,7 +183,7 @@ func libraryHost(command func(ref string) *exec.Cmd) func(*testing.T, ruleSetCor
 		if stderr.Len() > 0 {
 			t.Errorf("%s wrote to stderr:\n%s", cmd, stderr.String())
 		}
-		got := splitAnswers(stdout.Bytes(), 0).lines
+		got := corpus.SplitAnswers(stdout.Bytes(), 0).Lines
 		next := 0
 		decide := func(_ context.Context, line []byte) ([]byte, error) {
 			if next >= len(got) {
@@ -246,8 +194,8 @@ func libraryHost(command func(ref string) *exec.Cmd) func(*testing.T, ruleSetCor
 			return answerOfLine(a)
 		}
 		var out bytes.Buffer
-		status := answerLines(context.Background(), decide, bytes.NewReader(c.stdin()), &out)
-		return splitAnswers(out.Bytes(), status)
+		status := answerLines(context.Background(), decide, bytes.NewReader(c.Stdin()), &out)
+		return corpus.SplitAnswers(out.Bytes(), status)
 	}
 }
 

@@ -8,8 +8,10 @@ import (
 
 // TestCIRunsTheREADMETestCommand: .ci/run runs the README's test command
 // (the second line of "Two commands") as it is written, so CI tests what
-// a person runs, and the command is run by gotestsum, so it shows each
-// test as it ends.
+// a person runs; the command runs both tiers, the core (go test -race at
+// the root) and the e2e tier (e2e/, a module of its own, which the
+// root's ./... does not reach), each by gotestsum, so it shows each test
+// as it ends.
 func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	var command string
 	for _, b := range readmeBlocks(t) {
@@ -18,8 +20,12 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(command, "gotestsum@") || !strings.Contains(command, " -- -race ") {
-		t.Fatalf("the README's test command is %q; want go test -race run by a pinned gotestsum", command)
+	core, e2e, _ := strings.Cut(command, " && ")
+	if !strings.HasPrefix(core, "go run gotest.tools/gotestsum@") || !strings.Contains(core, " -- -race ") || !strings.HasSuffix(core, " ./...") {
+		t.Fatalf("the README's test command is %q; want it to start with the core, go test -race ./... run by a pinned gotestsum", command)
+	}
+	if !strings.HasPrefix(e2e, "go -C e2e run gotest.tools/gotestsum@") || !strings.HasSuffix(e2e, " ./...") {
+		t.Fatalf("the README's test command is %q; want the core && the e2e tier, go test ./... in e2e/ run by a pinned gotestsum", command)
 	}
 	ci, err := os.ReadFile("../../.ci/run")
 	if err != nil {

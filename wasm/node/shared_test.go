@@ -20,7 +20,7 @@ var nodeOnlyRE = regexp.MustCompile(`\b(?:require\s*\(|process\.|Buffer\.|import
 // modules it shares with this package: that the directory's .js files are
 // exactly node.Shared (a .js file here is a shared one), and that each
 // imports only the others, by a relative name, and uses nothing of Node's.
-// The browser test (cmd/dlroute) then runs them in Chromium.
+// The browser test (e2e/playground) then runs them in Chromium.
 func TestSharedModulesRunInTheBrowser(t *testing.T) {
 	shared, err := fs.Glob(node.Shared, "*")
 	if err != nil {
