@@ -125,7 +125,7 @@ func TestDecideJSONErrors(t *testing.T) {
 			t.Errorf("DecideJSON(%.40s...) = %v, want an input error %s", c.line, err, c.code)
 		}
 	}
-	if _, err := d.DecideJSON(ctx, []byte(`{"platform":"` + strings.Repeat("x", answer.MaxLineLen) + `"}`)); err == nil || err.Error() != answer.TooLong().Error() {
+	if _, err := d.DecideJSON(ctx, []byte(`{"platform":"`+strings.Repeat("x", answer.MaxLineLen)+`"}`)); err == nil || err.Error() != answer.TooLong().Error() {
 		t.Errorf("a line past MaxLineLen: %v, want %v", err, answer.TooLong())
 	}
 	out, err := d.DecideJSON(ctx, []byte(`{"platform":"cpu","platform_version":"cpu","local_hardware_id":0}`))
