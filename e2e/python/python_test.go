@@ -1,4 +1,4 @@
-package main
+package python
 
 import (
 	"context"
@@ -17,6 +17,10 @@ import (
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
+
+// repoRoot is the repository's root, from this package's directory: the
+// Python package, its tests and the pinned requirements are there.
+const repoRoot = "../.."
 
 // A pythonStack is one interpreter and the pinned requirements the Python
 // tests run on: a virtual environment of base with requirements installed.
@@ -113,7 +117,7 @@ func runPythonTests(t *testing.T, python, lib string, report func(out []byte)) {
 	}
 	for _, r := range runs {
 		cmd := exec.CommandContext(ctx, python, r.args...)
-		cmd.Dir = ".."
+		cmd.Dir = repoRoot
 		cmd.Env = env
 		var out []byte
 		var err error
@@ -156,7 +160,7 @@ func checkTargets(t *testing.T, s pythonStack, out []byte) {
 	if err := json.Unmarshal(out, &report); err != nil {
 		t.Fatalf("check --json: %v\n%s", err, out)
 	}
-	pins, err := pinnedReleases(filepath.Join("..", s.requirements))
+	pins, err := pinnedReleases(filepath.Join(repoRoot, s.requirements))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +233,7 @@ func venvFor(t *testing.T, s pythonStack) string {
 	if missing != "" {
 		testenv.Missing(t, missing)
 	}
-	reqs, err := os.ReadFile(filepath.Join("..", s.requirements))
+	reqs, err := os.ReadFile(filepath.Join(repoRoot, s.requirements))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +254,7 @@ func venvFor(t *testing.T, s pythonStack) string {
 		mk = append(mk, "--system-site-packages")
 	}
 	steps := [][]string{append(mk, venv)}
-	req := filepath.Join("..", s.requirements)
+	req := filepath.Join(repoRoot, s.requirements)
 	if s.uv {
 		steps = append(steps,
 			[]string{python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", uvRequirement},
