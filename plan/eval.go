@@ -67,7 +67,7 @@ type frame struct {
 	p     *Plan
 	in    map[string]any
 	slots []any
-	done  []bool  // a value's slot holds its result
+	done  []any   // non-nil: a value's slot holds its result
 	steps *uint64 // shared with the imports' evaluations
 	fatal *Error  // a value that failed, or the budget spent
 	spent *evalError
@@ -75,7 +75,11 @@ type frame struct {
 
 // decide runs the rules in order on a checked input.
 func (p *Plan) decide(in map[string]any, steps *uint64) (Decision, *Error) {
-	f := &frame{p: p, in: in, steps: steps, slots: make([]any, len(p.Inputs)+len(p.Values)+p.Locals), done: make([]bool, len(p.Values))}
+	// One allocation for the slots and the values' marks: each is one
+	// of a decision's costliest steps in WebAssembly.
+	n := len(p.Inputs) + len(p.Values) + p.Locals
+	room := make([]any, n+len(p.Values))
+	f := &frame{p: p, in: in, steps: steps, slots: room[:n:n], done: room[n:]}
 	for i, decl := range p.Inputs {
 		v, ok := in[decl.Name]
 		if !ok {
@@ -336,7 +340,7 @@ func maybeNoOverload(v any) any {
 // the first time it is read.
 func (f *frame) slot(s int) any {
 	i := s - len(f.p.Inputs)
-	if i < 0 || i >= len(f.p.Values) || f.done[i] {
+	if i < 0 || i >= len(f.p.Values) || f.done[i] != nil {
 		return f.slots[s]
 	}
 	val := &f.p.Values[i]
@@ -353,7 +357,7 @@ func (f *frame) slot(s int) any {
 		}
 		return errorf("value %s failed", val.Name)
 	}
-	f.slots[s], f.done[i] = out, true
+	f.slots[s], f.done[i] = out, true // any non-nil mark
 	return out
 }
 

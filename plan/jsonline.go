@@ -480,8 +480,18 @@ func (b *builder) value() any {
 		return nil
 	}
 	start := b.i
+	small, n := true, int64(0)
 	for b.i < len(b.data) && isNumberByte(b.data[b.i]) {
+		c := b.data[b.i]
+		small = small && '0' <= c && c <= '9' && b.i-start < 9
+		n = n*10 + int64(c-'0')
 		b.i++
+	}
+	if small && n < 256 {
+		// 0 to 255 as an int64 is what the number's text reads as
+		// everywhere (intOf, asDouble, goTypeName), and in an any it
+		// takes no allocation.
+		return n
 	}
 	return jsonNumber(b.data[start:b.i])
 }
