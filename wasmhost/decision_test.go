@@ -17,13 +17,16 @@ import (
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/answer"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/plan"
 	"github.com/dlroute/dlroute/rules"
 )
 
-// decisionWasm is the decision module built from this checkout (cached by
-// source hash; a build takes seconds, so even -short runs these tests).
+// decisionWasm is the decision module built from this checkout, cached
+// by source hash. Its tests skip under -short, as every host's do; its
+// benchmarks run under -short, which spares them the compiler module's
+// build in TestMain.
 var decisionWasm = sync.OnceValues(func() ([]byte, error) {
 	data, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
 	return data, err
@@ -56,6 +59,7 @@ var nativeCatalog = sync.OnceValues(func() (*engine.Catalog, error) { return eng
 // bytes and status: the decision's JSON, or the error object and
 // input_error or eval_error that the compiler module answers.
 func TestDecisionMatchesEngine(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
 	m := compileDecision(t)
 	cat, err := nativeCatalog()
 	if err != nil {
@@ -103,6 +107,7 @@ func TestDecisionMatchesEngine(t *testing.T) {
 // does, an *engine.Error for an input it refuses, and a line past the
 // hosts' limit is too_long, as on every host.
 func TestDecideJSONErrors(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
 	m := compileDecision(t)
 	ctx := context.Background()
 	d, err := m.NewDecider(ctx, rules.Plans, "jax@v3")
@@ -144,6 +149,7 @@ func TestDecideJSONErrors(t *testing.T) {
 // lacks and a module that is not WebAssembly are refused with their
 // codes, and the module goes on loading good plans.
 func TestNewDeciderRefuses(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
 	m := compileDecision(t)
 	ctx := context.Background()
 	cases := []struct {
@@ -322,6 +328,7 @@ func BenchmarkDecisionStart(b *testing.B) {
 // bad_handle, and DecideJSON says the module answered outside what it
 // asked for.
 func TestDecisionReleasedHandle(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
 	m := compileDecision(t)
 	ctx := context.Background()
 	d, err := m.NewDecider(ctx, rules.Plans, "jax@v3")

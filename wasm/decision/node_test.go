@@ -56,6 +56,7 @@ func nodeFiles(t testing.TB) (node, module, plans string) {
 // tests.yaml, and lines that are not valid, with the native engine's
 // bytes and status.
 func TestNodeDecides(t *testing.T) {
+	testenv.Short(t, "the decision module in Node.js")
 	node, module, plans := nodeFiles(t)
 	cat, err := engine.Load(rules.FS, engine.Options{})
 	if err != nil {
