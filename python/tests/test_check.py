@@ -196,9 +196,12 @@ def test_how_a_release_was_checked_is_read_by_its_base_release(release: str) -> 
 
 
 def test_a_release_in_two_ranges_is_refused(tmp_path: Path) -> None:
-    """The engine refuses two versions whose releases overlap; so does the
-    runner, naming both, rather than picking one."""
+    """Two versions whose releases overlap do not load: the engine refuses
+    them at the newer one's range, naming the older, so the runner never
+    has to pick one of two versions for a release."""
     import yaml
+
+    from dlroute import LoadError
 
     for version in ("v1", "v2"):  # whole versions, which the engine loads
         shutil.copytree(RULES / "numpy" / version, tmp_path / "numpy" / version)
@@ -207,9 +210,12 @@ def test_a_release_in_two_ranges_is_refused(tmp_path: Path) -> None:
     manifest["mirrors"]["releases"]["last"] = "2.5.1"
     manifest["mirrors"]["releases"]["checked"]["2.5.1"] = "source"
     path.write_text(yaml.safe_dump(manifest))
-    with pytest.raises(LookupError, match=r"2\.5\.1 lies in the releases of 2 versions of numpy: numpy@v1 .*numpy@v2"):
+    with pytest.raises(LoadError) as refused:
         check.choose_version(tmp_path, "numpy", "2.5.1")
-    assert check.choose_version(tmp_path, "numpy", "2.5.2")[:2] == ("numpy@v2", True)
+    (error,) = refused.value.errors
+    assert error["code"] == "overlapping_releases"
+    assert error["position"]["file"].endswith("numpy/v2/manifest.yaml")
+    assert "numpy@v1" in error["message"]
 
 
 def _torch_cases(report: check.Report) -> dict[str, tuple[dict, check.Result]]:
