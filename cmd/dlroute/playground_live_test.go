@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -213,14 +211,14 @@ func writeFile(t *testing.T, path, text string) {
 // stderr. The command builds the WebAssembly module, which the quick
 // loop never does. (The browser tests, in e2e/playground, run the
 // binary.)
-func servePlaygroundLog(t *testing.T, args ...string) (string, *syncBuffer) {
+func servePlaygroundLog(t *testing.T, args ...string) (string, *testenv.Buffer) {
 	t.Helper()
 	testenv.Short(t, "dlroute playground builds the WebAssembly module; it")
 	ctx, cancel := context.WithCancel(context.Background())
 	saved := serveContext
 	serveContext = func() (context.Context, context.CancelFunc) { return ctx, cancel }
 	pr, pw := io.Pipe()
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	done := make(chan int, 1)
 	go func() {
 		status := run(append([]string{"playground", "--addr", "127.0.0.1:0"}, args...), nil, pw, &stderr)
@@ -244,22 +242,4 @@ func servePlaygroundLog(t *testing.T, args ...string) (string, *syncBuffer) {
 		t.Fatalf("dlroute playground printed %q", lines.Text())
 	}
 	return url, &stderr
-}
-
-// syncBuffer is a bytes.Buffer safe to write from the command's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -139,7 +139,7 @@ func TestREADMESnippetsRun(t *testing.T) {
 		cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
 		cmd.Dir = clone
 		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONUNBUFFERED=1", "TMPDIR="+tmp)
-		var out syncBuffer
+		var out testenv.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		if mode == "serves" {
 			runUntil(t, cmd, &out, why, at)
@@ -163,7 +163,7 @@ func TestREADMESnippetsRun(t *testing.T) {
 
 // runUntil starts a block that serves, waits for want in its output (or
 // for it to end, which fails), then stops its process group.
-func runUntil(t *testing.T, cmd *exec.Cmd, out *syncBuffer, want, at string) {
+func runUntil(t *testing.T, cmd *exec.Cmd, out *testenv.Buffer, want, at string) {
 	t.Helper()
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {

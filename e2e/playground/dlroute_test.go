@@ -2,7 +2,6 @@ package playground
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -71,10 +70,10 @@ func servePlayground(t *testing.T, args ...string) string {
 // servePlaygroundLog is servePlayground, and also returns what the
 // command writes to stderr. When the test ends the command is
 // interrupted, as a person's Ctrl-C does, and must exit 0.
-func servePlaygroundLog(t *testing.T, args ...string) (string, *syncBuffer) {
+func servePlaygroundLog(t *testing.T, args ...string) (string, *testenv.Buffer) {
 	t.Helper()
 	cmd := exec.Command(dlroute(t), append([]string{"playground", "--addr", "127.0.0.1:0"}, args...)...)
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -99,24 +98,6 @@ func servePlaygroundLog(t *testing.T, args ...string) (string, *syncBuffer) {
 		t.Fatalf("dlroute playground printed %q", lines.Text())
 	}
 	return url, &stderr
-}
-
-// syncBuffer is a bytes.Buffer safe to write from the command's goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // copyRules copies the embedded rules to a new directory and returns it

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,11 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/live"
 )
 
@@ -24,7 +23,7 @@ type testServer struct {
 	*httptest.Server
 	rules   *live.Rules
 	metrics *Metrics
-	log     *syncBuffer
+	log     *testenv.Buffer
 }
 
 func newTestServer(t testing.TB, src live.Source, cfg HandlerConfig) *testServer {
@@ -35,7 +34,7 @@ func newTestServer(t testing.TB, src live.Source, cfg HandlerConfig) *testServer
 // newTestServerGate is newTestServer with a gate of the test's.
 func newTestServerGate(t testing.TB, src live.Source, gate live.Gate, cfg HandlerConfig) *testServer {
 	t.Helper()
-	ts := &testServer{metrics: NewMetrics(), log: &syncBuffer{}}
+	ts := &testServer{metrics: NewMetrics(), log: &testenv.Buffer{}}
 	log := slog.New(slog.NewTextHandler(ts.log, nil))
 	rules, err := live.Open(context.Background(), live.Config{Source: src, Gate: gate, Observe: func(e live.Event) { logEvent(log, e); ts.metrics.Observe(e) }})
 	if err != nil {
@@ -91,22 +90,4 @@ func archive(t testing.TB, fsys fs.FS) []byte {
 		t.Fatal(err)
 	}
 	return data
-}
-
-// syncBuffer is a bytes.Buffer for a logger and a test at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
