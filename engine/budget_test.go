@@ -3,13 +3,13 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -49,32 +49,16 @@ func ints(n int) string {
 // folder and the line of the first added rule's when.
 func hostileRules(t testing.TB, n int, rule func(int) string) (string, int) {
 	t.Helper()
-	dir := t.TempDir()
-	sub, err := fs.Sub(rules.FS, "jax/v3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vdir := filepath.Join(dir, "jax", "v3")
-	if err := os.CopyFS(vdir, sub); err != nil {
-		t.Fatal(err)
-	}
-	text, err := os.ReadFile(filepath.Join(vdir, engine.RulesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, tail, ok := strings.Cut(string(text), "\nrules:\n")
-	if !ok {
-		t.Fatal("jax@v3's rules.yaml has no rules: line")
-	}
 	var added strings.Builder
 	for i := range n {
 		added.WriteString(rule(i))
 	}
-	out := head + "\nrules:\n" + added.String() + tail
-	if err := os.WriteFile(filepath.Join(vdir, engine.RulesFile), []byte(out), 0o644); err != nil {
+	dir := t.TempDir()
+	line, err := ruletest.WriteWithRulesFirst(dir, added.String())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, strings.Count(head, "\n") + 4
+	return dir, line + 1 // the first rule's when
 }
 
 // loopRule is slowRule without its guard: every decision runs its

@@ -3,13 +3,12 @@ package wasmhost
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -19,20 +18,6 @@ import (
 // added rule's when; each rule is three lines.
 func nestRules(t *testing.T, n int) (string, int) {
 	t.Helper()
-	dir := t.TempDir()
-	sub, err := fs.Sub(rules.FS, "jax/v3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	vdir := filepath.Join(dir, "jax", "v3")
-	if err := os.CopyFS(vdir, sub); err != nil {
-		t.Fatal(err)
-	}
-	text, err := os.ReadFile(filepath.Join(vdir, engine.RulesFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, tail, _ := strings.Cut(string(text), "\nrules:\n")
 	var added strings.Builder
 	for i := range n {
 		cond := fmt.Sprintf("f == %d", i+2)
@@ -41,10 +26,12 @@ func nestRules(t *testing.T, n int) (string, int) {
 		}
 		fmt.Fprintf(&added, "  - id: nest-%d\n    when: \"%s\"\n    device: {type: kDLCPU, id: 0}\n", i, cond)
 	}
-	if err := os.WriteFile(filepath.Join(vdir, engine.RulesFile), []byte(head+"\nrules:\n"+added.String()+tail), 0o644); err != nil {
+	dir := t.TempDir()
+	line, err := ruletest.WriteWithRulesFirst(dir, added.String())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, strings.Count(head, "\n") + 4
+	return dir, line + 1 // the first rule's when
 }
 
 // TestLoadBudgetIsTheSameInTheModule: rules just under engine.MaxLoadNodes

@@ -206,3 +206,28 @@ func SetMember(archive []byte, name string, body []byte) ([]byte, error) {
 	zw.Close()
 	return buf.Bytes(), nil
 }
+
+// WriteWithRulesFirst writes the embedded jax@v3 alone into dir (as
+// dir/jax/v3), with text, rules in rules.yaml's syntax, put before its
+// first rule, and returns the line of rules.yaml where text begins: the
+// rule sets the budget tests grow past a limit.
+func WriteWithRulesFirst(dir, text string) (int, error) {
+	sub, err := fs.Sub(rules.FS, "jax/v3")
+	if err != nil {
+		return 0, err
+	}
+	vdir := filepath.Join(dir, "jax", "v3")
+	if err := os.CopyFS(vdir, sub); err != nil {
+		return 0, err
+	}
+	path := filepath.Join(vdir, "rules.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	head, tail, ok := strings.Cut(string(data), "\nrules:\n")
+	if !ok {
+		return 0, errors.New("jax@v3's rules.yaml has no rules: line")
+	}
+	return strings.Count(head, "\n") + 3, os.WriteFile(path, []byte(head+"\nrules:\n"+text+tail), 0o644)
+}
