@@ -1,14 +1,10 @@
 package live_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
@@ -21,33 +17,16 @@ import (
 // refused with CodeCheckTimeout, at the step it had reached, and the
 // rules in force stay. A newer change cancels a check under way.
 
-// slowTests is the test rules with 10 slow rules (ruletest.WithSlowRules:
-// each about 5 ms natively, and 10 well within engine.MaxDecisionCost)
-// and 2,000 cases on the slow platform, each of another input,
-// each going through every slow rule: minutes of tests on any machine,
-// whose compile takes a fraction of a second.
-func slowTests() fstest.MapFS {
-	fsys := ruletest.WithSlowRules(ruletest.Rules(), 10)
-	const tests = "jax/v3/tests.yaml"
-	var slow strings.Builder
-	slow.WriteString("cases:\n")
-	for i := range 2000 {
-		fmt.Fprintf(&slow, "  - name: the slow platform %d\n    input: {platform: %s, platform_version: v%d, local_hardware_id: 0}\n    want: {device_type: kDLCPU, device_id: 0}\n", i, ruletest.SlowPlatform, i)
-	}
-	fsys[tests] = &fstest.MapFile{Data: bytes.Replace(fsys[tests].Data, []byte("cases:\n"), []byte(slow.String()), 1)}
-	return fsys
-}
-
 // testBudget is the Gate.Timeout of these tests: ten times what
-// slowTests takes to compile again from a warm cache under the race
+// ruletest.WithSlowTests takes to compile again from a warm cache under the race
 // detector (100 ms), a hundredth of what its tests take natively.
 const testBudget = time.Second
 
-// warmCache is an engine.Cache that has compiled slowTests, so that its
+// warmCache is an engine.Cache that has compiled ruletest.WithSlowTests, so that its
 // compile takes a small part of testBudget.
 func warmCache(t *testing.T) *engine.Cache {
 	c := engine.NewCache()
-	if _, err := engine.Load(slowTests(), engine.Options{Cache: c, Root: "rules"}); err != nil {
+	if _, err := engine.Load(ruletest.WithSlowTests(), engine.Options{Cache: c, Root: "rules"}); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -92,7 +71,7 @@ func TestGateTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fsys := ruletest.Rules()
 			if tt.stage == live.StageTest {
-				fsys = slowTests()
+				fsys = ruletest.WithSlowTests()
 			}
 			_, err := tt.gate.Admit(context.Background(), &live.Candidate{Origin: "rules", Dir: fsys})
 			ref := refusal(t, err)
@@ -128,7 +107,7 @@ func TestTimeoutKeepsRulesInForce(t *testing.T) {
 	defer r.Close()
 	inForce := r.Current()
 
-	src.c = &live.Candidate{Origin: "rules", Dir: slowTests()}
+	src.c = &live.Candidate{Origin: "rules", Dir: ruletest.WithSlowTests()}
 	ref := refusal(t, r.Check(context.Background()))
 	if ref.Code != live.CodeCheckTimeout || ref.Stage != live.StageTest || r.Current() != inForce {
 		t.Fatalf("the slow rules: %v (code %s); in force changed %v; want %s at test, the good rules in force", ref, ref.Code, r.Current() != inForce, live.CodeCheckTimeout)

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/dlroute/dlroute/internal/ruletest"
 )
@@ -20,7 +17,7 @@ func TestPlaygroundListensWhileChecking(t *testing.T) {
 	firstCheckWait = 0
 	t.Cleanup(func() { firstCheckWait = saved })
 	dir := t.TempDir()
-	if err := ruletest.WriteDir(dir, slowToTest()); err != nil {
+	if err := ruletest.WriteDir(dir, ruletest.WithSlowTests()); err != nil {
 		t.Fatal(err)
 	}
 	url, log := servePlaygroundLog(t, "--rules", dir)
@@ -47,18 +44,4 @@ func TestPlaygroundListensWhileChecking(t *testing.T) {
 	if strings.Contains(log.String(), "refused") {
 		t.Errorf("the slow rules were refused, so their check ran to its end before the fix: %q", log.String())
 	}
-}
-
-// slowToTest is the jax and exchange rules with ten slow rules in jax@v3
-// and 2,000 cases that go through them: minutes of tests.
-func slowToTest() fstest.MapFS {
-	fsys := ruletest.WithSlowRules(ruletest.Rules(), 10)
-	const tests = "jax/v3/tests.yaml"
-	var slow strings.Builder
-	slow.WriteString("cases:\n")
-	for i := range 2000 {
-		fmt.Fprintf(&slow, "  - name: the slow platform %d\n    input: {platform: %s, platform_version: v%d, local_hardware_id: 0}\n    want: {device_type: kDLCPU, device_id: 0}\n", i, ruletest.SlowPlatform, i)
-	}
-	fsys[tests] = &fstest.MapFile{Data: bytes.Replace(fsys[tests].Data, []byte("cases:\n"), []byte(slow.String()), 1)}
-	return fsys
 }

@@ -231,3 +231,19 @@ func WriteWithRulesFirst(dir, text string) (int, error) {
 	}
 	return strings.Count(head, "\n") + 3, os.WriteFile(path, []byte(head+"\nrules:\n"+text+tail), 0o644)
 }
+
+// WithSlowTests is Rules with WithSlowRules's ten slow rules in jax@v3
+// and 2,000 cases on the slow platform, each of another input and each
+// going through every slow rule: minutes of tests on any machine, for a
+// compile of a fraction of a second. A check of these rules outlasts any
+// budget a test gives it.
+func WithSlowTests() fstest.MapFS {
+	fsys := WithSlowRules(Rules(), 10)
+	var slow strings.Builder
+	slow.WriteString("cases:\n")
+	for i := range 2000 {
+		fmt.Fprintf(&slow, "  - name: the slow platform %d\n    input: {platform: %s, platform_version: v%d, local_hardware_id: 0}\n    want: {device_type: kDLCPU, device_id: 0}\n", i, SlowPlatform, i)
+	}
+	fsys[testsFile] = &fstest.MapFile{Data: bytes.Replace(fsys[testsFile].Data, []byte("cases:\n"), []byte(slow.String()), 1)}
+	return fsys
+}
