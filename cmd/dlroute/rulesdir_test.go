@@ -43,35 +43,14 @@ func copyRules(t *testing.T) (dir, rulesFile, ref string) {
 	return dir, filepath.Join(dir, newest.Name(), newest.Version(), engine.RulesFile), newest.Ref()
 }
 
-// insertAfter inserts lines into file after the first line that reads after
-// (leading spaces aside) at or below the first that reads before, indented
-// as the line that follows it. It returns the first inserted line's number.
+// insertAfter is ruletest.InsertAfter, failing the test on an error.
 func insertAfter(t *testing.T, file, before, after string, lines ...string) int {
 	t.Helper()
-	data, err := os.ReadFile(file)
+	line, err := ruletest.InsertAfter(file, before, after, lines...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := strings.Split(string(data), "\n")
-	seen := false
-	for i, line := range all {
-		seen = seen || strings.TrimSpace(line) == before
-		if !seen || strings.TrimSpace(line) != after || i+1 == len(all) {
-			continue
-		}
-		next := all[i+1]
-		indent := next[:len(next)-len(strings.TrimLeft(next, " "))]
-		for j := range lines {
-			lines[j] = indent + lines[j]
-		}
-		all = append(all[:i+1], append(lines, all[i+1:]...)...)
-		if err := os.WriteFile(file, []byte(strings.Join(all, "\n")), 0o666); err != nil {
-			t.Fatal(err)
-		}
-		return i + 2
-	}
-	t.Fatalf("%s has no line %q after %q", file, after, before)
-	return 0
+	return line
 }
 
 func runDlroute(t *testing.T, args ...string) (stdout, stderr string, status int) {

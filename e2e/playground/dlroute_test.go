@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -113,28 +114,12 @@ func copyRules(t *testing.T) (dir, rulesFile, ref string) {
 	return dir, filepath.Join(dir, newest.Name(), newest.Version(), engine.RulesFile), newest.Ref()
 }
 
-// insertAfter inserts lines into file after the first line that reads
-// after (leading spaces aside) at or below the first that reads before,
-// indented as the line that follows it.
+// insertAfter is ruletest.InsertAfter, failing the test on an error.
 func insertAfter(t *testing.T, file, before, after string, lines ...string) {
 	t.Helper()
-	all := strings.Split(readFile(t, file), "\n")
-	seen := false
-	for i, line := range all {
-		seen = seen || strings.TrimSpace(line) == before
-		if !seen || strings.TrimSpace(line) != after || i+1 == len(all) {
-			continue
-		}
-		next := all[i+1]
-		indent := next[:len(next)-len(strings.TrimLeft(next, " "))]
-		for j := range lines {
-			lines[j] = indent + lines[j]
-		}
-		all = append(all[:i+1], append(lines, all[i+1:]...)...)
-		writeFile(t, file, strings.Join(all, "\n"))
-		return
+	if _, err := ruletest.InsertAfter(file, before, after, lines...); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s has no line %q after %q", file, after, before)
 }
 
 func readFile(t *testing.T, path string) string {

@@ -247,3 +247,32 @@ func WithSlowTests() fstest.MapFS {
 	fsys[testsFile] = &fstest.MapFile{Data: bytes.Replace(fsys[testsFile].Data, []byte("cases:\n"), []byte(slow.String()), 1)}
 	return fsys
 }
+
+// InsertAfter inserts lines into file after the first line that reads
+// after (leading spaces aside) at or below the first that reads before,
+// indented as the line that follows it: a row added to a table, a case to
+// tests.yaml, as a person would. It returns the first inserted line's
+// number.
+func InsertAfter(file, before, after string, lines ...string) (int, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0, err
+	}
+	all := strings.Split(string(data), "\n")
+	seen := false
+	for i, line := range all {
+		seen = seen || strings.TrimSpace(line) == before
+		if !seen || strings.TrimSpace(line) != after || i+1 == len(all) {
+			continue
+		}
+		next := all[i+1]
+		indent := next[:len(next)-len(strings.TrimLeft(next, " "))]
+		added := make([]string, len(lines))
+		for j, l := range lines {
+			added[j] = indent + l
+		}
+		all = append(all[:i+1], append(added, all[i+1:]...)...)
+		return i + 2, os.WriteFile(file, []byte(strings.Join(all, "\n")), 0o644)
+	}
+	return 0, fmt.Errorf("%s has no line %q after %q", file, after, before)
+}
