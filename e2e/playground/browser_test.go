@@ -25,8 +25,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/dlroute/dlroute/e2e/jstools"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/jstools"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/playground"
@@ -275,7 +275,7 @@ func (p page) open(url string) {
 	eval[bool](p, `window.dlroute.ready.then(() => true)`)
 }
 
-// axe runs axe-core (pinned in internal/jstools) over the page as it is
+// axe runs axe-core (pinned in e2e/jstools) over the page as it is
 // now and fails the test for each violation, naming the page's state.
 // The script goes in through DevTools' Runtime.evaluate, which the page's
 // Content-Security-Policy does not govern, so the policy stays as served.

@@ -1,4 +1,4 @@
-package node_test
+package node
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/jstools"
+	"github.com/dlroute/dlroute/e2e/jstools"
 	"github.com/dlroute/dlroute/internal/testenv"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
@@ -21,23 +21,21 @@ import (
 // "exports", which names index.d.ts).
 var tscFlags = []string{"--strict", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext"}
 
-// TestTypes checks index.d.ts with tsc (pinned in internal/jstools):
+// TestTypes checks wasm/node/index.d.ts with tsc (pinned in e2e/jstools):
 // test/types-usage.ts, which uses every export as a TypeScript project
 // would, and test/types-misuse.ts, whose every line under
 // `// @ts-expect-error` must be refused, type-check with --strict; then
 // types-usage.ts, compiled, runs against the module, so that the
 // declarations also say what the package does. By hand, the check alone
-// is `tsc --strict --noEmit` with tscFlags, from this directory.
+// is `tsc --strict --noEmit` with tscFlags, from wasm/node.
 func TestTypes(t *testing.T) {
 	testenv.Short(t, "tsc on index.d.ts, and its usage run in Node.js,")
 	tsc := jstools.Path(t, ".bin/tsc")
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, "node is not installed, so tsc does not run (apt-get install -y nodejs; .ci/run installs it)")
-	}
+	node := nodeBinary(t, "tsc does not run")
 	run := func(name string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(name, args...)
+		cmd.Dir = packageDir
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -48,7 +46,7 @@ func TestTypes(t *testing.T) {
 	// One tsc run type-checks both files and writes the usage's JavaScript
 	// into a project with the package in node_modules, to be run there.
 	project := t.TempDir()
-	pkg, _ := filepath.Abs(".")
+	pkg, _ := filepath.Abs(packageDir)
 	os.Mkdir(filepath.Join(project, "node_modules"), 0o755)
 	if err := os.Symlink(pkg, filepath.Join(project, "node_modules", "dlroute")); err != nil {
 		t.Fatal(err)
@@ -57,7 +55,7 @@ func TestTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	declared := exportsDeclared(t)
-	usage, _ := os.ReadFile("test/types-usage.ts")
+	usage, _ := os.ReadFile(filepath.Join(packageDir, "test", "types-usage.ts"))
 	for _, name := range slices.Sorted(maps.Keys(declared)) {
 		if !regexp.MustCompile(`(?m)^  ` + name + `,$`).Match(usage) {
 			t.Errorf("index.d.ts declares %s, and test/types-usage.ts does not import it", name)
@@ -84,6 +82,7 @@ func TestTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, filepath.Join(project, "types-usage.js"))
+	cmd.Dir = packageDir
 	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+modulePath)
 	out, err := cmd.CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "types-usage: ok" {
@@ -95,7 +94,7 @@ func TestTypes(t *testing.T) {
 // a value (a const, function or class) rather than a type.
 func exportsDeclared(t *testing.T) map[string]bool {
 	t.Helper()
-	src, err := os.ReadFile("index.d.ts")
+	src, err := os.ReadFile(filepath.Join(packageDir, "index.d.ts"))
 	if err != nil {
 		t.Fatal(err)
 	}

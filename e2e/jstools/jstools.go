@@ -1,7 +1,7 @@
 // Package jstools finds the JavaScript tools the tests use (tsc, ESLint,
 // axe-core), which _npm/package.json pins, and lints the repository's
 // JavaScript (TestLint). The first test that needs them installs them
-// with `npm ci --prefix internal/jstools/_npm` (once, then kept until
+// with `npm ci --prefix e2e/jstools/_npm` (once, then kept until
 // package-lock.json changes), as the Python tests make their own virtual
 // environment: the README's test command does every set-up a registry can
 // provide. They are test tools only: nothing dlroute ships needs them.
@@ -45,7 +45,7 @@ func Path(t testing.TB, rel string) string {
 	}
 	p := filepath.Join(Dir(), "node_modules", filepath.FromSlash(rel))
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("npm ci --prefix internal/jstools/_npm installed no %s: is it in package.json?", rel)
+		t.Fatalf("npm ci --prefix e2e/jstools/_npm installed no %s: is it in package.json?", rel)
 	}
 	return p
 }
@@ -82,7 +82,7 @@ func install() error {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("npm ci --prefix internal/jstools/_npm, to install tsc, ESLint and axe-core, failed (%v):\n%s", err, out)
+		return fmt.Errorf("npm ci --prefix e2e/jstools/_npm, to install tsc, ESLint and axe-core, failed (%v):\n%s", err, out)
 	}
 	return os.WriteFile(filepath.Join(dir, installed), lock, 0o644)
 }
