@@ -1,6 +1,4 @@
-//go:build !wasip1
-
-package main
+package node
 
 import (
 	"context"
@@ -29,14 +27,14 @@ type nodeCase struct {
 	Want   string `json:"want"`
 }
 
-// nodeFiles writes the decision module and rules/plans.bin to a
+// decisionDir is the decision module's directory: check.mjs is there.
+var decisionDir = filepath.Join(repoRoot, "wasm", "decision")
+
+// decisionFiles writes the decision module and rules/plans.bin to a
 // directory of the test's, and returns node's path and theirs.
-func nodeFiles(t testing.TB) (node, module, plans string) {
+func decisionFiles(t testing.TB) (node, module, plans string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, "node is not installed, so the decision module is not checked in Node.js (apt-get install -y nodejs; .ci/run installs it)")
-	}
+	node = nodeBinary(t, "the decision module is not checked in Node.js")
 	wasm, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
@@ -51,13 +49,13 @@ func nodeFiles(t testing.TB) (node, module, plans string) {
 	return node, module, plans
 }
 
-// TestNodeDecides: in Node.js, through node:wasi and decision.mjs, the
-// decision module answers every case of every embedded version's
-// tests.yaml, and lines that are not valid, with the native engine's
-// bytes and status.
+// TestNodeDecides: in Node.js, through node:wasi and decision.mjs
+// (wasm/decision/check.mjs), the decision module answers every case of
+// every embedded version's tests.yaml, and lines that are not valid, with
+// the native engine's bytes and status.
 func TestNodeDecides(t *testing.T) {
 	testenv.Short(t, "the decision module in Node.js")
-	node, module, plans := nodeFiles(t)
+	node, module, plans := decisionFiles(t)
 	cat, err := engine.Load(rules.FS, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +89,7 @@ func TestNodeDecides(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, "check.mjs", module, plans, casesPath)
+	cmd.Dir = decisionDir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	out, err := cmd.Output()
 	if err != nil {
@@ -107,13 +106,15 @@ func TestNodeDecides(t *testing.T) {
 // ms from the process's start to its first decision (since-start-ms),
 // from the script's start (load-to-first-ms), and µs per new input:
 //
-//	go test ./wasm/decision -run '^$' -bench BenchmarkNodeFirstDecision -benchtime 10x
+//	go -C e2e test ./node -run '^$' -bench BenchmarkNodeFirstDecision -benchtime 10x
 func BenchmarkNodeFirstDecision(b *testing.B) {
-	node, module, plans := nodeFiles(b)
+	node, module, plans := decisionFiles(b)
 	line := `{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`
 	var sum struct{ start, load, input float64 }
 	for b.Loop() {
-		out, err := exec.Command(node, "--no-warnings", "check.mjs", module, plans, "--first", "jax@v3", line, "10000").Output()
+		cmd := exec.Command(node, "--no-warnings", "check.mjs", module, plans, "--first", "jax@v3", line, "10000")
+		cmd.Dir = decisionDir
+		out, err := cmd.Output()
 		if err != nil {
 			b.Fatalf("node check.mjs --first: %v\n%s%s", err, out, stderrOf(err))
 		}
