@@ -83,7 +83,8 @@ func (rs *RuleSet) buildPlan(built map[*RuleSet]*plan.Plan) (*plan.Plan, *Error)
 		b.slots[v.name] = len(p.Inputs) + i
 	}
 	for _, v := range rs.values {
-		pv := plan.Value{Name: v.name, Expr: -1, Import: -1}
+		// Where an explanation places the value (tracer.value).
+		pv := plan.Value{Name: v.name, Expr: -1, Import: -1, Pos: plan.Position(v.pos)}
 		if v.imp != nil {
 			imp, err := v.imp.buildPlan(built)
 			if err != nil {
@@ -96,12 +97,13 @@ func (rs *RuleSet) buildPlan(built map[*RuleSet]*plan.Plan) (*plan.Plan, *Error)
 			}
 		} else {
 			pv.Expr = b.expression(v.compiled, "value "+v.name)
+			pv.Pos = plan.Position(v.expr.position(1, 0))
 		}
 		p.Values = append(p.Values, pv)
 	}
 	for _, r := range rs.rules {
 		what := "rule " + r.id
-		pr := plan.Rule{ID: r.id, When: b.expression(r.when, what+": when"), Message: -1, Type: -1, DeviceID: -1, Copy: -1, Capsule: -1, Flags: -1}
+		pr := plan.Rule{ID: r.id, Pos: plan.Position(r.pos), When: b.expression(r.when, what+": when"), Message: -1, Type: -1, DeviceID: -1, Copy: -1, Capsule: -1, Flags: -1}
 		if r.raise != nil {
 			pr.Raise = r.raise.typ
 			pr.Message = b.expression(r.raise.message, what+": message")

@@ -14,9 +14,12 @@ import (
 func (d Decision) AppendJSON(b []byte) []byte {
 	b = append(b, '{')
 	if d.ErrorType == "" {
-		b = append(b, `"device_type":`...)
-		b = appendString(b, d.DeviceType)
-		b = append(b, `,"device_type_code":`...)
+		if d.DeviceType != "" { // "" only in the zero decision of a failed import's explanation
+			b = append(b, `"device_type":`...)
+			b = appendString(b, d.DeviceType)
+			b = append(b, ',')
+		}
+		b = append(b, `"device_type_code":`...)
 		b = strconv.AppendInt(b, d.DeviceTypeCode, 10)
 		b = append(b, `,"device_id":`...)
 		b = strconv.AppendInt(b, d.DeviceID, 10)

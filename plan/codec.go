@@ -87,9 +87,7 @@ func (w *writer) plan(p *Plan) error {
 	w.uint(uint64(len(p.Exprs)))
 	for _, x := range p.Exprs {
 		w.uint(uint64(x.Root))
-		w.str(x.Pos.File)
-		w.uint(uint64(x.Pos.Line))
-		w.uint(uint64(x.Pos.Column))
+		w.pos(x.Pos)
 		w.str(x.Source)
 	}
 	w.uint(uint64(len(p.Nodes)))
@@ -118,10 +116,12 @@ func (w *writer) plan(p *Plan) error {
 		w.str(v.Name)
 		w.int(int64(v.Expr))
 		w.int(int64(v.Import))
+		w.pos(v.Pos)
 	}
 	w.uint(uint64(len(p.Rules)))
 	for _, r := range p.Rules {
 		w.str(r.ID)
+		w.pos(r.Pos)
 		w.str(r.Raise)
 		for _, x := range []int{r.When, r.Message, r.Type, r.DeviceID, r.Copy, r.Capsule, r.Flags} {
 			w.int(int64(x))
@@ -134,6 +134,12 @@ func (w *writer) plan(p *Plan) error {
 		}
 	}
 	return nil
+}
+
+func (w *writer) pos(p Position) {
+	w.str(p.File)
+	w.uint(uint64(p.Line))
+	w.uint(uint64(p.Column))
 }
 
 func (w *writer) typ(t *Type) {

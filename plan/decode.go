@@ -147,7 +147,7 @@ func (r *reader) plan(depth int) *Plan {
 	}
 	p.Exprs = make([]Expr, r.count())
 	for i := range p.Exprs {
-		p.Exprs[i] = Expr{Root: int(r.uint()), Pos: Position{File: r.str(), Line: int(r.uint()), Column: int(r.uint())}, Source: r.str()}
+		p.Exprs[i] = Expr{Root: int(r.uint()), Pos: r.pos(), Source: r.str()}
 	}
 	p.Nodes = make([]Node, r.count())
 	slots := len(p.Inputs) + values + p.Locals
@@ -181,12 +181,12 @@ func (r *reader) plan(depth int) *Plan {
 	}
 	p.Values = make([]Value, values)
 	for i := range p.Values {
-		p.Values[i] = Value{Name: r.str(), Expr: r.ref(len(p.Exprs), "expression"), Import: int(r.int())}
+		p.Values[i] = Value{Name: r.str(), Expr: r.ref(len(p.Exprs), "expression"), Import: int(r.int()), Pos: r.pos()}
 	}
 	p.Rules = make([]Rule, r.count())
 	for i := range p.Rules {
 		rl := &p.Rules[i]
-		rl.ID, rl.Raise = r.str(), r.str()
+		rl.ID, rl.Pos, rl.Raise = r.str(), r.pos(), r.str()
 		for _, x := range []*int{&rl.When, &rl.Message, &rl.Type, &rl.DeviceID, &rl.Copy, &rl.Capsule, &rl.Flags} {
 			*x = r.ref(len(p.Exprs), "expression")
 		}
@@ -237,6 +237,10 @@ func (n *Node) valid() bool {
 		}
 	}
 	return false
+}
+
+func (r *reader) pos() Position {
+	return Position{File: r.str(), Line: int(r.uint()), Column: int(r.uint())}
 }
 
 func (r *reader) typ(depth int) *Type {

@@ -54,7 +54,7 @@ func (p *Plan) AppendDecide(dst, line []byte) ([]byte, error) {
 		return dst, err
 	}
 	var steps uint64
-	d, err := p.decide(in, &steps)
+	d, err := p.newFrame(in, &steps, p.StepLimit, nil).decide()
 	if err != nil {
 		return dst, err
 	}
@@ -69,17 +69,20 @@ type frame struct {
 	slots []any
 	done  []any   // non-nil: a value's slot holds its result
 	steps *uint64 // shared with the imports' evaluations
+	limit uint64  // the most steps, counted in *steps
 	fatal *Error  // a value that failed, or the budget spent
 	spent *evalError
+	trace *tracer // nil unless explaining
 }
 
-// decide runs the rules in order on a checked input.
-func (p *Plan) decide(in map[string]any, steps *uint64) (Decision, *Error) {
+// newFrame binds a checked input's values, or their defaults; values
+// are left to be computed when read.
+func (p *Plan) newFrame(in map[string]any, steps *uint64, limit uint64, trace *tracer) *frame {
 	// One allocation for the slots and the values' marks: each is one
 	// of a decision's costliest steps in WebAssembly.
 	n := len(p.Inputs) + len(p.Values) + p.Locals
 	room := make([]any, n+len(p.Values))
-	f := &frame{p: p, in: in, steps: steps, slots: room[:n:n], done: room[n:]}
+	f := &frame{p: p, in: in, steps: steps, limit: limit, slots: room[:n:n], done: room[n:], trace: trace}
 	for i, decl := range p.Inputs {
 		v, ok := in[decl.Name]
 		if !ok {
@@ -87,9 +90,18 @@ func (p *Plan) decide(in map[string]any, steps *uint64) (Decision, *Error) {
 		}
 		f.slots[i] = decl.Type.celValue(v)
 	}
+	return f
+}
+
+// decide runs the rules in order.
+func (f *frame) decide() (Decision, *Error) {
+	p := f.p
 	for i := range p.Rules {
 		r := &p.Rules[i]
 		ok, err := f.evalKind(r.When, "bool", "a bool")
+		if f.trace != nil {
+			f.trace.rule(r, ok == true, err)
+		}
 		if err != nil {
 			return Decision{}, err
 		}
@@ -227,7 +239,7 @@ func (f *frame) eval(n int) any {
 		return f.spent
 	}
 	*f.steps++
-	if *f.steps > f.p.StepLimit {
+	if *f.steps > f.limit {
 		f.spent = &evalError{msg: spentMessage, cost: true}
 		return f.spent
 	}
@@ -347,9 +359,12 @@ func (f *frame) slot(s int) any {
 	var out any
 	var err *Error
 	if val.Import >= 0 {
-		out, err = f.importDecision(val)
+		out, err = f.importDecision(i, val)
 	} else {
 		out, err = f.evalExpr(val.Expr)
+	}
+	if f.trace != nil {
+		f.trace.value(i, out, err)
 	}
 	if err != nil {
 		if f.fatal == nil {
@@ -362,8 +377,9 @@ func (f *frame) slot(s int) any {
 }
 
 // importDecision decides the input with an imported plan, and gives its
-// decision as the engine's rules see one.
-func (f *frame) importDecision(val *Value) (any, *Error) {
+// decision as the engine's rules see one. Explaining, it explains the
+// import's decision too, as the engine does.
+func (f *frame) importDecision(i int, val *Value) (any, *Error) {
 	imp := f.p.Imports[val.Import]
 	sub := make(map[string]any, len(imp.Inputs))
 	for _, decl := range imp.Inputs {
@@ -371,7 +387,15 @@ func (f *frame) importDecision(val *Value) (any, *Error) {
 			sub[decl.Name] = v
 		}
 	}
-	d, err := imp.decide(sub, f.steps)
+	var d Decision
+	var err *Error
+	if f.trace != nil {
+		var x *explanation
+		x, err = imp.explain(sub, f.steps, f.limit)
+		d, f.trace.values[i].imp = x.decision, x
+	} else {
+		d, err = imp.newFrame(sub, f.steps, imp.StepLimit, nil).decide()
+	}
 	if err != nil {
 		e := *err
 		e.Message = sprintf("import %s (%s): %s", val.Name, imp.Ref, err.Error())
@@ -401,6 +425,10 @@ func (f *frame) fold(node *Node) any {
 		items = x
 	case *Map:
 		items = x.Keys
+	case string:
+		if x != "" { // cel-go skips the loop over anything empty
+			return errorf("got '%s', expected iterable type", goValueType(r))
+		}
 	default:
 		return errorf("got '%s', expected iterable type", goValueType(r))
 	}
@@ -434,8 +462,20 @@ func goValueType(v any) string {
 	return "unknown"
 }
 
-// index is obj[idx] and obj.field.
+// index is obj[idx] and obj.field. A key of no key type is refused
+// first, as cel-go refuses to make a qualifier of it, naming the Go type
+// cel-go holds it in: that of a list or a map from an input or a
+// literal (a list or map computed otherwise is named the same here,
+// where cel-go's type may differ).
 func index(obj, idx any) any {
+	switch idx.(type) {
+	case nil:
+		return errorf("invalid qualifier type: types.Null")
+	case []any:
+		return errorf("invalid qualifier type: *types.sliceList[cel.dev/cel-go/common/types/ref.Val]")
+	case *Map:
+		return errorf("invalid qualifier type: *types.nativeMap[cel.dev/cel-go/common/types/ref.Val,cel.dev/cel-go/common/types/ref.Val]")
+	}
 	switch x := obj.(type) {
 	case *Map:
 		if v, ok := x.find(idx); ok {

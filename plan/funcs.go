@@ -24,10 +24,14 @@ func (f *frame) call(node *Node) any {
 }
 
 // apply is one function on evaluated arguments. Singleton operators
-// (!, +, *, the orderings, in) answer "no such overload" for arguments of
-// the wrong type, and "no such overload: <op>" where the first argument
-// has no such operation at all; functions with typed overloads answer
-// "no such overload: <name>(<types>)", as cel-go's dispatch does.
+// (!, +, *, the orderings, in, size) answer "no such overload" for
+// arguments of the wrong type, and "no such overload: <op>" where the
+// first argument has no such operation at all, unless it is a string,
+// which answers what it does not take with "no such overload" (a
+// receiver in cel-go); contains, startsWith and endsWith, one overload
+// each, answer "no such overload"; the other functions with typed
+// overloads answer "no such overload: <name>(<types>)", as cel-go's
+// dispatch does.
 func apply(fn Func, args []any) any {
 	switch fn {
 	case FuncNot:
@@ -71,6 +75,7 @@ func apply(fn Func, args []any) any {
 		case *Map:
 			return int64(len(x.Keys))
 		}
+		return noOverloadFor(FuncSize)
 	case FuncInt:
 		return toInt(args[0])
 	case FuncString:
@@ -80,6 +85,9 @@ func apply(fn Func, args []any) any {
 		t, ok2 := args[1].(string)
 		if ok1 && ok2 {
 			return stringFunc(fn, s, t)
+		}
+		if fn == FuncContains || fn == FuncStartsWith || fn == FuncEndsWith {
+			return noOverload
 		}
 	}
 	return signatureError(fn, args)
@@ -156,6 +164,9 @@ func multiply(a, b any) any {
 		return x * y
 	}
 	x, ok := a.(int64)
+	if _, str := a.(string); !ok && str {
+		return noOverload
+	}
 	if !ok {
 		return noOverloadFor(FuncMultiply)
 	}

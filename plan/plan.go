@@ -5,7 +5,8 @@ const Magic = "DLPLAN"
 
 // FormatVersion is the version of the encoding after Magic. Decode
 // refuses any other: a plan is rebuilt from its rules, never migrated.
-const FormatVersion = 1
+// Version 2 added the rules' and values' positions, for explain traces.
+const FormatVersion = 2
 
 // Plan is one rule-set version's decision, compiled. It is immutable
 // once built or decoded, and Decide is safe from many goroutines.
@@ -79,6 +80,9 @@ type Value struct {
 	Name   string
 	Expr   int
 	Import int
+	// Pos is where an explanation places the value: its expression's
+	// start, or an import's declaration.
+	Pos Position
 }
 
 // Rule is one rule: a condition and an outcome, a device (Type, ID and
@@ -86,6 +90,7 @@ type Value struct {
 // Expression fields index Exprs; -1 is absent.
 type Rule struct {
 	ID                   string
+	Pos                  Position // the rule's place in the rule file, for explanations
 	When                 int
 	Raise                string // the exception type, such as BufferError; "" for a device
 	Message              int

@@ -38,8 +38,8 @@ func TestPlanIsDeterministic(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("two builds of jax@v3's plan differ: %d and %d bytes", len(a), len(b))
 	}
-	if !bytes.HasPrefix(a, []byte(plan.Magic+"\x01")) {
-		t.Errorf("plan starts %q; want %q and format version 1", a[:min(8, len(a))], plan.Magic)
+	if !bytes.HasPrefix(a, []byte(plan.Magic+"\x02")) {
+		t.Errorf("plan starts %q; want %q and format version 2", a[:min(8, len(a))], plan.Magic)
 	}
 }
 
@@ -75,7 +75,7 @@ func TestDecideAnswersAsResolveJSON(t *testing.T) {
 // version, or bytes that are not a plan are CodeBadPlan, never a panic.
 func TestDecodeRefusesBadBytes(t *testing.T) {
 	data := jaxPlan(t)
-	bad := [][]byte{nil, []byte("{}"), []byte(plan.Magic), []byte(plan.Magic + "\x02"), append(bytes.Clone(data), 0)}
+	bad := [][]byte{nil, []byte("{}"), []byte(plan.Magic), []byte(plan.Magic + "\x01"), []byte(plan.Magic + "\x03"), append(bytes.Clone(data), 0)}
 	for n := len(plan.Magic); n < len(data); n += 1 + n/50 {
 		bad = append(bad, data[:n])
 	}
@@ -86,8 +86,8 @@ func TestDecodeRefusesBadBytes(t *testing.T) {
 			t.Errorf("Decode(%d bytes %.12q...) = %v; want a %s error", len(b), b, err, plan.CodeBadPlan)
 		}
 	}
-	if _, err := plan.Decode([]byte(plan.Magic + "\x02")); err == nil || !strings.Contains(err.Error(), "version 2") {
-		t.Errorf("Decode(format version 2) = %v; want it to name the version", err)
+	if _, err := plan.Decode([]byte(plan.Magic + "\x01")); err == nil || !strings.Contains(err.Error(), "version 1") {
+		t.Errorf("Decode(format version 1) = %v; want it to name the version", err)
 	}
 }
 
