@@ -2,11 +2,12 @@ package main
 
 // One corpus, every host (internal/corpus): each rule set's inputs go
 // through `dlroute resolve --json` natively (the reference), and through
-// the hosts here (hosts_test.go: wazero, Node.js, the C library's example
-// and the Python package); each host's output must be the native output
-// byte for byte, line by line, but for the known differences of
-// testdata/corpus/exceptions.txt. The browser host, the playground's
-// page in headless Chromium, is the e2e tier's (e2e/playground,
+// the hosts here (hosts_test.go: wazero and the C library's example);
+// each host's output must be the native output byte for byte, line by
+// line, but for the known differences of testdata/corpus/exceptions.txt.
+// The hosts that need more than Go and a C compiler are the e2e tier's:
+// Node.js and the Python package (e2e/corpus, TestCorpus) and the
+// playground's page in headless Chromium (e2e/playground,
 // TestCorpusInBrowser).
 
 import (

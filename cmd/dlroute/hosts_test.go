@@ -2,29 +2,24 @@ package main
 
 // The hosts the corpus (corpus_test.go) runs through besides the native
 // engine: the module through wazero (`dlroute resolve --json --engine
-// wasm`), through Node.js (wasm/node/resolve.mjs), the C library and the
-// Python package. (The browser, the playground's
-// window.dlroute.resolveJSON in headless Chromium, is the e2e tier's:
+// wasm`) and the C library's example. (Node.js and the Python package
+// are the e2e tier's, e2e/corpus's TestCorpus, and so is the browser, the
+// playground's window.dlroute.resolveJSON in headless Chromium:
 // e2e/playground's TestCorpusInBrowser.)
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/corpus"
 	"github.com/dlroute/dlroute/internal/ctest"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
 )
 
 // corpusHost answers a rule set's corpus as `dlroute resolve --json`
@@ -38,9 +33,7 @@ type corpusHost struct {
 
 var corpusHosts = []corpusHost{
 	{"wazero", startWazero},
-	{"node", startNode},
 	{"c", startC},
-	{"python", startPython},
 }
 
 func startWazero(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
@@ -49,72 +42,6 @@ func startWazero(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleS
 		status := run([]string{"resolve", "--json", "--engine", "wasm", "--ruleset", c.Ref}, bytes.NewReader(c.Stdin()), &stdout, &stderr)
 		return corpus.SplitAnswers(stdout.Bytes(), status)
 	}
-}
-
-// startNode answers every corpus in one node process (testdata/
-// corpus_node.mjs, which answers each as wasm/node/resolve.mjs would): the
-// module starts once, not once per rule-set version.
-func startNode(t *testing.T, lines []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
-	node := nodeBinary(t)
-	module := moduleFile(t)
-	var stdin bytes.Buffer
-	enc := json.NewEncoder(&stdin)
-	for _, c := range lines {
-		enc.Encode(map[string]string{"ref": c.Ref, "stdin": base64.StdEncoding.EncodeToString(c.Stdin())})
-	}
-	cmd := exec.CommandContext(context.Background(), node, "testdata/corpus_node.mjs")
-	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+module)
-	cmd.Stdin = &stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
-		t.Fatalf("node corpus_node.mjs: %v\n%s", err, stderr.String())
-	}
-	got := map[string]corpus.Answers{}
-	dec := json.NewDecoder(&stdout)
-	for dec.More() {
-		var a struct {
-			Ref    string `json:"ref"`
-			Stdout string `json:"stdout"`
-			Status int    `json:"status"`
-		}
-		if err := dec.Decode(&a); err != nil {
-			t.Fatalf("node corpus_node.mjs: %v", err)
-		}
-		got[a.Ref] = corpus.SplitAnswers([]byte(a.Stdout), a.Status)
-	}
-	return func(t *testing.T, c corpus.RuleSet) corpus.Answers {
-		a, ok := got[c.Ref]
-		if !ok {
-			t.Fatalf("node corpus_node.mjs gave no answers for %s", c.Ref)
-		}
-		return a
-	}
-}
-
-// nodeBinary finds node, or skips: only where it is absent.
-func nodeBinary(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, "node is not installed, so the Node.js host does not run (apt-get install -y nodejs; .ci/run installs it)")
-	}
-	return p
-}
-
-// moduleFile writes the module built from this checkout to a file of the
-// test's own, which no other build's cache pruning can remove.
-func moduleFile(t *testing.T) string {
-	t.Helper()
-	data, _, err := wasmbuild.Module(context.Background(), wasmbuild.Options{Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "dlroute.wasm")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // readLines is every line answerLines hands its decide function: the lines
@@ -136,29 +63,15 @@ func readLines(stdin []byte) []string {
 	}
 }
 
-// startC runs the C example over libdlroute (libdlroute/example/route.c),
-// and startPython the Python package's `python -m dlroute resolve` over
-// the same library: each answers every line as dlroute_resolve_json
-// does, as `dlroute resolve --json` answers that line alone. The
+// startC runs the C example over libdlroute (libdlroute/example/route.c):
+// it answers every line as dlroute_resolve_json does, as `dlroute
+// resolve --json` answers that line alone. The
 // command's own answerLines writes the answers, so an error's line number
 // is the corpus's; what is compared is each host's decisions and error
 // objects.
 func startC(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
 	prog := ctest.Program(t, "../../libdlroute", "../../libdlroute/example/route.c")
 	return libraryHost(func(ref string) *exec.Cmd { return exec.Command(prog, ref) })
-}
-
-func startPython(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Missing(t, "python3 is not installed, so the Python host does not run")
-	}
-	lib := filepath.Join(ctest.Library(t), "libdlroute.so")
-	return libraryHost(func(ref string) *exec.Cmd {
-		cmd := exec.Command(python, "-m", "dlroute", "resolve", "--ruleset", ref)
-		cmd.Env = append(os.Environ(), "PYTHONPATH=../../python", wasmbuild.EnvLibrary+"="+lib)
-		return cmd
-	})
 }
 
 // libraryHost answers a corpus with the process command(ref) starts: one

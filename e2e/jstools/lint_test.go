@@ -20,7 +20,7 @@ func TestLint(t *testing.T) {
 	}
 	root := filepath.Join(Dir(), "..", "..", "..")
 	cmd := exec.Command(eslint, "--max-warnings", "0", "--config", filepath.Join(Dir(), "eslint.config.mjs"),
-		"playground", "wasm/node", "cmd/dlroute/testdata")
+		"playground", "wasm/node", "e2e/corpus/testdata")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("eslint: %v\n%s", err, out)

@@ -6,10 +6,11 @@
 // of testdata/corpus/exceptions.txt with its reason; an exception that no
 // longer occurs fails the test, so the file cannot rot.
 //
-// The hosts are run by two tests: cmd/dlroute's TestCorpus (wazero,
-// Node.js, the C library's example, the Python package) and, in the e2e
-// tier, e2e/playground's TestCorpusInBrowser (the playground's page in
-// headless Chromium). Both read the corpus and the exceptions here.
+// The hosts are run by three tests: cmd/dlroute's TestCorpus (wazero,
+// the C library's example) and, in the e2e tier, e2e/corpus's TestCorpus
+// (Node.js, the Python package) and e2e/playground's TestCorpusInBrowser
+// (the playground's page in headless Chromium). All read the corpus and
+// the exceptions here.
 package corpus
 
 import (
