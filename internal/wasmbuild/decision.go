@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/dlroute/dlroute"
 )
 
 // EnvDecision names a prebuilt decision module that Decision uses instead
@@ -11,11 +13,11 @@ import (
 const EnvDecision = "DLROUTE_DECISION_WASM"
 
 // decisionModule is the decision module (./wasm/decision, ABI version
-// 2), built from the checkout around the working directory: the source
-// a binary carries (dlroute.ModuleSource) does not hold it yet.
+// 2), built from the source this binary carries (dlroute.DecisionSource),
+// or from Options.SourceDir.
 var decisionModule = target{
 	what: "the decision module", pkg: "./wasm/decision", env: []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
-	envVar: EnvDecision, subdir: "wasm", base: "decision-", ext: ".wasm",
+	envVar: EnvDecision, subdir: "wasm", base: "decision-", ext: ".wasm", source: dlroute.DecisionSource,
 }
 
 // Decision returns the decision module's bytes and the path they were

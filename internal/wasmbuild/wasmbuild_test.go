@@ -170,39 +170,74 @@ func TestLibraryLeavesOnlyTheBuild(t *testing.T) {
 	}
 }
 
-// TestModuleSourceIsComplete: the source the binary carries holds every
-// file of this module that building the module reads, as go list reports
-// them for wasip1, so a new package or file the guest imports cannot be
-// left out of dlroute.ModuleSource unnoticed.
+// TestModuleSourceIsComplete: the source the binary carries for each
+// module holds every file of this module that building it reads, as go
+// list reports them for wasip1, so a new package or file a module
+// imports cannot be left out of dlroute.ModuleSource or
+// dlroute.DecisionSource unnoticed.
 func TestModuleSourceIsComplete(t *testing.T) {
 	src, err := findSource(libdlroute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "list", "-deps", "-f", `{{if .Module}}{{if eq .Module.Path "`+ModulePath+`"}}{{range .GoFiles}}{{$.Dir}}/{{.}}
+	for _, tt := range []struct {
+		target target
+		name   string
+		least  int
+	}{{wasmModule, "dlroute.ModuleSource", 20}, {decisionModule, "dlroute.DecisionSource", 5}} {
+		cmd := exec.Command("go", "list", "-deps", "-f", `{{if .Module}}{{if eq .Module.Path "`+ModulePath+`"}}{{range .GoFiles}}{{$.Dir}}/{{.}}
 {{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}
-{{end}}{{end}}{{end}}`, "./wasm")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), wasmModule.env...)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+{{end}}{{end}}{{end}}`, tt.target.pkg)
+		cmd.Dir = src
+		cmd.Env = append(os.Environ(), tt.target.env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", tt.target.pkg, err)
+		}
+		have, err := buildFiles(tt.target.source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"go.mod", "go.sum"}
+		for _, f := range strings.Fields(string(out)) {
+			rel, _ := filepath.Rel(src, f)
+			want = append(want, filepath.ToSlash(rel))
+		}
+		for _, f := range want {
+			if !slices.Contains(have, f) {
+				t.Errorf("%s lacks %s, which the build of %s reads: add its pattern to the go:embed line in source.go", tt.name, f, tt.target.pkg)
+			}
+		}
+		if len(want) < tt.least {
+			t.Errorf("go list %s named only %d files: %v", tt.target.pkg, len(want), want)
+		}
 	}
-	have, err := buildFiles(dlroute.ModuleSource)
+}
+
+// TestDecisionBuildsFromTheSourceItCarries: with no checkout around it
+// (the working directory elsewhere, as for a `go install`ed binary),
+// Decision builds the decision module from dlroute.DecisionSource into
+// an empty cache, says so on Progress, and finds the build there again.
+func TestDecisionBuildsFromTheSourceItCarries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the decision module")
+	}
+	if os.Getenv(EnvDecision) != "" {
+		t.Skipf("$%s names the module: nothing is built", EnvDecision)
+	}
+	t.Chdir(t.TempDir())
+	ctx := context.Background()
+	cache := t.TempDir()
+	var progress strings.Builder
+	data, path, err := Decision(ctx, Options{CacheDir: cache, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"go.mod", "go.sum"}
-	for _, f := range strings.Fields(string(out)) {
-		rel, _ := filepath.Rel(src, f)
-		want = append(want, filepath.ToSlash(rel))
+	if string(data[:4]) != "\x00asm" || !strings.Contains(progress.String(), "building the decision module from the source inside this binary") {
+		t.Fatalf("Decision in an empty cache: %d bytes at %s, progress %q; want a module built from the source it carries", len(data), path, progress.String())
 	}
-	for _, f := range want {
-		if !slices.Contains(have, f) {
-			t.Errorf("dlroute.ModuleSource lacks %s, which the module's build reads: add its pattern to the go:embed line in source.go", f)
-		}
-	}
-	if len(want) < 20 {
-		t.Errorf("go list named only %d files: %v", len(want), want)
+	progress.Reset()
+	if _, again, err := Decision(ctx, Options{CacheDir: cache, Progress: &progress}); err != nil || again != path || progress.Len() > 0 {
+		t.Errorf("Decision again: %s (%v), progress %q; want the cached %s, not built again", again, err, progress.String(), path)
 	}
 }
