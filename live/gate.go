@@ -15,8 +15,8 @@ import (
 
 // Gate is what a candidate must pass to be activated, in order: the
 // bundle's checks (every digest; a signature by one of Keys when Keys are
-// set), engine.Load of every version, every version's own tests.yaml, and
-// Prepare when set. The zero Gate checks digests, compiles and tests.
+// set), engine.Load of every version and its plan (Plans), every
+// version's own tests.yaml, and Prepare when set. The zero Gate checks digests, compiles and tests.
 // Rules also puts a candidate in order (see AllowRollback); Admit, which
 // knows of no rules in force, does not.
 type Gate struct {
@@ -158,6 +158,12 @@ func (g Gate) build(ctx context.Context, c *Candidate, b *bundle.Bundle, archive
 		return nil, refuse(g.now(), StageCompile, c.Origin, rev, stop)
 	}
 	cat, err := engine.Load(b.FS(), opts)
+	var plans map[string][]byte
+	if err == nil {
+		// Part of compiling: a version no plan can hold is refused here,
+		// as lint refuses it, whichever engine decides (Plans).
+		plans, err = Plans(cat)
+	}
 	if stop := g.stopped(ctx, StageCompile); stop != nil {
 		err = stop
 	}
@@ -170,7 +176,7 @@ func (g Gate) build(ctx context.Context, c *Candidate, b *bundle.Bundle, archive
 		}
 		return nil, refuse(g.now(), StageTest, c.Origin, rev, err)
 	}
-	s := &Snapshot{catalog: cat, bundle: b, archive: archive, origin: c.Origin}
+	s := &Snapshot{catalog: cat, plans: plans, bundle: b, archive: archive, origin: c.Origin}
 	if g.Prepare != nil {
 		attached, err := g.Prepare(ctx, s)
 		if stop := g.stopped(ctx, StagePrepare); stop != nil {

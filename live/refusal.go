@@ -17,7 +17,7 @@ type Stage string
 const (
 	StageFetch   Stage = "fetch"   // the source could not be read: unreachable, an HTTP error, a timeout, too large
 	StageVerify  Stage = "verify"  // the archive, a digest or the signature does not check (package bundle)
-	StageCompile Stage = "compile" // the rules do not load (engine.Load)
+	StageCompile Stage = "compile" // the rules do not load (engine.Load), or a version has no plan (Plans)
 	StageTest    Stage = "test"    // a version's tests.yaml does not pass
 	StagePrepare Stage = "prepare" // Gate.Prepare failed, such as loading the rules into the WebAssembly module
 )

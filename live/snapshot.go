@@ -17,6 +17,7 @@ import (
 // Revision.
 type Snapshot struct {
 	catalog   *engine.Catalog
+	plans     map[string][]byte // by ref: every version's plan (Plans)
 	bundle    *bundle.Bundle
 	archive   []byte
 	origin    string
@@ -33,6 +34,11 @@ const retiredBit = 1 << 62
 
 // Catalog returns the compiled rule sets.
 func (s *Snapshot) Catalog() *engine.Catalog { return s.catalog }
+
+// Plan returns the plan of version ref ("jax@v3") that the gate built
+// (Plans), as engine.RuleSet.Plan writes it, or nil for a version the
+// snapshot does not hold. Do not modify it.
+func (s *Snapshot) Plan(ref string) []byte { return s.plans[ref] }
 
 // Revision returns the bundle's revision: for a rules directory, its
 // bundle.ContentRevision.

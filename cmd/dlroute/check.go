@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/live"
 )
 
 func runTest(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -95,6 +96,12 @@ func runLint(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return status
 	}
 	cat, err := loadCatalog(*rulesDir)
+	if err == nil {
+		// What serve's gate checks too, so that lint passes exactly
+		// the rules every host loads: each version's plan, which the
+		// decision module (serve --engine wasm) decides with.
+		_, err = live.Plans(cat)
+	}
 	if err != nil {
 		list := engine.Errors(err)
 		for _, e := range list {
