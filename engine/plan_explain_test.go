@@ -233,3 +233,84 @@ func TestPlanExplainsEveryCallAsCEL(t *testing.T) {
 		t.Errorf("%d of %d inputs differ", diffs, len(values)*len(values)*len(typed))
 	}
 }
+
+// explainFixture compiles the versions of files (path: text, under
+// "<name>/v1/", manifests and device types added) and returns the
+// engine's and the plan's version ref.
+func explainFixture(t *testing.T, ref string, files map[string]string) (*RuleSet, *plan.Plan) {
+	t.Helper()
+	fsys := fstest.MapFS{}
+	for path, text := range files {
+		fsys[path] = &fstest.MapFile{Data: []byte(text)}
+		dir, _, _ := strings.Cut(path, "/")
+		fsys[dir+"/v1/manifest.yaml"] = &fstest.MapFile{Data: []byte("name: " + dir + "\nversion: v1\ndescription: a test\nmirrors: {project: none}\n")}
+		fsys[dir+"/v1/device_types.yaml"] = &fstest.MapFile{Data: []byte("device_types: {kDLCPU: 1}\n")}
+	}
+	cat, err := Load(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := cat.RuleSet(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := rs.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs, p
+}
+
+// TestPlanExplainsAFailedImport: an import the decision does not read,
+// whose own decision fails, is explained with the engine's empty
+// decision, its rules tried, and the failure on the value that imports
+// it.
+func TestPlanExplainsAFailedImport(t *testing.T) {
+	rs, p := explainFixture(t, "outer@v1", map[string]string{
+		"inner/v1/rules.yaml": "inputs:\n  x: {type: int}\nvalues:\n  twice: x * 2\nrules:\n  - id: one\n    when: twice == 2\n    device: {type: kDLCPU, id: 0}\n",
+		"inner/v1/tests.yaml": "cases:\n  - {name: one, input: {x: 1}, want: {device_type: kDLCPU, rule: one}}\n",
+		"outer/v1/rules.yaml": "imports:\n  inner: inner@v1\nvalues:\n  inner_rule: inner.rule\nrules:\n  - id: always\n    when: \"true\"\n    device: {type: kDLCPU, id: 0}\n",
+		"outer/v1/tests.yaml": "cases:\n  - {name: one, input: {x: 1}, want: {device_type: kDLCPU, rule: always}}\n",
+	})
+	for _, line := range []string{`{"x":1}`, `{"x":2}`} {
+		if diff := samePlanExplanation(rs, p, []byte(line)); diff != "" {
+			t.Error(diff)
+		}
+	}
+	out, err := p.ExplainJSON([]byte(`{"x":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"import":{"decision":{"device_type_code":0,"device_id":0,"rule":"","ruleset":""}`, `"error":"import inner (inner@v1): no rule of inner@v1 matched"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("ExplainJSON(x=2) = %s\nwant it to hold %s", out, want)
+		}
+	}
+}
+
+// TestPlanExplainRefusesWhatJSONCannotWrite: a double that overflows to
+// infinity fails the explanation, as encoding/json fails the engine's,
+// with its message; the decision, which does not show it, stands.
+func TestPlanExplainRefusesWhatJSONCannotWrite(t *testing.T) {
+	rs, p := explainFixture(t, "inf@v1", map[string]string{
+		"inf/v1/rules.yaml": "inputs:\n  d: {type: double}\nvalues:\n  square: d * d\nrules:\n  - id: always\n    when: \"true\"\n    device: {type: kDLCPU, id: 0}\n",
+		"inf/v1/tests.yaml": "cases:\n  - {name: one, input: {d: 1.5}, want: {device_type: kDLCPU, rule: always}}\n",
+	})
+	for _, line := range []string{`{"d":1.5}`, `{"d":1e200}`, `{"d":1e-200}`, `{"d":1e10}`} {
+		if diff := samePlanExplanation(rs, p, []byte(line)); diff != "" {
+			t.Error(diff)
+		}
+	}
+	_, err := p.ExplainJSON([]byte(`{"d":1e200}`))
+	var e *plan.Error
+	if !errors.As(err, &e) || e.Code != plan.CodeEval || e.Message != "json: unsupported value: +Inf" {
+		t.Errorf("ExplainJSON(d=1e200) = %v; want an eval_error saying json: unsupported value: +Inf", err)
+	}
+	if _, err := p.Decide([]byte(`{"d":1e200}`)); err != nil {
+		t.Errorf("Decide(d=1e200) = %v; want the decision", err)
+	}
+}

@@ -235,9 +235,9 @@ func oddValue(rng *rand.Rand) any {
 	return s
 }
 
-// FuzzPlanAgainstEngine compares the plan's answer with the engine's on
-// inputs built from each shipped version's domain, broken by the fuzzed
-// bytes, and on the fuzzed bytes as a line themselves:
+// FuzzPlanAgainstEngine compares the plan's answer and explanation with
+// the engine's on inputs built from each shipped version's domain, broken
+// by the fuzzed bytes, and on the fuzzed bytes as a line themselves:
 //
 //	go test ./engine -run '^$' -fuzz FuzzPlanAgainstEngine -fuzztime 60s
 func FuzzPlanAgainstEngine(f *testing.F) {
@@ -271,6 +271,9 @@ func FuzzPlanAgainstEngine(f *testing.F) {
 			}
 		}
 		if diff := samePlanAnswer(pl.rs, pl.p, line); diff != "" {
+			t.Error(diff)
+		}
+		if diff := samePlanExplanation(pl.rs, pl.p, line); diff != "" {
 			t.Error(diff)
 		}
 	})

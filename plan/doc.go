@@ -19,11 +19,16 @@
 //
 // Decode reads a plan; Plan.Decide decides one JSON input line and
 // answers the bytes the engine's RuleSet.ResolveJSON answers for it, or an
-// *Error with the same code, message, position and hint. The engine's
-// tests check that byte for byte against cel-go on every shipped case and
-// on fuzzed inputs. Evaluation counts its steps against the plan's
-// StepLimit, derived from the rule set's cost bound, so a host needs no
-// timer to bound a call.
+// *Error with the same code, message, position and hint; Plan.ExplainJSON
+// answers RuleSet.ExplainJSON's: the decision, the rules tried, and every
+// value with what it evaluated to (or the message it failed with), which
+// is why a plan keeps its rules' and values' positions and why its
+// failures follow cel-go's message for message. The engine's tests check
+// both byte for byte against cel-go on every shipped case, the corpus
+// and fuzzed inputs. Evaluation counts its steps against the plan's
+// StepLimit (ExplainStepFactor times that for an explanation), derived
+// from the rule set's cost bound, so a host needs no timer to bound a
+// call.
 //
 // # CEL covered
 //
@@ -52,7 +57,6 @@
 //
 // # Not yet
 //
-// Explain traces, the host functions (platform_version, the copier of an
-// exchange) and bundles carrying plans are the engine's and the compiler
-// module's only.
+// The host functions (platform_version, the copier of an exchange) and
+// bundles carrying plans are the engine's and the compiler module's only.
 package plan

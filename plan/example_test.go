@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/dlroute/dlroute/engine"
@@ -40,4 +41,40 @@ func ExampleDecodeSet() {
 		}
 	}
 	// Output: numpy@v2 true
+}
+
+// An explanation is the decision, the rules tried in order, and every
+// value with what it evaluated to, as `dlroute resolve --explain` shows
+// them.
+func ExamplePlan_ExplainJSON() {
+	entries, _ := plan.DecodeSet(rules.Plans)
+	for _, e := range entries {
+		if e.Ref != "jax@v3" {
+			continue
+		}
+		p, _ := plan.Decode(e.Plan)
+		out, err := p.ExplainJSON([]byte(`{"platform":"cpu","platform_version":"cpu","local_hardware_id":0}`))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		var x struct {
+			Decision struct{ Rule string }
+			Trace    struct {
+				Rules []struct {
+					Rule    string
+					Matched bool
+				}
+			}
+		}
+		json.Unmarshal(out, &x)
+		fmt.Println("decided by", x.Decision.Rule)
+		for _, r := range x.Trace.Rules {
+			fmt.Println(r.Rule, r.Matched)
+		}
+	}
+	// Output:
+	// decided by cpu
+	// sharded false
+	// cpu true
 }
