@@ -8,11 +8,20 @@ declare global {
   }
 }
 
-/** The ABI version of the module this package speaks (wasm/ABI.md). */
+/** The ABI version of the compiler module this package speaks (wasm/ABI.md). */
 export const ABI_VERSION: 1;
 
-/** The module load() reads when given none and $DLROUTE_WASM is unset: dlroute.wasm beside the package. */
+/** The compiler module the package reads when given none and $DLROUTE_WASM is unset: dlroute.wasm beside the package. */
 export const DEFAULT_MODULE: URL;
+
+/**
+ * The decision module (wasm/decision/ABI.md) the default rules are decided
+ * with when $DLROUTE_DECISION_WASM is unset: decision.wasm beside the package.
+ */
+export const DEFAULT_DECISION_MODULE: URL;
+
+/** The default rules' plans, compiled by the Go engine: rules/plans.bin (`go generate ./rules`). */
+export const DEFAULT_PLANS: URL;
 
 /** The rules load() packs when given none: the repository's rules/ directory. */
 export const DEFAULT_RULES: URL;
@@ -25,9 +34,10 @@ export const INPUT_CODES: readonly ["json_syntax", "unknown_field", "missing_fie
 
 export interface LoadOptions {
   /**
-   * The module: a path, a file: URL, its bytes, or a compiled
+   * The compiler module: a path, a file: URL, its bytes, or a compiled
    * WebAssembly.Module (to start several engines from one compile).
-   * Default: $DLROUTE_WASM, else DEFAULT_MODULE.
+   * Default: $DLROUTE_WASM, else DEFAULT_MODULE. With the default rules it
+   * is read only by the first call that needs it (see load).
    */
   module?: string | URL | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
   /**
@@ -64,14 +74,19 @@ export interface LoadOptions {
 }
 
 /**
- * load compiles the module, starts an instance of it, checks its ABI
- * version and loads the rules. It rejects with a ModuleError for a module
- * that is missing, not WebAssembly, not dlroute's or of another ABI
- * version, and with a LoadError for rules that do not load. Rules given
- * in LoadOptions.rules are compiled whole, so that every error in them is
- * the LoadError; the default rules, which pass their tests, are compiled
- * a version at a time as ruleset() asks (an error in one is that call's
- * LoadError), so that a host deciding with one rule set compiles that one.
+ * load starts the engine. With the default rules it starts the decision
+ * module ($DLROUTE_DECISION_WASM, else DEFAULT_DECISION_MODULE) with their
+ * plans (DEFAULT_PLANS), and reads no compiler module: resolve,
+ * resolveJSON and resolveMany decide with the plans. The compiler module
+ * is read and compiled, on the calling thread, by the first call that
+ * needs what plans lack: explain, exchange, a rule set's inputs, rules or
+ * deviceTypes, and ruleset() of a release ("jax==0.10.2"). Rules given in
+ * LoadOptions.rules are compiled whole by the compiler module here, so
+ * that every error in them is the LoadError. It rejects with a
+ * ModuleError for a module it reads that is missing, not WebAssembly, not
+ * dlroute's or of another ABI version (a call that reads the compiler
+ * module later throws it then), and with a LoadError for rules that do
+ * not load.
  */
 export function load(options?: LoadOptions): Promise<Engine>;
 
@@ -84,7 +99,8 @@ export class Engine {
   /** The module's ABI version. */
   readonly abiVersion: 1;
   /**
-   * load replaces the rules. It rejects with a LoadError when they do not
+   * load replaces the rules with rules the compiler module compiles (read
+   * now if it was not). It rejects with a LoadError when they do not
    * load, and the rules in service stay. Rule sets got before throw
    * no_ruleset afterwards: get them again.
    */
@@ -178,6 +194,7 @@ export class RuleSet {
   private constructor();
   /** "name@version". */
   readonly ref: string;
+  /** The declared inputs. This, rules and deviceTypes come from the compiler module (see load), once. */
   readonly inputs: InputDecl[];
   /** The rule ids, in order. */
   readonly rules: string[];
@@ -193,13 +210,14 @@ export class RuleSet {
   resolveJSON(line: string | Uint8Array): string;
   /** resolveMany decides each input; an input it cannot decide is an entry, never an exception. Lines count from 1. */
   resolveMany(inputs: Iterable<Input>): Array<Decision | { input_error: ErrorEntry } | { eval_error: ErrorEntry }>;
-  /** explain decides one input and says how: the rules tried, and every value. */
+  /** explain decides one input and says how: the rules tried, and every value. It needs the compiler module (see load). */
   explain(input: Input): Explanation;
   /**
    * exchange decides one input of an exchange rule set and carries it
    * out for source, the array's bytes: buffer is source itself (an export
    * in place), a copy made by copyToHost (copied), or null (an exception).
-   * Throws HostError copy_failed or no_copier for a copy not made.
+   * Throws HostError copy_failed or no_copier for a copy not made. It
+   * needs the compiler module (see load), which holds the copier.
    */
   exchange(input: Input, source: ArrayBuffer): { decision: Decision; buffer: ArrayBuffer | null; copied: boolean };
 }

@@ -1,10 +1,13 @@
-// One instance of the dlroute module in Node.js: node:wasi, the host
-// functions (host.mjs), and the ABI client (client.js, shared with the
-// browser playground) that makes every call by ABI.md's conventions.
+// One instance of a dlroute module in Node.js: node:wasi, and the ABI
+// client that makes every call by its ABI.md's conventions. The compiler
+// module (wasm/ABI.md) gets the host functions (host.mjs) and client.js;
+// the decision module (wasm/decision/ABI.md) imports nothing but WASI and
+// gets decision.js. Both clients are shared with the browser playground.
 
 import { createRequire } from "node:module";
 
 import { BUILD, Client, HOST_MODULE, checkModule } from "./client.js";
+import { DECISION_BUILD, DecisionClient, checkDecisionModule } from "./decision.js";
 import { ModuleError } from "./errors.js";
 import { hostImports } from "./host.mjs";
 
@@ -68,4 +71,23 @@ export function startInstance(module, host) {
     throw new ModuleError(`starting the module: ${err.message}`, { cause: err, hint: `build it with ${BUILD}` });
   }
   return new Client(instance.exports, CALLED_EXPORTS);
+}
+
+/**
+ * startDecisionInstance starts the decision module (a WebAssembly.Module)
+ * and returns its DecisionClient, which has checked its ABI version. host
+ * gives only wasiWarning: the module has no host functions. It throws a
+ * ModuleError for a module that is not the decision module.
+ */
+export function startDecisionInstance(module, host) {
+  checkDecisionModule(module);
+  const wasi = newWASI(host.wasiWarning);
+  let instance;
+  try {
+    instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasi.wasiImport });
+    wasi.initialize(instance);
+  } catch (err) {
+    throw new ModuleError(`starting the decision module: ${err.message}`, { cause: err, hint: `build it with ${DECISION_BUILD}` });
+  }
+  return new DecisionClient(instance.exports);
 }

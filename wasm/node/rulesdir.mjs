@@ -5,7 +5,7 @@
 // abi.PackText: without the parsed.bin at its root, which the module
 // takes as the host's word (engine.Options.TrustParsed).
 
-import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,15 +27,19 @@ const encoder = new TextEncoder();
  * LoadError with one error of code read_error.
  */
 export async function packRules(dir) {
+  return packRulesSync(dir);
+}
+
+/** packRulesSync is packRules on the calling thread, for a call that needs the rules before it returns. */
+export function packRulesSync(dir) {
   const root = dir instanceof URL ? fileURLToPath(dir) : String(dir);
   let files = [];
   try {
-    const st = await stat(root);
-    if (!st.isDirectory()) throw new Error(`${root} is not a directory`);
-    await walk(root, "", files);
-    if (!(await isDefaultRules(root))) files = files.filter((f) => f.name !== "parsed.bin");
+    if (!statSync(root).isDirectory()) throw new Error(`${root} is not a directory`);
+    walk(root, "", files);
+    if (!isDefaultRules(root)) files = files.filter((f) => f.name !== "parsed.bin");
     files.sort((a, b) => Buffer.compare(a.path, b.path));
-    for (const f of files) f.data = await readFile(join(root, f.name));
+    for (const f of files) f.data = readFileSync(join(root, f.name));
   } catch (err) {
     throw new LoadError([
       new DlrouteError(err.message, { code: "read_error", hint: "rules takes the directory that holds <name>/<version>/ folders", cause: err }),
@@ -45,18 +49,18 @@ export async function packRules(dir) {
 }
 
 /** isDefaultRules reports whether root is DEFAULT_RULES, by its real path. */
-async function isDefaultRules(root) {
+function isDefaultRules(root) {
   try {
-    return (await realpath(root)) === (await realpath(fileURLToPath(DEFAULT_RULES)));
+    return realpathSync(root) === realpathSync(fileURLToPath(DEFAULT_RULES));
   } catch {
     return false;
   }
 }
 
-async function walk(root, rel, files) {
-  for (const e of await readdir(join(root, rel), { withFileTypes: true })) {
+function walk(root, rel, files) {
+  for (const e of readdirSync(join(root, rel), { withFileTypes: true })) {
     const name = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) await walk(root, name, files);
+    if (e.isDirectory()) walk(root, name, files);
     else if (e.isFile()) files.push({ name, path: encoder.encode(name) });
   }
 }

@@ -7,10 +7,12 @@ package node
 import "embed"
 
 // Shared holds the modules that run in the browser as in Node.js, each
-// importing only the others: client.js, the client of the module's ABI
-// (wasm/ABI.md); archive.js, the rules-archive encoder; and errors.js,
-// the errors they throw. Package playground serves them beside the page's
-// own modules, under the same names.
+// importing only the others: client.js, the client of the compiler
+// module's ABI (wasm/ABI.md); decision.js, the client of the decision
+// module's (wasm/decision/ABI.md) and the reader of a set of plans;
+// archive.js, the rules-archive encoder; and errors.js, the errors they
+// throw. Package playground serves them beside the page's own modules,
+// under the same names.
 //
-//go:embed client.js archive.js errors.js
+//go:embed client.js archive.js decision.js errors.js
 var Shared embed.FS

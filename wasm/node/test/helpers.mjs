@@ -1,6 +1,8 @@
 // What the tests share: the module under test, compiled once per test
 // process, and modules and rules made to fail.
 
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +12,26 @@ import { fileURLToPath } from "node:url";
 export const MODULE_PATH = process.env.DLROUTE_WASM;
 if (!MODULE_PATH) {
   throw new Error("$DLROUTE_WASM is unset: run these tests with go test ./wasm/node, which builds the module and sets it, or build it (README.md) and set it");
+}
+
+/**
+ * The decision module under test: $DLROUTE_DECISION_WASM, as the Go test
+ * that runs these sets it. Where it is unset, this process builds one from
+ * the checkout with go (a second or two with Go's build cache), so that
+ * the package's default engine, which decides with it, is tested too.
+ */
+export const DECISION_PATH = (process.env.DLROUTE_DECISION_WASM ||= buildDecisionModule());
+
+function buildDecisionModule() {
+  const dir = mkdtempSync(join(tmpdir(), "dlroute-decision-"));
+  process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, "decision.wasm");
+  execFileSync("go", ["build", "-trimpath", "-buildmode=c-shared", "-o", out, "./wasm/decision"], {
+    cwd: fileURLToPath(new URL("../../..", import.meta.url)),
+    env: { ...process.env, GOOS: "wasip1", GOARCH: "wasm", CGO_ENABLED: "0" },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  return out;
 }
 
 let compiled;

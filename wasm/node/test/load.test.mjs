@@ -1,5 +1,7 @@
 // Loading: modules that are missing, not WebAssembly, or of another ABI
-// version; rules that do not load; and rules replaced while in service.
+// version (the compiler module, which rules handed to load compile in, and
+// the decision module, which the embedded rules are decided with); rules
+// that do not load; and rules replaced while in service.
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -7,14 +9,14 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { DEFAULT_MODULE, LoadError, ModuleError, load, packRules } from "../index.mjs";
+import { DEFAULT_DECISION_MODULE, DEFAULT_MODULE, LoadError, ModuleError, load, packRules } from "../index.mjs";
 import { CALLED_EXPORTS } from "../instance.mjs";
-import { RULES, compiledModule, fakeModule, tempRules } from "./helpers.mjs";
+import { MODULE_PATH, RULES, compiledModule, fakeModule, tempRules } from "./helpers.mjs";
 
 const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
 const BUILD = /GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o .*dlroute\.wasm \.\/wasm/;
 
-describe("a module that cannot serve: ModuleError, code module_error", () => {
+describe("a compiler module that cannot serve, given rules to compile: ModuleError, code module_error", () => {
   const cases = [
     ["a missing file", "/nonexistent/dlroute.wasm", /^cannot read the module at \/nonexistent\/dlroute\.wasm: ENOENT$/, BUILD],
     ["bytes that are not WebAssembly", new TextEncoder().encode("#!/bin/sh\necho hello\n"), /^the module is not WebAssembly \(21 bytes\)$/, BUILD],
@@ -23,12 +25,12 @@ describe("a module that cannot serve: ModuleError, code module_error", () => {
     ["a module of ABI version 0", fakeModule(0, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module has ABI version 0; this host speaks version 1$/, /rebuild the module/],
     ["a version-1 module without the exports this host calls", fakeModule(1, ["dlroute_abi_version"]), /^the module does not export dlroute_alloc, .*dlroute_exchange: it is not a dlroute module of ABI version 1$/, undefined],
     ["a WebAssembly module that is not dlroute's", fakeModule(1, []), /^the module does not export dlroute_abi_version: it is not a dlroute module$/, BUILD],
-    ["a module whose exports answer an i32 where ABI.md says i64", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module trapped in dlroute_load_lazy: /, /fresh instance/],
-    ["a module that traps", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS], ["dlroute_load_lazy"]), /^the module trapped in dlroute_load_lazy: unreachable$/, /fresh instance/],
+    ["a module whose exports answer an i32 where ABI.md says i64", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS]), /^the module trapped in dlroute_load: /, /fresh instance/],
+    ["a module that traps", fakeModule(1, ["dlroute_abi_version", ...CALLED_EXPORTS], ["dlroute_load"]), /^the module trapped in dlroute_load: unreachable$/, /fresh instance/],
   ];
   for (const [name, module, message, hint] of cases) {
     test(name, async () => {
-      await assert.rejects(load({ module }), (err) => {
+      await assert.rejects(load({ module, rules: RULES }), (err) => {
         assert.ok(err instanceof ModuleError, `${err} is not a ModuleError`);
         assert.equal(err.code, "module_error");
         assert.match(err.message, message);
@@ -43,9 +45,9 @@ describe("a module that cannot serve: ModuleError, code module_error", () => {
     delete process.env.DLROUTE_WASM;
     try {
       if (existsSync(DEFAULT_MODULE)) {
-        assert.equal((await load()).ruleset("jax").ref, "jax@v3"); // README.md's build put one there
+        assert.equal((await load({ rules: RULES })).ruleset("jax").ref, "jax@v3"); // README.md's build put one there
       } else {
-        await assert.rejects(load(), (err) => err.code === "module_error" && /^no module was given, \$DLROUTE_WASM is unset, and there is none at .*dlroute\.wasm: ENOENT$/.test(err.message) && BUILD.test(err.hint));
+        await assert.rejects(load({ rules: RULES }), (err) => err.code === "module_error" && /^no module was given, \$DLROUTE_WASM is unset, and there is none at .*dlroute\.wasm: ENOENT$/.test(err.message) && BUILD.test(err.hint));
       }
     } finally {
       process.env.DLROUTE_WASM = saved;
@@ -53,8 +55,76 @@ describe("a module that cannot serve: ModuleError, code module_error", () => {
   });
 });
 
+describe("the embedded rules need no compiler module until a call needs what plans lack", () => {
+  test("load and decide with a compiler module that does not exist; explain then says so", async () => {
+    const engine = await load({ module: "/nonexistent/dlroute.wasm" });
+    assert.equal(engine.ruleset("jax").resolve(cuda).device_type, "kDLCUDA");
+    assert.equal(engine.ruleset("torch@v1").ref, "torch@v1");
+    assert.throws(() => engine.ruleset("jax").explain(cuda), { name: "ModuleError", message: "cannot read the module at /nonexistent/dlroute.wasm: ENOENT" });
+    assert.equal(engine.ruleset("jax").resolve(cuda).device_type, "kDLCUDA", "the decisions go on");
+  });
+
+  test("the compiler module is compiled at the first call that needs it, once", async () => {
+    const engine = await load({ module: MODULE_PATH });
+    const jax = engine.ruleset("jax");
+    assert.deepEqual(jax.rules.slice(0, 2), ["sharded", "cpu"]);
+    assert.equal(jax.explain(cuda).decision.rule, "gpu");
+    assert.equal(engine.ruleset("exchange").inputs.length, 9);
+  });
+});
+
+describe("a decision module that cannot serve: ModuleError at load, code module_error", () => {
+  const DECISION_EXPORTS = ["dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load_plan", "dlroute_decide", "dlroute_release"];
+  const DECISION_BUILD = /GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags='-s -w' -buildmode=c-shared -o \S*decision\.wasm \.\/wasm\/decision/;
+  const cases = [
+    ["a missing file", "/nonexistent/decision.wasm", /^cannot read the module at \/nonexistent\/decision\.wasm: ENOENT$/, DECISION_BUILD],
+    ["bytes that are not WebAssembly", "/etc/hostname", /^the module is not WebAssembly \(\d+ bytes\)$/, DECISION_BUILD],
+    ["the compiler module in its place", MODULE_PATH, /^the decision module does not export dlroute_load_plan, dlroute_decide: it is not dlroute's decision module$/, DECISION_BUILD],
+    ["a decision module of ABI version 1", fakeModule(1, DECISION_EXPORTS), /^the decision module has ABI version 1; this host speaks version 2$/, DECISION_BUILD],
+  ];
+  for (const [name, module, message, hint] of cases) {
+    test(name, async () => {
+      const saved = process.env.DLROUTE_DECISION_WASM;
+      let dir;
+      if (typeof module === "string") {
+        process.env.DLROUTE_DECISION_WASM = module;
+      } else {
+        dir = await tempRules();
+        process.env.DLROUTE_DECISION_WASM = join(dir, "decision.wasm");
+        const { writeFile } = await import("node:fs/promises");
+        await writeFile(process.env.DLROUTE_DECISION_WASM, module);
+      }
+      try {
+        await assert.rejects(load({ module: await compiledModule() }), (err) => {
+          assert.ok(err instanceof ModuleError, `${err} is not a ModuleError`);
+          assert.match(err.message, message);
+          assert.match(err.hint, hint);
+          return true;
+        });
+      } finally {
+        process.env.DLROUTE_DECISION_WASM = saved;
+        if (dir) await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  test("none named and $DLROUTE_DECISION_WASM unset: the one beside the package, or an error that says how to build it", async () => {
+    const saved = process.env.DLROUTE_DECISION_WASM;
+    delete process.env.DLROUTE_DECISION_WASM;
+    try {
+      if (existsSync(DEFAULT_DECISION_MODULE)) {
+        assert.equal((await load()).ruleset("jax").ref, "jax@v3"); // README.md's build put one there
+      } else {
+        await assert.rejects(load(), (err) => err.code === "module_error" && /^no module was given, \$DLROUTE_DECISION_WASM is unset, and there is none at .*decision\.wasm: ENOENT$/.test(err.message) && DECISION_BUILD.test(err.hint));
+      }
+    } finally {
+      process.env.DLROUTE_DECISION_WASM = saved;
+    }
+  });
+});
+
 test("options of the wrong kind: a TypeError at load", async () => {
-  for (const options of [{ platformVersion: 12030 }, { copyToHost: "slice" }, { memoSize: -1 }, { memoSize: 1.5 }]) {
+  for (const options of [{ platformVersion: 12030 }, { copyToHost: "slice" }, { memoSize: -1 }, { memoSize: 1.5 }, { module: 7 }]) {
     await assert.rejects(load(options), TypeError, JSON.stringify(options));
   }
 });

@@ -6,8 +6,10 @@
 
 import {
   ABI_VERSION,
+  DEFAULT_DECISION_MODULE,
   DEFAULT_MEMO_SIZE,
   DEFAULT_MODULE,
+  DEFAULT_PLANS,
   DEFAULT_RULES,
   DlrouteError,
   Engine,
@@ -54,8 +56,11 @@ const abi: 1 = ABI_VERSION;
 const memo: number = DEFAULT_MEMO_SIZE;
 const moduleURL: URL = DEFAULT_MODULE;
 const rulesURL: URL = DEFAULT_RULES;
+const decisionURL: URL = DEFAULT_DECISION_MODULE;
+const plansURL: URL = DEFAULT_PLANS;
 const firstCode: "json_syntax" = INPUT_CODES[0];
 check(abi === 1 && memo > 0 && moduleURL.protocol === "file:" && rulesURL.href.endsWith("/rules/") && firstCode === "json_syntax", "the constants");
+check(decisionURL.href.endsWith("/decision.wasm") && plansURL.href === new URL("plans.bin", rulesURL).href, "the decision module's and the plans' defaults");
 
 const options: LoadOptions = {
   rules: await packRules(DEFAULT_RULES),
