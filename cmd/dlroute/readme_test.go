@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,49 +8,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dlroute/dlroute/internal/readme"
 )
 
-// readmePages are the pages whose ```sh blocks TestREADMESnippetsRun
-// pastes, in this order, into one clone and one scratch directory: the
-// README first, since the pages after it use what its blocks make (the
-// copy of the rules in /tmp/myrules).
-var readmePages = []string{
-	"README.md",
-	"docs/commands.md",
-	"docs/playground.md",
-	"docs/embedding.md",
-	"docs/operating.md",
-}
-
-// readmeBlock is one ```sh block of a page in readmePages.
-type readmeBlock struct {
-	text      string // the block, without its fences
-	at        string // page:line of its first line
-	before    string // the paragraph before it
-	mode, why string // its <!-- readme-test: mode: why --> mark, if any
-}
-
-// readmeBlocks returns the ```sh blocks of every page in readmePages, in
-// order.
-func readmeBlocks(t *testing.T) []readmeBlock {
+// readmeBlocks returns the ```sh blocks of every page in readme.Pages,
+// in order.
+func readmeBlocks(t *testing.T) []readme.Block {
 	t.Helper()
-	var blocks []readmeBlock
-	for _, page := range readmePages {
-		data, err := os.ReadFile(filepath.Join("../..", page))
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts := strings.Split(string(data), "```sh\n")
-		for i := 1; i < len(parts); i++ {
-			b := readmeBlock{at: fmt.Sprintf("%s:%d", page, strings.Count(strings.Join(parts[:i], "```sh\n"), "\n")+2)}
-			b.text, _, _ = strings.Cut(parts[i], "```")
-			prose := strings.Split(strings.TrimSpace(parts[i-1]), "\n\n")
-			b.before = prose[len(prose)-1]
-			if m := readmeRunMark.FindStringSubmatch(parts[i-1]); m != nil {
-				b.mode, b.why = m[1], m[2]
-			}
-			blocks = append(blocks, b)
-		}
+	blocks, err := readme.Blocks("../..")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return blocks
 }
@@ -64,22 +31,22 @@ func TestREADMEPagesAllRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile("../../README.md")
+	front, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pages {
 		page := "docs/" + filepath.Base(p)
-		if !slices.Contains(readmePages, page) {
-			t.Errorf("%s is not in readmePages, so TestREADMESnippetsRun does not run its commands", page)
+		if !slices.Contains(readme.Pages, page) {
+			t.Errorf("%s is not in readme.Pages, so TestREADMESnippetsRun does not run its commands", page)
 		}
-		if !strings.Contains(string(readme), "]("+page+")") {
+		if !strings.Contains(string(front), "]("+page+")") {
 			t.Errorf("README.md does not link to %s", page)
 		}
 	}
-	for _, page := range readmePages {
+	for _, page := range readme.Pages {
 		if _, err := os.Stat(filepath.Join("../..", page)); err != nil {
-			t.Errorf("readmePages names %s: %v", page, err)
+			t.Errorf("readme.Pages names %s: %v", page, err)
 		}
 	}
 }
@@ -90,13 +57,13 @@ func TestREADMEReadsFilesThatExist(t *testing.T) {
 	read := regexp.MustCompile(`(?:< |--buffer )([\w./-]+)`)
 	n := 0
 	for _, block := range readmeBlocks(t) {
-		for _, m := range read.FindAllStringSubmatch(block.text, -1) {
+		for _, m := range read.FindAllStringSubmatch(block.Text, -1) {
 			if strings.HasPrefix(m[1], "/") || m[1] == strings.ToUpper(m[1]) { // outside the clone, or a placeholder
 				continue
 			}
 			n++
 			if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
-				t.Errorf("%s reads %s, which is not in the repository: %v", block.at, m[1], err)
+				t.Errorf("%s reads %s, which is not in the repository: %v", block.At, m[1], err)
 			}
 		}
 	}
@@ -131,11 +98,11 @@ func TestREADMEInputsJSONL(t *testing.T) {
 // sets: a copy of rules/rules.go would make the copy a Go package.
 func TestREADMEOperatorPathStaysOutOfTheClone(t *testing.T) {
 	blocks := readmeBlocks(t)
-	i := slices.IndexFunc(blocks, func(b readmeBlock) bool { return strings.HasPrefix(b.before, "An operator's path") })
+	i := slices.IndexFunc(blocks, func(b readme.Block) bool { return strings.HasPrefix(b.Before, "An operator's path") })
 	if i < 0 {
-		t.Fatal(`no page in readmePages has a block after "An operator's path"`)
+		t.Fatal(`no page in readme.Pages has a block after "An operator's path"`)
 	}
-	lines := strings.Split(blocks[i].text, "\n")
+	lines := strings.Split(blocks[i].Text, "\n")
 	if !strings.HasPrefix(lines[0], "demo=$(mktemp -d)") {
 		t.Errorf("the operator's path starts with %q, want demo=$(mktemp -d)", lines[0])
 	}
@@ -175,7 +142,7 @@ func TestREADMEOperatorPathStaysOutOfTheClone(t *testing.T) {
 
 	// cp -r rules/*/ (or rules/jax rules/exchange ...) copies every rule
 	// set, and no Go file: the glob, with its slash, matches folders only.
-	copied := regexp.MustCompile(`cp -r ((?:rules/[\w*]+/? )+)`).FindStringSubmatch(blocks[i].text)
+	copied := regexp.MustCompile(`cp -r ((?:rules/[\w*]+/? )+)`).FindStringSubmatch(blocks[i].Text)
 	if copied == nil {
 		t.Fatal("the operator's path copies no rule set")
 	}

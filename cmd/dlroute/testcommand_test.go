@@ -15,8 +15,8 @@ import (
 func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	var command string
 	for _, b := range readmeBlocks(t) {
-		if strings.HasPrefix(b.at, "README.md:") && b.mode == "first line" {
-			_, command, _ = strings.Cut(strings.TrimSpace(b.text), "\n")
+		if strings.HasPrefix(b.At, "README.md:") && b.Mode == "first line" {
+			_, command, _ = strings.Cut(strings.TrimSpace(b.Text), "\n")
 			break
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package readme_test
 
 import (
 	"bytes"
@@ -14,16 +14,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dlroute/dlroute/internal/readme"
 	"github.com/dlroute/dlroute/internal/testenv"
 )
 
-// readmeRunMark is the HTML comment before a ```sh block that says how
-// TestREADMESnippetsRun runs it: "skip: why", "first line: why" (the rest
-// cannot run inside a test), or "serves: TEXT" (it starts a server: the
-// block runs until its output shows TEXT, then is stopped), or "exits: N
-// why" (its last command's status, the block's, is N, as it documents).
-// Unmarked blocks run to their end and succeed.
-var readmeRunMark = regexp.MustCompile(`<!-- readme-test: (skip|first line|serves|exits): ([^>]*) -->\s*$`)
+// repoRoot is the repository's root, from this package's directory.
+const repoRoot = "../.."
+
+// readmeBlocks returns the ```sh blocks of every page in readme.Pages,
+// in order.
+func readmeBlocks(t *testing.T) []readme.Block {
+	t.Helper()
+	blocks, err := readme.Blocks(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blocks
+}
 
 // readmeFailure is what a command a person pasted prints when the README
 // is wrong, even where the block's last command, whose status is the
@@ -78,7 +85,7 @@ func withScratch(block, dir string) (script string, left []string) {
 }
 
 // TestREADMESnippetsRun pastes every ```sh block of the README and of the
-// pages beside it (readmePages), in order, into bash in one fresh clone (the tracked files, committed into a new
+// pages beside it (readme.Pages), in order, into bash in one fresh clone (the tracked files, committed into a new
 // repository), with the dlroute binary on $PATH and every /tmp, and
 // $TMPDIR, replaced by a directory of the test's own. No block may print
 // an error, name a /tmp the rewrite missed, leave out an output it shows,
@@ -91,12 +98,12 @@ func TestREADMESnippetsRun(t *testing.T) {
 		}
 	}
 	clone, tmp, bin := t.TempDir(), t.TempDir(), t.TempDir()
-	files, err := exec.Command("git", "-C", "../..", "ls-files", "-z").Output()
+	files, err := exec.Command("git", "-C", repoRoot, "ls-files", "-z").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
 	}
 	for _, f := range strings.Split(strings.TrimSuffix(string(files), "\x00"), "\x00") {
-		data, err := os.ReadFile(filepath.Join("../..", f))
+		data, err := os.ReadFile(filepath.Join(repoRoot, f))
 		if err != nil {
 			continue // deleted in the working tree
 		}
@@ -117,12 +124,14 @@ func TestREADMESnippetsRun(t *testing.T) {
 	git("init", "-q")
 	git("add", "-A")
 	git("commit", "-qm", "clone")
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "dlroute"), ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "dlroute"), "github.com/dlroute/dlroute/cmd/dlroute")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/dlroute: %v\n%s", err, out)
 	}
 
 	for _, b := range readmeBlocks(t) {
-		block, at, mode, why := b.text, b.at, b.mode, b.why
+		block, at, mode, why := b.Text, b.At, b.Mode, b.Why
 		switch mode {
 		case "skip":
 			t.Logf("%s: not run: %s", at, why)
