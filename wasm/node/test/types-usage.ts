@@ -129,7 +129,7 @@ if (!(notLoaded instanceof LoadError)) throw new Error("types-usage: LoadError")
 const first: DlrouteError | undefined = notLoaded.errors[0];
 check(notLoaded.code === "load_error" && first?.code === "read_error" && first.position === undefined && first.source === undefined, "LoadError's errors");
 
-const noModule = await caught(() => load({ module: new Uint8Array([1, 2, 3]) }));
+const noModule = await caught(() => load({ module: new Uint8Array([1, 2, 3]), rules: rulesURL }));
 check(noModule instanceof ModuleError && noModule.code === "module_error" && typeof noModule.hint === "string", "ModuleError");
 
 const noCopier = await load({ copyToHost: null, platformVersion: null, memoSize: 0 });
