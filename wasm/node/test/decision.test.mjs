@@ -1,0 +1,132 @@
+// The default engine: the embedded rules decided by the decision module
+// with their plans. What plans answer in JavaScript (which version a ref
+// names, the platform_version a host fills in) is checked against what
+// the compiler module answers for the same call.
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+
+import { DEFAULT_PLANS, DlrouteError, load } from "../index.mjs";
+import { planInputs, readPlanSet } from "../decision.js";
+import { RULES, compiledModule } from "./helpers.mjs";
+
+const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
+
+describe("refs, resolved from the set of plans as the engine resolves them", () => {
+  let engine;
+  before(async () => {
+    engine = await load({ module: "/nonexistent/dlroute.wasm" }); // none of these reads it
+  });
+
+  test("a name is its newest version; name@version is that one", () => {
+    assert.equal(engine.ruleset().ref, "jax@v3");
+    assert.equal(engine.ruleset("jax-export").ref, "jax-export@v2", "v2 is newer than v0.10");
+    assert.equal(engine.ruleset("jax@v1.1").ref, "jax@v1.1");
+    assert.equal(engine.ruleset("torch@v2.1").ref, "torch@v2.1");
+    assert.equal(engine.ruleset("jax@v1").resolve(cuda).ruleset, "jax@v1");
+  });
+
+  test("a ref that names nothing: no_ruleset with the engine's message and hint", () => {
+    const cases = [
+      ["nope", 'no rule set "nope"', "loaded: cupy, exchange, jax, jax-export, jax-import, numpy, torch"],
+      ["jax@v9", 'rule set jax has no version "v9"', "versions: v0, v1, v1.1, v1.2, v2, v3"],
+      ["jax@", 'rule set jax has no version ""', "versions: v0, v1, v1.1, v1.2, v2, v3"],
+      ["@v3", 'no rule set ""', "loaded: cupy, exchange, jax, jax-export, jax-import, numpy, torch"],
+      ["ja\tx\u0001é", 'no rule set "ja\\tx\\x01é"', "loaded: cupy, exchange, jax, jax-export, jax-import, numpy, torch"],
+    ];
+    for (const [ref, message, hint] of cases) {
+      assert.throws(() => engine.ruleset(ref), (err) => err instanceof DlrouteError && err.code === "no_ruleset" && err.message === message && err.hint === hint, ref);
+    }
+  });
+});
+
+describe("a release ref needs the manifests: the compiler module answers which version, the plan decides", () => {
+  let engine;
+  before(async () => {
+    engine = await load({ module: await compiledModule() });
+  });
+
+  test("jax==0.10.2 is the version checked against it", () => {
+    const rs = engine.ruleset("jax==0.10.2");
+    assert.equal(rs.ref, "jax@v1.1");
+    assert.equal(rs.resolve(cuda).ruleset, "jax@v1.1");
+  });
+
+  test("a release no version was checked against: unchecked_release", () => {
+    assert.throws(() => engine.ruleset("jax==99.0"), { code: "unchecked_release" });
+  });
+});
+
+test("every embedded version that declares platform_version requires it: a plan is asked of the host only after missing_field", () => {
+  const set = readPlanSet(readFileSync(DEFAULT_PLANS));
+  assert.ok(set.size >= 28, `${set.size} plans`);
+  let declaring = 0;
+  for (const [ref, plan] of set) {
+    const pv = planInputs(plan).find((i) => i.name === "platform_version");
+    if (pv === undefined) continue;
+    declaring++;
+    assert.equal(pv.required, true, `${ref} declares platform_version with a default`);
+  }
+  assert.ok(declaring > 0);
+});
+
+describe("platform_version from the host: the plans' answers are the compiler module's", () => {
+  let jaxRules;
+  let answer = () => undefined;
+  const options = { platformVersion: (device) => answer(device) };
+  const engines = {};
+  before(async () => {
+    // The compiler module compiles these rules (jax alone, to be quick);
+    // the default engine decides the same versions with their plans.
+    jaxRules = await mkdtemp(join(tmpdir(), "dlroute-jax-"));
+    await cp(join(RULES, "jax"), join(jaxRules, "jax"), { recursive: true });
+    engines.plans = await load({ ...options, module: await compiledModule() });
+    engines.compiler = await load({ ...options, module: await compiledModule(), rules: jaxRules });
+  });
+  after(() => rm(jaxRules, { recursive: true, force: true }));
+
+  const outcome = (ruleset, line) => {
+    try {
+      return ruleset.resolveJSON(line);
+    } catch (err) {
+      return `${err.name} ${err.code}: ${err.message}`;
+    }
+  };
+  const lines = [
+    '{"platform":"gpu","local_hardware_id":1}',
+    '{"platform":"gpu","local_hardware_id":null,"memory_kind":"pinned_host"}',
+    '{"platform":"gpu","local_hardware_id":1.9}',
+    '{"platform":"gpu","local_hardware_id":-1}',
+    '{"platform":"gpu","local_hardware_id":4294967297}',
+    '{"platform":"gpu","local_hardware_id":"1"}',
+    '{"local_hardware_id":2}',
+    " { } ",
+    "{}",
+    "[]",
+    "{",
+    '{"platform":"gpu","platform_version":null}',
+    '{"platform":"tpu","local_hardware_id":0,"colour":"red"}',
+  ];
+  const hosts = [
+    ["a version for each device", (device) => (device === 1 ? "rocm 60200" : `cuda ${device}`)],
+    ["no answer", () => undefined],
+    ["a callback that throws", () => {
+      throw new Error("no driver");
+    }],
+    ["a number, not a string", () => 12030],
+    ["a version with quotes and a newline", () => 'PJRT C API\n"cuda" 12030'],
+  ];
+  for (const [name, host] of hosts) {
+    test(name, () => {
+      answer = host;
+      for (const ref of ["jax@v3", "jax@v0"]) {
+        const [plans, compiler] = [engines.plans.ruleset(ref), engines.compiler.ruleset(ref)];
+        for (const line of lines) assert.equal(outcome(plans, line), outcome(compiler, line), `${ref}: ${line}`);
+      }
+    });
+  }
+});
