@@ -2,7 +2,6 @@ package plan
 
 import (
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -246,22 +245,8 @@ func appendValue(b []byte, v any) (out []byte, bad string) {
 		}
 		return append(b, ']'), ""
 	case *Map:
-		type entry struct {
-			key string
-			val any
-		}
-		entries := make([]entry, 0, len(x.Keys))
-		for i, k := range x.Keys {
-			key := mapKey(k)
-			if j := slices.IndexFunc(entries, func(e entry) bool { return e.key == key }); j >= 0 {
-				entries[j].val = x.Vals[i] // a Go map's assignment: the last wins
-				continue
-			}
-			entries = append(entries, entry{key, x.Vals[i]})
-		}
-		slices.SortFunc(entries, func(a, b entry) int { return cmpOrdered(a.key, b.key) })
 		b = append(b, '{')
-		for i, e := range entries {
+		for i, e := range sortedEntries(x) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -276,10 +261,38 @@ func appendValue(b []byte, v any) (out []byte, bad string) {
 	return appendString(b, formatValue(v)), ""
 }
 
-// mapKey is a key as fmt.Sprint writes the engine's nativeValue of it:
-// a list as [a b], a map as map[k:v] in the order of its keys.
-func mapKey(k any) string { return string(appendSprint(nil, k)) }
+// keyed is a map's entry as the engine's nativeValue holds it: a Go map
+// of its keys as fmt.Sprint writes them.
+type keyed struct {
+	key string
+	val any
+}
 
+// sortedEntries are m's entries by key as encoding/json and fmt order a
+// Go map's, the last of keys written alike kept, as a Go map keeps it.
+// An insertion sort: maps are a rule set's tables and inputs, small, and
+// sort's code would grow the decision module.
+func sortedEntries(m *Map) []keyed {
+	out := make([]keyed, 0, len(m.Keys))
+	for i, k := range m.Keys {
+		key := string(appendSprint(nil, k))
+		j := 0
+		for j < len(out) && out[j].key < key {
+			j++
+		}
+		if j < len(out) && out[j].key == key {
+			out[j].val = m.Vals[i]
+			continue
+		}
+		out = append(out, keyed{})
+		copy(out[j+1:], out[j:])
+		out[j] = keyed{key, m.Vals[i]}
+	}
+	return out
+}
+
+// appendSprint appends a value as fmt.Sprint writes the engine's
+// nativeValue of it: a list as [a b], a map as map[k:v].
 func appendSprint(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
@@ -296,21 +309,13 @@ func appendSprint(b []byte, v any) []byte {
 		}
 		return append(b, ']')
 	case *Map:
-		keys := make([]string, len(x.Keys))
-		vals := map[string]any{}
-		for i, k := range x.Keys {
-			keys[i] = mapKey(k)
-			vals[keys[i]] = x.Vals[i]
-		}
-		slices.Sort(keys)
-		keys = slices.Compact(keys)
 		b = append(b, "map["...)
-		for i, k := range keys {
+		for i, e := range sortedEntries(x) {
 			if i > 0 {
 				b = append(b, ' ')
 			}
-			b = append(append(b, k...), ':')
-			b = appendSprint(b, vals[k])
+			b = append(append(b, e.key...), ':')
+			b = appendSprint(b, e.val)
 		}
 		return append(b, ']')
 	}

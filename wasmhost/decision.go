@@ -78,14 +78,15 @@ func (m *DecisionModule) Close(ctx context.Context) error { return m.rt.Close(ct
 // Its calls take turns: it is safe for concurrent use, one call at a
 // time; start a Decider per goroutine for parallel decisions.
 type Decider struct {
-	mu     sync.Mutex
-	mod    api.Module
-	decide api.Function
-	alloc  api.Function
-	free   api.Function
-	handle uint32
-	in     buffer
-	out    buffer
+	mu      sync.Mutex
+	mod     api.Module
+	decide  api.Function
+	explain api.Function // nil in a module built before dlroute_explain
+	alloc   api.Function
+	free    api.Function
+	handle  uint32
+	in      buffer
+	out     buffer
 }
 
 // buffer is a buffer of the guest's, from dlroute_alloc.
@@ -105,7 +106,8 @@ func (m *DecisionModule) NewDecider(ctx context.Context, planBytes []byte, ref s
 	if err != nil {
 		return nil, &engine.Error{Code: CodeModule, Message: "the decision module does not start: " + err.Error()}
 	}
-	d := &Decider{mod: mod, decide: mod.ExportedFunction("dlroute_decide"), alloc: mod.ExportedFunction("dlroute_alloc"), free: mod.ExportedFunction("dlroute_free")}
+	d := &Decider{mod: mod, decide: mod.ExportedFunction("dlroute_decide"), explain: mod.ExportedFunction("dlroute_explain"),
+		alloc: mod.ExportedFunction("dlroute_alloc"), free: mod.ExportedFunction("dlroute_free")}
 	version := mod.ExportedFunction("dlroute_abi_version")
 	if version == nil || d.decide == nil || d.alloc == nil || d.free == nil {
 		mod.Close(ctx)
@@ -180,7 +182,26 @@ func (d *Decider) load(ctx context.Context, planBytes []byte, ref string) error 
 // that could not decide is any other *engine.Error, as natively. A module
 // that answers outside its ABI is CodeModule.
 func (d *Decider) DecideJSON(ctx context.Context, line []byte) ([]byte, error) {
-	out, status, err := d.Decide(ctx, line)
+	return d.answerJSON(ctx, d.decide, "dlroute_decide", line)
+}
+
+// ExplainJSON explains one JSON input object as DecideJSON decides it
+// and returns the explanation's JSON, byte for byte what
+// engine.RuleSet.ExplainJSON returns for it: the decision, the rules
+// tried and every value. Its errors are DecideJSON's; a module without
+// dlroute_explain is CodeModule.
+func (d *Decider) ExplainJSON(ctx context.Context, line []byte) ([]byte, error) {
+	if d.explain == nil {
+		return nil, &engine.Error{Code: CodeModule, Message: "the decision module has no dlroute_explain",
+			Hint: "build the decision module from the same dlroute source as this host"}
+	}
+	return d.answerJSON(ctx, d.explain, "dlroute_explain", line)
+}
+
+// answerJSON is DecideJSON and ExplainJSON: export fn's answer to line,
+// or its error object as an *engine.Error.
+func (d *Decider) answerJSON(ctx context.Context, fn api.Function, name string, line []byte) ([]byte, error) {
+	out, status, err := d.answer(ctx, fn, line)
 	if err != nil {
 		return nil, err
 	}
@@ -190,11 +211,11 @@ func (d *Decider) DecideJSON(ctx context.Context, line []byte) ([]byte, error) {
 	case abi.StatusInputError, abi.StatusEvalError:
 		e := &engine.Error{}
 		if err := json.Unmarshal(out, e); err != nil || e.Code == "" {
-			return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_decide answered %s with %q", status, out)}
+			return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("%s answered %s with %q", name, status, out)}
 		}
 		return nil, e
 	}
-	return nil, moduleAnswer("dlroute_decide", status, out)
+	return nil, moduleAnswer(name, status, out)
 }
 
 // Decide is DecideJSON's answer as the module gives it: the decision's
@@ -202,6 +223,11 @@ func (d *Decider) DecideJSON(ctx context.Context, line []byte) ([]byte, error) {
 // with input_error or eval_error. err is a canceled context or a module
 // that broke its ABI.
 func (d *Decider) Decide(ctx context.Context, line []byte) ([]byte, abi.Status, error) {
+	return d.answer(ctx, d.decide, line)
+}
+
+// answer calls export fn, dlroute_decide or dlroute_explain, on line.
+func (d *Decider) answer(ctx context.Context, fn api.Function, line []byte) ([]byte, abi.Status, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -211,7 +237,7 @@ func (d *Decider) Decide(ctx context.Context, line []byte) ([]byte, abi.Status, 
 	if err != nil {
 		return nil, 0, err
 	}
-	out, status, _, err := d.call(ctx, d.decide, []uint64{uint64(d.handle), uint64(in), uint64(len(line))}, false)
+	out, status, _, err := d.call(ctx, fn, []uint64{uint64(d.handle), uint64(in), uint64(len(line))}, false)
 	return out, status, err
 }
 

@@ -103,6 +103,84 @@ func TestDecisionMatchesEngine(t *testing.T) {
 	}
 }
 
+// TestDecisionExplainMatchesEngine: every embedded version's plan,
+// loaded from rules.Plans into the decision module, explains every case
+// of its tests.yaml, and lines that are not valid, with the native
+// engine's bytes (engine.RuleSet.ExplainJSON), or its error.
+func TestDecisionExplainMatchesEngine(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
+	m := compileDecision(t)
+	cat, err := nativeCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	odd := []string{``, `{`, `{"platform":1}`, `{"nope":true}`, "{\"platform\":\"\\ud800<&>\"}"}
+	for _, rs := range cat.RuleSets() {
+		t.Run(rs.Ref(), func(t *testing.T) {
+			d, err := m.NewDecider(ctx, rules.Plans, rs.Ref())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close(ctx)
+			var lines [][]byte
+			for _, c := range rs.Cases() {
+				line, err := json.Marshal(c.Input)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines = append(lines, line)
+			}
+			for _, line := range odd {
+				lines = append(lines, []byte(line))
+			}
+			for _, line := range lines {
+				want, werr := rs.ExplainJSON(ctx, line)
+				got, gerr := d.ExplainJSON(ctx, line)
+				var ge *engine.Error
+				switch {
+				case werr != nil && (!errors.As(gerr, &ge) || !bytes.Equal(abi.ErrorJSON(ge), abi.ErrorJSON(werr))):
+					t.Errorf("ExplainJSON(%s) = %v; want the error %v", line, gerr, werr)
+				case werr == nil && (gerr != nil || !bytes.Equal(got, want)):
+					t.Errorf("ExplainJSON(%s)\n got %.300s, %v\nwant %.300s", line, got, gerr, want)
+				}
+			}
+		})
+	}
+}
+
+// TestExplainJSONErrors: ExplainJSON refuses what DecideJSON refuses,
+// with the same errors: an input error, a line past the hosts' limit, a
+// canceled context.
+func TestExplainJSONErrors(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
+	m := compileDecision(t)
+	ctx := context.Background()
+	d, err := m.NewDecider(ctx, rules.Plans, "jax@v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(ctx)
+	for _, line := range []string{`{"platform":"gpu"}`, `{"platform":"gpu",`, `{"platform":"` + strings.Repeat("x", answer.MaxLineLen) + `"}`} {
+		_, derr := d.DecideJSON(ctx, []byte(line))
+		_, xerr := d.ExplainJSON(ctx, []byte(line))
+		var e *engine.Error
+		if !errors.As(xerr, &e) || !e.Code.Input() || xerr.Error() != derr.Error() {
+			t.Errorf("ExplainJSON(%.40s...) = %v; want DecideJSON's input error %v", line, xerr, derr)
+		}
+	}
+	out, err := d.ExplainJSON(ctx, []byte(`{"platform":"cpu","platform_version":"cpu","local_hardware_id":0}`))
+	if err != nil || !bytes.HasPrefix(out, []byte(`{"decision":{"device_type":"kDLCPU"`)) || !bytes.Contains(out, []byte(`"trace":{"rules":[`)) {
+		t.Errorf("ExplainJSON(cpu) = %.120s, %v; want kDLCPU and its trace", out, err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	var e *engine.Error
+	if _, err := d.ExplainJSON(canceled, []byte(`{}`)); !errors.As(err, &e) || e.Code != engine.CodeCanceled {
+		t.Errorf("ExplainJSON on a canceled context = %v, want canceled", err)
+	}
+}
+
 // TestDecideJSONErrors: DecideJSON answers as engine.RuleSet.ResolveJSON
 // does, an *engine.Error for an input it refuses, and a line past the
 // hosts' limit is too_long, as on every host.

@@ -60,9 +60,25 @@ export class Decider {
    * dlroute host answers.
    */
   decide(line) {
+    return this.#answer(this.x.dlroute_decide, line);
+  }
+
+  /**
+   * explain explains one JSON line as decide decides it and returns
+   * {status, text}: the explanation's JSON with status "ok" (the
+   * decision, the rules tried and every value, byte for byte what the
+   * native engine's ExplainJSON answers), or decide's error object and
+   * status.
+   */
+  explain(line) {
+    if (!this.x.dlroute_explain) throw moduleError("the decision module has no dlroute_explain");
+    return this.#answer(this.x.dlroute_explain, line);
+  }
+
+  #answer(fn, line) {
     const bytes = typeof line === "string" ? encoder.encode(line) : line;
     this.#put(this.in, bytes);
-    const r = this.#call((out, cap) => this.x.dlroute_decide(this.handle, this.in.ptr, bytes.length, out, cap), false);
+    const r = this.#call((out, cap) => fn(this.handle, this.in.ptr, bytes.length, out, cap), false);
     return { status: NAMES[r.status], text: r.text };
   }
 

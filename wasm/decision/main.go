@@ -100,6 +100,17 @@ func load(in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) ui
 
 //go:wasmexport dlroute_decide
 func decide(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
+	return answerLine(h, in, inLen, out, outCap, (*plan.Plan).AppendDecide)
+}
+
+//go:wasmexport dlroute_explain
+func explain(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
+	return answerLine(h, in, inLen, out, outCap, (*plan.Plan).AppendExplain)
+}
+
+// answerLine answers one line with the plan of handle h: the JSON that
+// appendAnswer appends, or its error object with the status it calls for.
+func answerLine(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32, appendAnswer func(p *plan.Plan, dst, line []byte) ([]byte, error)) uint64 {
 	p := handle(h)
 	if p == nil {
 		return pack(statusBadHandle, 0)
@@ -109,9 +120,9 @@ func decide(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCa
 		err := &plan.Error{Code: plan.CodeTooLong, Message: "line is longer than 4194304 bytes"}
 		return write(out, outCap, err.AppendJSON(nil), statusInputError)
 	}
-	answer, err := p.AppendDecide(scratch[:0], line)
+	answer, err := appendAnswer(p, scratch[:0], line)
 	if err != nil {
-		e := err.(*plan.Error) // Decide's only error type
+		e := err.(*plan.Error) // Decide's and Explain's only error type
 		status := uint32(statusEvalError)
 		if e.Code.Input() {
 			status = statusInputError
