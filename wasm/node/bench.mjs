@@ -11,16 +11,28 @@
 // measured the same way, run by `go test` from here. Then the whole of a
 // short-lived process: 5,000 new lines through resolve.mjs and through
 // `dlroute resolve --json --engine wasm`. Medians, with min and max.
+//
+//	node wasm/node/bench.mjs --opa [--count N]
+//
+// The package's public API (load, ruleset, resolveJSON, resolve) beside
+// OPA's compiled policy of jax@v3 (bench/opa, built as its README says)
+// and beside the decision module's bare client (wasm/decision/
+// decision.mjs), N fresh processes of each, alternated: from the
+// process's start and from the script's to the first decision (imports
+// included), then per call: 10,000 new inputs, 10,000 more, one input
+// 10,000 times, and 10,000 new inputs as JavaScript values. The package
+// reads $DLROUTE_DECISION_WASM, or decision.wasm beside it; the bare
+// client reads the same file.
 
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 
-import { load } from "./index.mjs";
-import { DEFAULT_MODULE } from "./engine.mjs";
+// Only Node's own modules are imported here: a child of --opa imports
+// the engine it measures after its clock starts.
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -28,8 +40,17 @@ const line = (version) => `{"platform":"gpu","platform_version":"${version}","lo
 const now = () => performance.now();
 
 // In a child: one load, or the per-call figures, as JSON on stdout.
-const { values: flags } = parseArgs({ options: { count: { type: "string", default: "5" }, child: { type: "string" } } });
+const { values: flags } = parseArgs({ options: { count: { type: "string", default: "5" }, child: { type: "string" }, opa: { type: "boolean" } } });
+if (flags.child?.startsWith("opa:")) {
+  await opaChild(flags.child.slice(4));
+  process.exit(0);
+}
+if (flags.opa) {
+  opaCompare(Number(flags.count));
+  process.exit(0);
+}
 if (flags.child === "load") {
+  const { load } = await import("./index.mjs");
   const t0 = now();
   const engine = await load();
   const t1 = now();
@@ -39,6 +60,7 @@ if (flags.child === "load") {
   process.exit(0);
 }
 if (flags.child === "calls") {
+  const { load } = await import("./index.mjs");
   const jax = (await load()).ruleset("jax");
   const per = (n, f) => {
     const t = now();
@@ -58,6 +80,7 @@ if (flags.child === "calls") {
 }
 
 const count = Number(flags.count);
+const { DEFAULT_MODULE } = await import("./index.mjs");
 const env = { ...process.env, DLROUTE_WASM: process.env.DLROUTE_WASM ?? fileURLToPath(DEFAULT_MODULE) };
 const child = (v8flags, what) => JSON.parse(execFileSync(process.execPath, [...v8flags, SELF, "--child", what], { env, encoding: "utf8" }));
 const rows = new Map(); // name -> [ms...]
@@ -103,3 +126,99 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) 
 console.log(`Node ${process.version}, ${count} runs each; median (min to max)\n`);
 console.log("| measure | time |\n|---|---|");
 for (const [name, xs] of rows) console.log(`| ${name} | ${fmt(median(xs))} (${fmt(Math.min(...xs))} to ${fmt(Math.max(...xs))}) |`);
+
+// The OPA comparison (--opa): each engine as its library offers it, from
+// a JSON line to the answer's JSON text (decide), and from a value to a
+// value (decideValue).
+// (Functions, not constants: the dispatch at the top runs first.)
+function opaDir() {
+  return join(ROOT, "bench", "opa");
+}
+function N() {
+  return 10000;
+}
+function firstLine() {
+  return `{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`;
+}
+function engines() {
+  return {
+  async opa() {
+    const { createRequire } = await import("node:module");
+    const { readFileSync } = await import("node:fs");
+    const { loadPolicy } = createRequire(join(opaDir(), "_npm", "package.json"))("@open-policy-agent/opa-wasm");
+    const policy = await loadPolicy(readFileSync(join(opaDir(), "build", "policy.wasm")));
+    const encoder = new TextEncoder();
+    return { decide: (l) => policy.evaluate(encoder.encode(l).buffer)[0]?.result, decideValue: (v) => policy.evaluate(v)[0]?.result };
+  },
+  async package() {
+    const { load } = await import("./index.mjs");
+    const jax = (await load()).ruleset("jax@v3");
+    return { decide: (l) => jax.resolveJSON(l), decideValue: (v) => jax.resolve(v) };
+  },
+  async bare() {
+    const { readFileSync } = await import("node:fs");
+    const { Decider } = await import("../decision/decision.mjs");
+    const path = process.env.DLROUTE_DECISION_WASM ?? fileURLToPath(new URL("./decision.wasm", import.meta.url));
+    const d = new Decider(readFileSync(path), readFileSync(join(ROOT, "rules", "plans.bin")), "jax@v3");
+    return { decide: (l) => d.decide(l).text, decideValue: (v) => JSON.parse(d.decide(JSON.stringify(v)).text) };
+  },
+  };
+}
+
+async function opaChild(name) {
+  const begin = now();
+  const e = await engines()[name]();
+  const first = e.decide(firstLine());
+  const firstAt = now();
+  if (!first) throw new Error(`${name}: no first decision`);
+  const fresh = (tag) => Array.from({ length: N() }, (_, i) => firstLine().replace("cuda 12030", `${tag} ${i}`));
+  const [lines, later] = [fresh("fork"), fresh("later")];
+  const values = Array.from({ length: N() }, (_, i) => ({ platform: "gpu", platform_version: `other ${i}`, local_hardware_id: 0 }));
+  const perCall = (f, xs) => {
+    const t0 = now();
+    for (const x of xs) f(x);
+    return ((now() - t0) * 1000) / xs.length;
+  };
+  process.stdout.write(
+    JSON.stringify({
+      since_start_ms: firstAt,
+      load_to_first_ms: firstAt - begin,
+      new_input_us: perCall(e.decide, lines),
+      new_input_later_us: perCall(e.decide, later),
+      repeated_us: perCall(e.decide, new Array(N()).fill(firstLine())),
+      new_value_us: perCall(e.decideValue, values),
+    }),
+  );
+}
+
+function opaCompare(runs) {
+  const rows = [
+    ["process start to first decision (ms)", "since_start_ms"],
+    ["script start to first decision, imports included (ms)", "load_to_first_ms"],
+    [`a new input each call: the first ${N()} after the first decision (µs)`, "new_input_us"],
+    [`a new input each call: the next ${N()} (µs)`, "new_input_later_us"],
+    [`one input ${N()} times (µs)`, "repeated_us"],
+    ["a new input as a JS value, answered as a value (µs)", "new_value_us"],
+  ];
+  const got = { opa: [], package: [], bare: [] };
+  const before = loadavg();
+  for (let i = 0; i < runs; i++) {
+    for (const name of Object.keys(got)) {
+      got[name].push(JSON.parse(execFileSync(process.execPath, ["--no-warnings", SELF, "--child", `opa:${name}`], { encoding: "utf8" })));
+    }
+  }
+  const cell = (xs) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const f = (x) => x.toFixed(x < 10 ? 2 : 1);
+    return `**${f(mid(s))}** (${f(s[0])}-${f(s[s.length - 1])})`;
+  };
+  const load = (l) => l.map((x) => x.toFixed(2)).join(" ");
+  console.log(`Node ${process.version}, ${runs} fresh processes each, alternated; median (min-max); load average ${load(before)} before, ${load(loadavg())} after\n`);
+  console.log("| | OPA's compiled policy | the package: load(), ruleset(), resolveJSON/resolve | the bare client (decision.mjs) |\n|---|---|---|---|");
+  for (const [label, key] of rows) console.log(`| ${label} | ${Object.values(got).map((rs) => cell(rs.map((r) => r[key]))).join(" | ")} |`);
+}
+
+function mid(sorted) {
+  const n = sorted.length;
+  return n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}

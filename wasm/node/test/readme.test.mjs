@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 
+import "./helpers.mjs"; // $DLROUTE_DECISION_WASM, which the example's process inherits
+
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
 test("README.md's example", async () => {
