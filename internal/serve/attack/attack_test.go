@@ -1,0 +1,94 @@
+package attack
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/dlroute/dlroute/internal/testenv"
+)
+
+// TestServeUnderAttack runs each of issue 35's ten attacks
+// (All) against a `dlroute serve` process of its own,
+// built here without -race as a user builds it, and checks what a user
+// sees: the attack refused or bounded as its Outcome says, /healthz and
+// the last good rules answering throughout (a 503 busy, to be retried,
+// aside), the operator's fix in force, and serve's peak resident memory
+// under MaxPeakRSS (MaxPeakRSSWasm for the module). How long
+// /healthz took is BenchmarkServeUnderAttack's figure, not a verdict.
+func TestServeUnderAttack(t *testing.T) {
+	testenv.Short(t, "building dlroute and attacking ten serve processes")
+	if runtime.GOOS != "linux" {
+		t.Skip("serve's peak memory is read from Linux's /proc")
+	}
+	bin := buildDlroute(t)
+	for _, a := range All() {
+		t.Run(a.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
+			defer cancel()
+			res, err := Run(ctx, a, bin, t.TempDir())
+			t.Logf("%s: peak RSS %d MB; /healthz %+v; good rules %+v; answers %v; fix in force after %v",
+				a.Name, res.PeakRSS>>20, res.Health, res.Good, res.Answers, res.Fix)
+			if err != nil {
+				t.Fatalf("%s (issue 35: %s): want %s: %v", a.Name, a.Break, a.Outcome, err)
+			}
+			bound := int64(MaxPeakRSS)
+			if a.Engine == "wasm" {
+				bound = MaxPeakRSSWasm
+			}
+			if res.PeakRSS <= 0 || res.PeakRSS > bound {
+				t.Errorf("%s: serve's peak RSS was %d MB; want at most %d MB", a.Name, res.PeakRSS>>20, bound>>20)
+			}
+			if res.Health.N == 0 || res.Health.Failed > 0 || res.Health.Busy > 0 {
+				t.Errorf("%s: /healthz answered %d times, failed %d (%s); want every probe answered 200", a.Name, res.Health.N, res.Health.Failed, res.Health.LastFailure)
+			}
+			if res.Good.N == 0 || res.Good.Failed > 0 {
+				t.Errorf("%s: the good rules were asked %d times and failed %d (%s); want each answered, or refused as busy", a.Name, res.Good.N, res.Good.Failed, res.Good.LastFailure)
+			}
+		})
+	}
+}
+
+// BenchmarkServeUnderAttack runs each attack once per iteration against
+// a new serve and reports serve's peak RSS and RSS after the attack, the
+// slowest /healthz and good decision during it, and how long the
+// operator's fix took to be in force: BENCHMARKS.md's figures.
+//
+//	go test ./internal/serve/attack -run '^$' -bench ServeUnderAttack -benchtime 1x
+func BenchmarkServeUnderAttack(b *testing.B) {
+	bin := buildDlroute(b)
+	for _, a := range All() {
+		b.Run(a.Name, func(b *testing.B) {
+			var worst Result
+			for range b.N {
+				res, err := Run(context.Background(), a, bin, b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				worst.PeakRSS = max(worst.PeakRSS, res.PeakRSS)
+				worst.RSSAfter = max(worst.RSSAfter, res.RSSAfter)
+				worst.Health.Worst = max(worst.Health.Worst, res.Health.Worst)
+				worst.Good.Worst = max(worst.Good.Worst, res.Good.Worst)
+				worst.Fix = max(worst.Fix, res.Fix)
+			}
+			b.ReportMetric(float64(worst.PeakRSS>>20), "peak-MB")
+			b.ReportMetric(float64(worst.RSSAfter>>20), "after-MB")
+			b.ReportMetric(float64(worst.Health.Worst.Milliseconds()), "healthz-worst-ms")
+			b.ReportMetric(float64(worst.Good.Worst.Milliseconds()), "good-worst-ms")
+			b.ReportMetric(float64(worst.Fix.Milliseconds()), "fix-ms")
+		})
+	}
+}
+
+// buildDlroute builds the dlroute command into a temporary folder: the
+// binary a user runs, without the test binary's -race.
+func buildDlroute(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dlroute")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dlroute/dlroute/cmd/dlroute").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
