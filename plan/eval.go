@@ -470,11 +470,11 @@ func goValueType(v any) string {
 func index(obj, idx any) any {
 	switch idx.(type) {
 	case nil:
-		return errorf("invalid qualifier type: types.Null")
+		return &evalError{msg: "invalid qualifier type: types.Null"}
 	case []any:
-		return errorf("invalid qualifier type: *types.sliceList[cel.dev/cel-go/common/types/ref.Val]")
+		return &evalError{msg: "invalid qualifier type: *types.sliceList[cel.dev/cel-go/common/types/ref.Val]"}
 	case *Map:
-		return errorf("invalid qualifier type: *types.nativeMap[cel.dev/cel-go/common/types/ref.Val,cel.dev/cel-go/common/types/ref.Val]")
+		return &evalError{msg: "invalid qualifier type: *types.nativeMap[cel.dev/cel-go/common/types/ref.Val,cel.dev/cel-go/common/types/ref.Val]"}
 	}
 	switch x := obj.(type) {
 	case *Map:

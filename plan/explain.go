@@ -46,12 +46,12 @@ func (p *Plan) AppendExplain(dst, line []byte) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	out, bad := x.appendJSON(dst)
-	if bad != "" {
+	w := &jsonWriter{b: dst}
+	if w.explanation(x); w.bad != "" {
 		// The engine's encoding/json fails on the value; so does this.
-		return dst, &Error{Code: CodeEval, Message: bad}
+		return dst, &Error{Code: CodeEval, Message: w.bad}
 	}
-	return out, nil
+	return w.b, nil
 }
 
 // explanation is what engine.Explanation holds: the decision (zero
@@ -63,13 +63,17 @@ type explanation struct {
 	values   []valueStep // by value index
 }
 
+// The steps are not comparable ([0]func()): the equality functions Go
+// makes for comparable types grew the decision module.
 type ruleStep struct {
+	_       [0]func()
 	rule    *Rule
 	matched bool
 	err     string // its condition failed to evaluate
 }
 
 type valueStep struct {
+	_      [0]func()
 	traced bool
 	failed bool
 	value  any    // when not failed
@@ -139,131 +143,172 @@ func (p *Plan) explain(in map[string]any, steps *uint64, limit uint64) (*explana
 	return x, err
 }
 
-// appendJSON appends the explanation as engine.Explanation.MarshalJSON
-// writes it, without HTML escaping. bad is encoding/json's message for a
-// value it cannot write, which fails the whole explanation.
-func (x *explanation) appendJSON(b []byte) (out []byte, bad string) {
-	b = append(b, `{"decision":`...)
-	b = x.decision.AppendJSON(b)
-	b = append(b, `,"trace":{"rules":`...)
+// jsonWriter writes a decision's and an explanation's JSON. Its methods
+// are not inlined: each inlined append grew the decision module
+// (BENCHMARKS.md, "The decision module").
+type jsonWriter struct {
+	b []byte
+	// bad is encoding/json's message for a value it cannot write, which
+	// fails the whole explanation.
+	bad string
+}
+
+//go:noinline
+func (w *jsonWriter) lit(s string) { w.b = append(w.b, s...) }
+
+//go:noinline
+func (w *jsonWriter) str(s string) { w.b = appendString(w.b, s) }
+
+//go:noinline
+func (w *jsonWriter) int64(n int64) { w.b = strconv.AppendInt(w.b, n, 10) }
+
+//go:noinline
+func (w *jsonWriter) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
+
+// explanation writes x as engine.Explanation.MarshalJSON does, without
+// HTML escaping.
+func (w *jsonWriter) explanation(x *explanation) {
+	w.lit(`{"decision":`)
+	w.b = x.decision.AppendJSON(w.b)
+	w.lit(`,"trace":{"rules":`)
 	if len(x.rules) == 0 {
-		b = append(b, "null"...) // the engine's nil slice
+		w.lit("null") // the engine's nil slice
 	}
 	for i, r := range x.rules {
 		if i == 0 {
-			b = append(b, '[')
+			w.lit(`[{"rule":`)
 		} else {
-			b = append(b, ',')
+			w.lit(`,{"rule":`)
 		}
-		b = append(b, `{"rule":`...)
-		b = appendString(b, r.rule.ID)
-		b = append(b, `,"matched":`...)
-		b = strconv.AppendBool(b, r.matched)
+		w.str(r.rule.ID)
+		w.lit(`,"matched":`)
+		w.bool(r.matched)
 		if r.err != "" {
-			b = append(b, `,"error":`...)
-			b = appendString(b, r.err)
+			w.lit(`,"error":`)
+			w.str(r.err)
 		}
-		b = append(b, `,"position":`...)
-		b = appendPosition(b, r.rule.Pos)
-		b = append(b, '}')
+		w.position(r.rule.Pos)
+		w.lit("}")
 	}
 	if len(x.rules) > 0 {
-		b = append(b, ']')
+		w.lit("]")
 	}
-	b = append(b, `,"values":[`...)
+	w.lit(`,"values":[`)
 	for i := range x.values {
 		v := &x.values[i]
 		if i > 0 {
-			b = append(b, ',')
+			w.lit(",")
 		}
 		if !v.traced { // never: every value is computed; the engine's zero step
-			b = append(b, `{"name":"","value":null,"used":false}`...)
+			w.lit(`{"name":"","value":null,"used":false}`)
 			continue
 		}
 		decl := &x.p.Values[i]
-		b = append(b, `{"name":`...)
-		b = appendString(b, decl.Name)
-		b = append(b, `,"value":`...)
-		if b, bad = appendValue(b, v.value); bad != "" {
-			return b, bad
-		}
+		w.lit(`{"name":`)
+		w.str(decl.Name)
+		w.lit(`,"value":`)
+		w.value(v.value, false)
 		if v.err != "" {
-			b = append(b, `,"error":`...)
-			b = appendString(b, v.err)
+			w.lit(`,"error":`)
+			w.str(v.err)
 		}
-		b = append(b, `,"used":`...)
-		b = strconv.AppendBool(b, v.used)
-		b = append(b, `,"position":`...)
-		b = appendPosition(b, decl.Pos)
+		w.lit(`,"used":`)
+		w.bool(v.used)
+		w.position(decl.Pos)
 		if v.imp != nil {
-			b = append(b, `,"import":`...)
-			if b, bad = v.imp.appendJSON(b); bad != "" {
-				return b, "json: error calling MarshalJSON for type *engine.Explanation: " + bad
+			w.lit(`,"import":`)
+			if w.explanation(v.imp); w.bad != "" {
+				w.bad = "json: error calling MarshalJSON for type *engine.Explanation: " + w.bad
 			}
 		}
-		b = append(b, '}')
+		if w.bad != "" {
+			return
+		}
+		w.lit("}")
 	}
-	return append(b, "]}}"...), ""
+	w.lit("]}}")
 }
 
-func appendPosition(b []byte, p Position) []byte {
-	b = append(b, `{"file":`...)
-	b = appendString(b, p.File)
-	b = append(b, `,"line":`...)
-	b = strconv.AppendInt(b, int64(p.Line), 10)
-	b = append(b, `,"column":`...)
-	b = strconv.AppendInt(b, int64(p.Column), 10)
-	return append(b, '}')
+func (w *jsonWriter) position(p Position) {
+	w.lit(`,"position":{"file":`)
+	w.str(p.File)
+	w.lit(`,"line":`)
+	w.int64(int64(p.Line))
+	w.lit(`,"column":`)
+	w.int64(int64(p.Column))
+	w.lit("}")
 }
 
-// appendValue appends a value as encoding/json writes the engine's
-// nativeValue of it: a map's keys as fmt.Sprint writes them, sorted. bad
-// is encoding/json's message for a double JSON cannot hold.
-func appendValue(b []byte, v any) (out []byte, bad string) {
+// value writes a value as encoding/json writes the engine's nativeValue
+// of it, or, with sprint, as fmt.Sprint does (a map's keys): a list as
+// [a b], a map as map[k:v].
+func (w *jsonWriter) value(v any, sprint bool) {
+	sep := ","
+	if sprint {
+		sep = " "
+	}
 	switch x := v.(type) {
 	case nil:
-		return append(b, "null"...), ""
+		if sprint {
+			w.lit("<nil>")
+		} else {
+			w.lit("null")
+		}
 	case bool:
-		return strconv.AppendBool(b, x), ""
-	case int64:
-		return strconv.AppendInt(b, x, 10), ""
-	case uint64:
-		return strconv.AppendUint(b, x, 10), ""
+		w.bool(x)
 	case float64:
-		return appendFloat(b, x)
+		if sprint {
+			w.lit(formatValue(x))
+		} else if w.b, w.bad = appendFloat(w.b, x); w.bad != "" {
+			return
+		}
 	case string:
-		return appendString(b, x), ""
+		if sprint {
+			w.lit(x)
+		} else {
+			w.str(x)
+		}
 	case []any:
-		b = append(b, '[')
+		w.lit("[")
 		for i, e := range x {
 			if i > 0 {
-				b = append(b, ',')
+				w.lit(sep)
 			}
-			if b, bad = appendValue(b, e); bad != "" {
-				return b, bad
-			}
+			w.value(e, sprint)
 		}
-		return append(b, ']'), ""
+		w.lit("]")
 	case *Map:
-		b = append(b, '{')
+		if sprint {
+			w.lit("map[")
+		} else {
+			w.lit("{")
+		}
 		for i, e := range sortedEntries(x) {
 			if i > 0 {
-				b = append(b, ',')
+				w.lit(sep)
 			}
-			b = appendString(b, e.key)
-			b = append(b, ':')
-			if b, bad = appendValue(b, e.val); bad != "" {
-				return b, bad
+			if sprint {
+				w.lit(e.key)
+			} else {
+				w.str(e.key)
 			}
+			w.lit(":")
+			w.value(e.val, sprint)
 		}
-		return append(b, '}'), ""
+		if sprint {
+			w.lit("]")
+		} else {
+			w.lit("}")
+		}
+	default: // int64, uint64
+		w.lit(formatValue(x))
 	}
-	return appendString(b, formatValue(v)), ""
 }
 
 // keyed is a map's entry as the engine's nativeValue holds it: a Go map
 // of its keys as fmt.Sprint writes them.
 type keyed struct {
+	_   [0]func()
 	key string
 	val any
 }
@@ -275,7 +320,9 @@ type keyed struct {
 func sortedEntries(m *Map) []keyed {
 	out := make([]keyed, 0, len(m.Keys))
 	for i, k := range m.Keys {
-		key := string(appendSprint(nil, k))
+		kw := &jsonWriter{}
+		kw.value(k, true)
+		key := string(kw.b)
 		j := 0
 		for j < len(out) && out[j].key < key {
 			j++
@@ -286,40 +333,9 @@ func sortedEntries(m *Map) []keyed {
 		}
 		out = append(out, keyed{})
 		copy(out[j+1:], out[j:])
-		out[j] = keyed{key, m.Vals[i]}
+		out[j] = keyed{key: key, val: m.Vals[i]}
 	}
 	return out
-}
-
-// appendSprint appends a value as fmt.Sprint writes the engine's
-// nativeValue of it: a list as [a b], a map as map[k:v].
-func appendSprint(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "<nil>"...)
-	case string:
-		return append(b, x...)
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ' ')
-			}
-			b = appendSprint(b, e)
-		}
-		return append(b, ']')
-	case *Map:
-		b = append(b, "map["...)
-		for i, e := range sortedEntries(x) {
-			if i > 0 {
-				b = append(b, ' ')
-			}
-			b = append(append(b, e.key...), ':')
-			b = appendSprint(b, e.val)
-		}
-		return append(b, ']')
-	}
-	return append(b, formatValue(v)...)
 }
 
 // appendFloat writes a double as encoding/json does: the shortest
