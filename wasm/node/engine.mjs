@@ -255,15 +255,30 @@ class Decisions {
   /** decide decides line with ref's plan: {status, text}, as DecisionClient.decide. */
   decide(ref, line) {
     const client = this.live();
+    const r = client.decide(this.#handles.get(ref) ?? this.handle(ref), line);
+    if (r.status === "bad_handle") throw new ModuleError(`the decision module does not know the handle of ${ref}`);
+    return r;
+  }
+
+  /**
+   * handle is the live instance's handle of ref's plan, loaded once. A
+   * plan the module refuses (one of another format version) is a
+   * ModuleError with the module's message.
+   */
+  handle(ref) {
+    const client = this.live();
     let h = this.#handles.get(ref);
     if (h === undefined) {
       const r = client.loadPlan(this.plans.get(ref));
-      if (r.status !== "ok") throw new ModuleError(`the plan of ${ref} does not load: ${r.text}`, { hint: "make the plans again with go generate ./rules" });
+      if (r.status !== "ok") {
+        const e = JSON.parse(r.text)[0] ?? {};
+        throw new ModuleError(`the plan of ${ref} does not load: ${e.message}`, {
+          hint: `make the plans and the decision module from the same source: go generate ./rules; ${BUILD_DECISION}`,
+        });
+      }
       this.#handles.set(ref, (h = r.handle));
     }
-    const r = client.decide(h, line);
-    if (r.status === "bad_handle") throw new ModuleError(`the decision module does not know the handle of ${ref}`);
-    return r;
+    return h;
   }
 
   /** declares reports whether ref's plan declares the input name. */
@@ -471,6 +486,7 @@ export class RuleSet {
     this.#gen = core.gen;
     this.#decisions = decisions;
     this.#desc = desc;
+    decisions?.handle(ref); // a plan the module refuses is ruleset()'s error
     // Whether a platform_version left out is asked of the host, as the
     // compiler module asks it of a version that declares one.
     this.#asks = decisions !== null && decisions.declares(ref, "platform_version");

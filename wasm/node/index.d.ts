@@ -105,7 +105,12 @@ export class Engine {
    * no_ruleset afterwards: get them again.
    */
   load(rules: string | URL | Uint8Array): Promise<void>;
-  /** ruleset returns "jax" (its newest version), "jax@v2", "jax==0.10.2", ...; default "jax". Throws a DlrouteError with code no_ruleset, or, for the default rules, a LoadError when the version does not compile. */
+  /**
+   * ruleset returns "jax" (its newest version), "jax@v2", "jax==0.10.2", ...; default "jax".
+   * Throws a DlrouteError with code no_ruleset (or unchecked_release for a
+   * release no version was checked against); with the default rules, a
+   * ModuleError for a plan the decision module refuses.
+   */
   ruleset(ref?: string): RuleSet;
 }
 

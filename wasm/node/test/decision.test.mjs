@@ -4,10 +4,12 @@
 // the compiler module answers for the same call.
 
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { cp, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, cp, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 
 import { DEFAULT_PLANS, DlrouteError, load } from "../index.mjs";
@@ -15,6 +17,7 @@ import { planInputs, readPlanSet } from "../decision.js";
 import { RULES, compiledModule } from "./helpers.mjs";
 
 const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
+const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
 describe("refs, resolved from the set of plans as the engine resolves them", () => {
   let engine;
@@ -130,3 +133,62 @@ describe("platform_version from the host: the plans' answers are the compiler mo
     });
   }
 });
+
+describe("plans the package cannot use: a ModuleError that says how to make them", () => {
+  // A copy of the package, with rules/plans.bin two levels up as in the
+  // repository, so that its default plans are the test's.
+  let root;
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), "dlroute-plans-"));
+    await mkdir(join(root, "wasm", "node"), { recursive: true });
+    await mkdir(join(root, "rules"));
+    for (const f of await readdir(PACKAGE)) {
+      if (/\.m?js$/.test(f)) await copyFile(join(PACKAGE, f), join(root, "wasm", "node", f));
+    }
+  });
+  after(() => rm(root, { recursive: true, force: true }));
+
+  const decide = () => {
+    const script = `import { load } from ${JSON.stringify(join(root, "wasm", "node", "index.mjs"))};
+      try { console.log((await load()).ruleset("jax").resolveJSON('{"platform":"cpu","platform_version":""}')); }
+      catch (err) { console.log(JSON.stringify({ name: err.name, message: err.message, hint: err.hint })); }`;
+    return JSON.parse(spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" }).stdout);
+  };
+
+  test("no rules/plans.bin", async () => {
+    await rm(join(root, "rules", "plans.bin"), { force: true });
+    const err = decide();
+    assert.equal(err.name, "ModuleError");
+    assert.match(err.message, /^cannot read the embedded rules' plans at .*\/rules\/plans\.bin: ENOENT$/);
+    assert.equal(err.hint, "make them with go generate ./rules");
+  });
+
+  test("a plan of a format version the module does not read", async () => {
+    const set = readPlanSet(readFileSync(DEFAULT_PLANS));
+    set.set("jax@v3", new Uint8Array([...new TextEncoder().encode("DLPLAN"), 99]));
+    await writeFile(join(root, "rules", "plans.bin"), encodeSet(set));
+    const err = decide();
+    assert.equal(err.name, "ModuleError");
+    assert.match(err.message, /^the plan of jax@v3 does not load: plan format version 99; this evaluator reads version \d+$/);
+    assert.match(err.hint, /go generate \.\/rules; GOOS=wasip1 .* \.\/wasm\/decision$/);
+    set.delete("jax@v3");
+    await writeFile(join(root, "rules", "plans.bin"), encodeSet(set));
+    assert.deepEqual(decide(), { device_type: "kDLCPU", device_type_code: 1, device_id: 0, rule: "cpu", ruleset: "jax@v2" }, "the other plans serve");
+  });
+});
+
+/** encodeSet writes plans (a Map from ref to bytes) as Go's plan.EncodeSet, in the Map's order. */
+function encodeSet(plans) {
+  const uvarint = (n) => {
+    const out = [];
+    for (; n >= 0x80; n = Math.floor(n / 128)) out.push((n % 128) | 0x80);
+    out.push(n);
+    return out;
+  };
+  const bytes = [...new TextEncoder().encode("DLPLANSET"), ...uvarint(1), ...uvarint(plans.size)];
+  for (const [ref, plan] of plans) {
+    const r = new TextEncoder().encode(ref);
+    bytes.push(...uvarint(r.length), ...r, ...uvarint(plan.length), ...plan);
+  }
+  return new Uint8Array(bytes);
+}
