@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasmhost"
 )
@@ -39,7 +42,9 @@ func resolveEnginesAgree(t *testing.T, rs *engine.RuleSet) {
 		}
 		lines = append(lines, string(b))
 	}
-	lines = append(lines, `{"platform":"gpu"`, ``, `{"platform":"gpu","platform_version":"cuda","local_hardware_id":"0"}`,
+	// Lines that are not valid inputs, and one that leaves
+	// platform_version out: no engine reads the device under resolve.
+	lines = append(lines, `{"platform":"gpu"`, ``, `{"platform":"gpu","platform_version":"cuda","local_hardware_id":"0"}`, `{"platform":"gpu","local_hardware_id":0}`,
 		`{"platform":"gpu","platform_version":"cuda","colour":"red"}`, "{\"platform\":\"gpu\",\"platform_version\":\"\xff\"}")
 	stdin := strings.Join(lines, "\n") + "\n"
 	for _, explain := range []bool{false, true} {
@@ -63,32 +68,92 @@ func resolveEnginesAgree(t *testing.T, rs *engine.RuleSet) {
 }
 
 // TestWasmEngineCompilesOncePerProcess: the --engine wasm commands of one
-// process share one compiled module (the tests run hundreds, and each
-// compile decodes and validates 24 MB again); a module that is not
-// WebAssembly is refused and leaves the compiled one in place.
+// process share one compiled decision module (the tests run hundreds); a
+// module that is not WebAssembly is refused and leaves the compiled one
+// in place.
 func TestWasmEngineCompilesOncePerProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the WebAssembly module; skipped with -short")
 	}
-	var modules []*wasmhost.Module
+	var modules []*wasmhost.DecisionModule
 	for range 2 {
-		stdout, stderr, status := runDlroute(t, "resolve", "--engine", "wasm", "--platform", "gpu", "--platform-version", "cuda 12030", "--local-hardware-id", "0")
+		stdout, stderr, status := runCommand("resolve", "--engine", "wasm", "--platform", "gpu", "--platform-version", "cuda 12030", "--local-hardware-id", "0")
 		if status != 0 || !strings.Contains(stdout, `"kDLCUDA"`) {
 			t.Fatalf("resolve --engine wasm: status %d, stdout %q, stderr %q", status, stdout, stderr)
 		}
-		compiled.Lock()
-		modules = append(modules, compiled.module)
-		compiled.Unlock()
+		decisions.Lock()
+		modules = append(modules, decisions.module)
+		decisions.Unlock()
 	}
 	if modules[0] == nil || modules[1] != modules[0] {
-		t.Fatalf("two resolve --engine wasm compiled the module as %p and %p; want one compiled module, shared", modules[0], modules[1])
+		t.Fatalf("two resolve --engine wasm compiled the decision module as %p and %p; want one compiled module, shared", modules[0], modules[1])
 	}
-	if _, err := compiledModule(context.Background(), []byte("not wasm")); err == nil {
-		t.Fatal("compiledModule(not wasm): no error")
+	if _, err := decisionModule(context.Background(), []byte("not wasm")); err == nil {
+		t.Fatal("decisionModule(not wasm): no error")
 	}
-	compiled.Lock()
-	defer compiled.Unlock()
-	if compiled.module != modules[0] {
+	decisions.Lock()
+	defer decisions.Unlock()
+	if decisions.module != modules[0] {
 		t.Fatal("a module that does not compile replaced the compiled one")
 	}
+}
+
+// TestWasmEngineDecidesWithPlans: resolve --engine wasm decides with the
+// decision module and compiles no compiler module for it (the one this
+// process holds, from another test or none, is the same after), and a
+// version no plan can hold is refused with plan_unsupported at its
+// position, before any module starts.
+func TestWasmEngineDecidesWithPlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the WebAssembly module; skipped with -short")
+	}
+	compiled.Lock()
+	before := compiled.module
+	compiled.Unlock()
+	if stdout, stderr, status := runCommand("resolve", "--engine", "wasm", "--platform", "cpu", "--platform-version", "cpu"); status != 0 || !strings.Contains(stdout, `"kDLCPU"`) {
+		t.Fatalf("resolve --engine wasm: status %d, %s%s", status, stdout, stderr)
+	}
+	compiled.Lock()
+	after := compiled.module
+	compiled.Unlock()
+	if after != before {
+		t.Errorf("resolve --engine wasm compiled the compiler module; want the decision module alone")
+	}
+
+	dir := t.TempDir()
+	if err := ruletest.WriteDir(dir, planUnsupported(t)); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, status := runCommand("resolve", "--engine", "wasm", "--rules", dir, "--ruleset", "jax@v3", "--platform", "cpu", "--platform-version", "cpu")
+	if status != 1 || !strings.Contains(stderr, "jax/v3/rules.yaml:52:42: rule ") || !strings.Contains(stderr, "function matches") || strings.Contains(stderr, "building") {
+		t.Errorf("resolve --engine wasm of a version no plan holds: status %d, stderr:\n%s\nwant 1, plan_unsupported at rules.yaml:52:42, no module built", status, stderr)
+	}
+	// The other versions of the same folder decide.
+	stdout, stderr, status := runCommand("resolve", "--engine", "wasm", "--rules", dir, "--ruleset", "jax@v2", "--platform", "cpu", "--platform-version", "cpu")
+	if status != 0 || !strings.Contains(stdout, `"ruleset":"jax@v2"`) {
+		t.Errorf("resolve --engine wasm --ruleset jax@v2 beside it: status %d, %s%s", status, stdout, stderr)
+	}
+}
+
+// planUnsupported is the rules of ruletest.Rules with one expression of
+// jax@v3 that cel-go compiles and lint accepted before plans were checked,
+// but that no plan holds: a regular expression (matches), at
+// jax/v3/rules.yaml:52:42.
+func planUnsupported(t *testing.T) fstest.MapFS {
+	t.Helper()
+	fsys := ruletest.Rules()
+	f := fsys["jax/v3/rules.yaml"]
+	const old = "when: shards != 1"
+	if !bytes.Contains(f.Data, []byte(old)) {
+		t.Fatalf("jax/v3/rules.yaml has no %q", old)
+	}
+	fsys["jax/v3/rules.yaml"] = &fstest.MapFile{Data: bytes.Replace(f.Data, []byte(old), []byte(old+" && platform.matches('^g')"), 1)}
+	return fsys
+}
+
+// runCommand runs dlroute with args and no stdin.
+func runCommand(args ...string) (stdout, stderr string, status int) {
+	var out, errOut strings.Builder
+	status = run(args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), status
 }

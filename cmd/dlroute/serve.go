@@ -4,18 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dlroute/dlroute/internal/wasmserve"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/wasmserve"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
-	"github.com/dlroute/dlroute/wasmhost"
 )
 
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -91,20 +91,33 @@ func printServeError(w io.Writer, err error) {
 }
 
 // servePrepare is what decides each snapshot serve puts in force: the
-// native engine (nil: serve's default), or for --engine wasm the module
-// built from this checkout, compiled once, a runner of it per snapshot.
-// done releases the compiled module, after serve is done with it.
+// native engine (nil: serve's default), or for --engine wasm the
+// decision module built from this binary's source, compiled once per
+// process (decisionModule), its instances started per snapshot with the
+// plans the gate built (wasmserve.Prepare). done releases what
+// servePrepare holds, after serve is done with it.
 func servePrepare(ctx context.Context, kind string, progress io.Writer) (func(context.Context, *live.Snapshot) (io.Closer, error), func(), error) {
 	if kind != "wasm" {
 		return nil, func() {}, nil
 	}
-	module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: progress})
+	module, _, err := wasmbuild.Decision(ctx, wasmbuild.Options{Progress: progress})
 	if err != nil {
 		return nil, nil, err
 	}
-	compiled, err := wasmhost.Compile(ctx, wasmhost.RunnerConfig{Module: module, Instances: wasmserve.Instances()})
+	compiled, err := decisionModule(ctx, module)
 	if err != nil {
 		return nil, nil, err
 	}
-	return wasmserve.Prepare(compiled), func() { compiled.Close(context.Background()) }, nil
+	// The compiled module is the process's, shared with the commands a
+	// test runs beside serve; each snapshot's instances close with it.
+	prepare := wasmserve.Prepare(compiled)
+	return func(ctx context.Context, s *live.Snapshot) (io.Closer, error) {
+		attached, err := prepare(ctx, s)
+		// The memory of the instances that ran the tests and were closed
+		// (about 6 MB each, one per version) goes back to the system now,
+		// not at a collection minutes later in a server that allocates
+		// little: serve's footprint is what it keeps.
+		debug.FreeOSMemory()
+		return attached, err
+	}, func() {}, nil
 }

@@ -1,8 +1,14 @@
 // Package wasmserve is `dlroute serve --engine wasm`: the engine that
-// decides serve's requests in the WebAssembly module, run by wazero. It
-// is apart from internal/serve, which takes an engine and imports no
-// implementation of one, so that serve's handler, its tests and the
-// playground build no module; cmd/dlroute gives it to serve.
+// decides serve's requests in the decision module (wasm/decision: package
+// plan alone, run by wazero). It is apart from internal/serve, which
+// takes an engine and imports no implementation of one, so that serve's
+// handler, its tests and the playground build no module; cmd/dlroute
+// gives it to serve.
+//
+// The gate compiles each version with cel-go and builds its plan
+// (live.Plans, Snapshot.Plan); this engine loads the plans into instances
+// of the decision module, runs every case of tests.yaml through them, and
+// answers requests from them. No CEL compiler runs in WebAssembly.
 package wasmserve
 
 import (
@@ -11,89 +17,115 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/wasmhost"
 )
 
-// module is a snapshot's rules loaded into a WebAssembly runner of its
-// own, so that a swap never reloads a runner under requests in flight.
-type module struct{ runner *wasmhost.Runner }
-
-func (m *module) Close() error { return m.runner.Close(context.Background()) }
-
-func (m *module) Decider(ctx context.Context, rs *engine.RuleSet) (serve.Decider, error) {
-	return m.runner.RuleSet(ctx, rs.Ref())
-}
-
-// Instances is how many module instances `serve --engine wasm` runs
-// at once: one fewer than GOMAXPROCS, and at least one. A guest holds its
-// thread until wazero's check at a loop header lets the Go scheduler in,
-// which can take tens of milliseconds; with a processor no guest can
-// hold, /healthz and /v1/status answer at once even while every instance
-// is busy with requests that run to their deadline (RATIONALE.md, "Why
-// WithCloseOnContextDone, and what does it cost?").
+// Instances is how many decisions `serve --engine wasm` runs at once,
+// in all versions: one fewer than GOMAXPROCS, and at least one. A guest
+// holds its thread until its call returns (the decision module runs
+// without wazero's interruption; its step limit bounds a call); with a
+// processor no guest can hold, /healthz and /v1/status answer at once
+// even while every instance is busy.
 func Instances() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 // Prepare returns a live.Gate.Prepare for `serve --engine wasm`: it
-// starts a runner of the compiled module for the snapshot (the module is
-// compiled once, so a runner costs an instance), loads its rules, and
-// runs every case of every version through the module, so that a
-// candidate the module decides differently is refused like one whose
-// tests fail natively; then it starts every instance of the pool with the
-// rules loaded.
-func Prepare(m *wasmhost.Module) func(context.Context, *live.Snapshot) (io.Closer, error) {
+// loads each version's plan (the one the gate built) into an instance
+// of the decision module m and runs the version's cases through it, so
+// that a candidate the module decides differently is refused like one
+// whose tests fail natively, and returns the engine serve answers with.
+// The instances are kept for requests up to the pool's keep (the default
+// version of each rule set, the bare name's, is tested last, so its
+// instance is among those kept). The snapshots it prepares share one
+// budget of Instances() decisions at once, so that a swap's tests and
+// the requests in flight on the old snapshot run no more guests between
+// them than one snapshot would.
+func Prepare(m *wasmhost.DecisionModule) func(context.Context, *live.Snapshot) (io.Closer, error) {
+	slots := make(chan struct{}, Instances())
 	return func(ctx context.Context, s *live.Snapshot) (io.Closer, error) {
-		runner, err := m.NewRunner(ctx)
-		if err != nil {
+		versions := byDefaultLast(s.Catalog())
+		e := newPool(m, slots, keepFor(s.Catalog()))
+		for _, rs := range versions {
+			plan := s.Plan(rs.Ref())
+			if plan == nil { // a snapshot no gate built plans for
+				var err error
+				if plan, err = rs.Plan(); err != nil {
+					e.Close()
+					return nil, err
+				}
+			}
+			e.add(rs.Ref(), plan)
+		}
+		if err := e.test(ctx, versions); err != nil {
+			e.Close()
 			return nil, err
 		}
-		m := &module{runner}
-		err = m.test(ctx, s)
-		if err == nil {
-			// Every instance loads the rules now, off the request path,
-			// so the first requests after the swap do not wait for it.
-			err = runner.Prewarm(ctx)
-		}
-		if err != nil {
-			m.Close()
-			return nil, err
-		}
-		return m, nil
+		return e, nil
 	}
 }
 
-// test runs every case through the module's JSON entry, the one serve
-// answers with.
-func (m *module) test(ctx context.Context, s *live.Snapshot) error {
-	if err := m.runner.Load(ctx, s.FS()); err != nil {
-		return err
+// keepFor is how many idle instances `serve --engine wasm` keeps for a
+// snapshot of cat: one for the default version of each rule set, and
+// Instances() - 1 more, so that the busiest version can run a decision
+// in every slot without starting an instance for each. An instance is
+// about 6 MB (BENCHMARKS.md, "serve --engine wasm on the decision
+// module"); a version without one starts one in milliseconds.
+func keepFor(cat *engine.Catalog) int {
+	names := map[string]bool{}
+	for _, rs := range cat.RuleSets() {
+		names[rs.Name()] = true
 	}
-	var failures []string
-	for _, rs := range s.Catalog().RuleSets() {
-		wrs, err := m.runner.RuleSet(ctx, rs.Ref())
-		if err != nil {
-			return err
+	return len(names) + Instances() - 1
+}
+
+// byDefaultLast is cat's versions, each rule set's default version (its
+// newest, what a bare name resolves to) after the others.
+func byDefaultLast(cat *engine.Catalog) []*engine.RuleSet {
+	var others, defaults []*engine.RuleSet
+	for _, rs := range cat.RuleSets() {
+		if newest, err := cat.RuleSet(rs.Name()); err == nil && newest == rs {
+			defaults = append(defaults, rs)
+		} else {
+			others = append(others, rs)
 		}
+	}
+	return append(others, defaults...)
+}
+
+// test runs every case through the module's JSON entry, the one serve
+// answers with; the error lists each case it decided otherwise, at the
+// case's position.
+func (e *pool) test(ctx context.Context, versions []*engine.RuleSet) error {
+	var failures engine.ErrorList
+	for _, rs := range versions {
+		v := e.versions[rs.Ref()]
 		for _, c := range rs.Cases() {
 			var got engine.Decision
 			input, err := json.Marshal(c.Input)
 			if err == nil {
 				var out []byte
-				if out, err = wrs.ResolveJSON(ctx, input); err == nil {
+				if out, _, err = e.decide(ctx, v, input); err == nil {
 					err = got.UnmarshalJSON(out)
 				}
 			}
+			if err != nil && ctx.Err() != nil {
+				return err // canceled, or out of the gate's budget: the gate says which
+			}
 			if err != nil || !c.Want.Matches(got) {
-				failures = append(failures, fmt.Sprintf("%s: case %s: the module got %v (%v), want %s", c.Pos, c.Name, got, err, c.Want))
+				gotText := got.String()
+				if err != nil {
+					gotText = "error: " + err.Error()
+				}
+				pos := c.Pos
+				failures = append(failures, &engine.Error{Code: engine.CodeTestFailure, Pos: &pos,
+					Message: fmt.Sprintf("%s: case %s: the decision module got %s, want %s", rs.Ref(), c.Name, gotText, c.Want)})
 			}
 		}
 	}
 	if len(failures) > 0 {
-		return &engine.Error{Code: engine.CodeTestFailure, Message: strings.Join(failures, "\n")}
+		return failures
 	}
 	return nil
 }
