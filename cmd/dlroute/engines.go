@@ -65,8 +65,8 @@ func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src machine.Bu
 // --engine wasm decides in the decision module (wasm/decision): each
 // version's plan is built here natively (engine.RuleSet.Plan, refused
 // with plan_unsupported at its position, as lint and serve refuse it)
-// and loaded into an instance of its own. Only ExplainJSON still
-// starts the compiler module (decisionRuleSet).
+// and loaded into an instance of its own, which decides, explains and
+// tells the exchange's copy (carried out here, as natively).
 func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, strict bool, stderr io.Writer) (*engine.Catalog, []decider, func(), error) {
 	cat, err := loadCatalog(rulesDir)
 	if err != nil {
@@ -107,13 +107,11 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, str
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		explain := &compilerExplain{rulesDir: rulesDir, progress: stderr}
 		var started []*decisionRuleSet
 		done := func() {
 			for _, d := range started {
 				d.d.Close(context.WithoutCancel(ctx))
 			}
-			explain.close(context.WithoutCancel(ctx))
 		}
 		for i, rs := range versions {
 			d, err := shared.NewDecider(ctx, plans[i], "")
@@ -121,7 +119,7 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, str
 				done()
 				return nil, nil, nil, err
 			}
-			drs := newDecisionRuleSet(rs.Ref(), d, explain)
+			drs := newDecisionRuleSet(rs.Ref(), d)
 			started = append(started, drs)
 			out = append(out, drs)
 		}
@@ -144,11 +142,10 @@ type decisionRuleSet struct {
 	ref     string
 	d       *wasmhost.Decider
 	answers *answer.Answerer
-	explain *compilerExplain
 }
 
-func newDecisionRuleSet(ref string, d *wasmhost.Decider, explain *compilerExplain) *decisionRuleSet {
-	return &decisionRuleSet{ref: ref, d: d, explain: explain, answers: answer.New(func(ctx context.Context, line []byte) ([]byte, bool, error) {
+func newDecisionRuleSet(ref string, d *wasmhost.Decider) *decisionRuleSet {
+	return &decisionRuleSet{ref: ref, d: d, answers: answer.New(func(ctx context.Context, line []byte) ([]byte, bool, error) {
 		out, err := d.DecideJSON(ctx, line)
 		return out, true, err
 	}, 0)}
@@ -193,59 +190,12 @@ func (r *decisionRuleSet) Exchange(ctx context.Context, line []byte, src machine
 	return wasmhost.CarryOut(ctx, d, src, copier)
 }
 
-// ExplainJSON explains in the compiler module: the decision module gives
-// no trace yet, so `resolve --explain --engine wasm`, alone of the
-// commands, still starts it.
+// ExplainJSON explains line in the module: the native engine's bytes.
 func (r *decisionRuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, error) {
-	rs, err := r.explain.ruleSet(ctx, r.ref)
-	if err != nil {
-		return nil, err
+	if len(line) > answer.MaxLineLen {
+		return nil, answer.TooLong()
 	}
-	return rs.ExplainJSON(ctx, line)
-}
-
-// compilerExplain is the compiler module's runner for ExplainJSON,
-// started at its first call. Not safe for concurrent use: a command
-// explains one line at a time.
-type compilerExplain struct {
-	rulesDir string
-	progress io.Writer
-	runner   *wasmhost.Runner
-}
-
-func (c *compilerExplain) ruleSet(ctx context.Context, ref string) (*wasmhost.RuleSet, error) {
-	if c.runner == nil {
-		module, _, err := wasmbuild.Module(ctx, wasmbuild.Options{Progress: c.progress})
-		if err != nil {
-			return nil, err
-		}
-		shared, err := compiledModule(ctx, module)
-		if err != nil {
-			return nil, err
-		}
-		runner, err := shared.NewRunner(ctx)
-		if err != nil {
-			return nil, err
-		}
-		// The rules compiled natively before, so the module compiles
-		// only the version asked for.
-		fsys, err := rulesFS(c.rulesDir)
-		if err == nil {
-			err = runner.LoadLazy(ctx, fsys)
-		}
-		if err != nil {
-			runner.Close(ctx)
-			return nil, err
-		}
-		c.runner = runner
-	}
-	return c.runner.RuleSet(ctx, ref)
-}
-
-func (c *compilerExplain) close(ctx context.Context) {
-	if c.runner != nil {
-		c.runner.Close(ctx)
-	}
+	return r.d.ExplainJSON(ctx, line)
 }
 
 // validEngine reports a bad --engine as a usage error.
@@ -257,48 +207,9 @@ func validEngine(kind string, stderr io.Writer) bool {
 	return false
 }
 
-// callTimeout bounds one decision of the module (RunnerConfig.CallTimeout).
-// The tests raise it to their binary's own timeout (main_test.go), so that
-// a busy machine fails no case for being slow; wasmhost's tests check the
-// bound itself.
-var callTimeout = wasmhost.DefaultCallTimeout
-
-// compiled is the module as this process compiled it, by the digest of its
-// bytes: every --engine wasm command a process runs (the tests run
-// hundreds in one) shares its compiled code, where each would otherwise
-// decode and validate the module's 24 MB again (wazero's cache on disk
-// keeps the machine code, not that check).
-var compiled struct {
-	sync.Mutex
-	digest [sha256.Size]byte
-	module *wasmhost.Module
-}
-
-// compiledModule compiles module once per process, or again when the
-// bytes differ from the last ones compiled ($DLROUTE_WASM names another
-// file). Its runners copy with the copier in force at each call, so a test
-// that replaces copier is obeyed by the shared module too.
-func compiledModule(ctx context.Context, module []byte) (*wasmhost.Module, error) {
-	digest := sha256.Sum256(module)
-	compiled.Lock()
-	defer compiled.Unlock()
-	if compiled.module != nil && compiled.digest == digest {
-		return compiled.module, nil
-	}
-	m, err := wasmhost.Compile(context.WithoutCancel(ctx), wasmhost.RunnerConfig{Module: module, Host: wasmhost.Host{Copier: currentCopier{}}, CallTimeout: callTimeout})
-	if err != nil {
-		return nil, err
-	}
-	if compiled.module != nil {
-		compiled.module.Close(ctx) // closes once its last runner does
-	}
-	compiled.digest, compiled.module = digest, m
-	return m, nil
-}
-
-// decisions is the decision module as this process compiled it, as
-// compiled is the compiler module's: the tests run hundreds of --engine
-// wasm commands in one process.
+// decisions is the decision module as this process compiled it, by the
+// digest of its bytes: every --engine wasm command a process runs (the
+// tests run hundreds in one) shares its compiled code.
 var decisions struct {
 	sync.Mutex
 	digest [sha256.Size]byte
@@ -331,11 +242,4 @@ func decisionModule(ctx context.Context, module []byte) (*wasmhost.DecisionModul
 	// still running may be its instances. Only a test changes the bytes.
 	decisions.digest, decisions.module = digest, m
 	return m, nil
-}
-
-// currentCopier copies with copier as it is at the call.
-type currentCopier struct{}
-
-func (currentCopier) CopyToHost(ctx context.Context, src machine.Buffer) (machine.Buffer, error) {
-	return copier.CopyToHost(ctx, src)
 }

@@ -14,8 +14,8 @@ import (
 // runs it elsewhere: from a directory outside the checkout, with an empty
 // home and an empty dlroute cache (Go's own module and build caches kept,
 // as on a machine that has just built dlroute). The commands that need
-// a WebAssembly module (the decision module, or the compiler module)
-// build it from the source the binary carries.
+// a WebAssembly module (the decision module; the playground's compiler
+// module) build it from the source the binary carries.
 func TestInstalledBinary(t *testing.T) {
 	testenv.Short(t, "building the binary and its module in an empty cache")
 	bin := filepath.Join(t.TempDir(), "dlroute")
@@ -43,24 +43,21 @@ func TestInstalledBinary(t *testing.T) {
 		return string(out)
 	}
 
-	// resolve decides in the decision module, built from the source the
-	// binary carries (dlroute.DecisionSource); the compiler module is
-	// not built for it.
+	// resolve decides and explains in the decision module, built from
+	// the source the binary carries (dlroute.DecisionSource); no command
+	// but the playground builds the compiler module.
 	out := dlroute("resolve", "--engine", "wasm", "--platform", "gpu", "--platform-version", "<unknown>")
 	want := `{"error":{"type":"BufferError","message":"Unknown GPU platform for __dlpack__: <unknown>"},"rule":"gpu-unknown-platform","ruleset":"jax@v3"}`
 	if !strings.Contains(out, "building the decision module from the source inside this binary") || !strings.HasSuffix(out, want+"\n") {
 		t.Errorf("resolve --engine wasm, the first run in an empty cache:\n%s\nwant the decision module's build progress line, then %s", out, want)
 	}
+	if out := dlroute("resolve", "--explain", "--engine", "wasm", "--platform", "cpu", "--platform-version", "cpu"); !strings.Contains(out, `"rule":"cpu"`) {
+		t.Errorf("resolve --explain --engine wasm:\n%s\nwant the explanation", out)
+	}
 	decision, _ := filepath.Glob(filepath.Join(home, ".cache", "dlroute", "wasm", "decision-*.wasm"))
 	compiler, _ := filepath.Glob(filepath.Join(home, ".cache", "dlroute", "wasm", "dlroute-*.wasm"))
 	if len(decision) != 1 || len(compiler) != 0 {
-		t.Errorf("the empty cache holds decision modules %v and compiler modules %v after the first run, want one decision module", decision, compiler)
-	}
-
-	// --explain alone still starts the compiler module (ModuleSource).
-	out = dlroute("resolve", "--explain", "--engine", "wasm", "--platform", "cpu", "--platform-version", "cpu")
-	if !strings.Contains(out, "building the WebAssembly module from the source inside this binary") || !strings.Contains(out, `"rule":"cpu"`) {
-		t.Errorf("resolve --explain --engine wasm in a cache with no compiler module:\n%s\nwant its build progress line, then the explanation", out)
+		t.Errorf("the empty cache holds decision modules %v and compiler modules %v after resolve, want one decision module", decision, compiler)
 	}
 
 	native := dlroute("test")
