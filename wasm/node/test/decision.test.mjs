@@ -192,3 +192,35 @@ function encodeSet(plans) {
   }
   return new Uint8Array(bytes);
 }
+
+describe("the memo: answers remembered by line", () => {
+  const asked = [];
+  const options = { platformVersion: (device) => (asked.push(device), "cuda 12030") };
+  const gpu = '{"platform":"gpu","local_hardware_id":0}'; // asks the host for platform_version
+  const other = (i) => `{"platform":"gpu","platform_version":"fork ${i}","local_hardware_id":0}`;
+
+  test("a line read again and again stays remembered while many new lines stream by", async () => {
+    const jax = (await load({ ...options, memoSize: 8 })).ruleset("jax");
+    asked.length = 0;
+    const want = jax.resolveJSON(gpu);
+    for (let i = 0; i < 200; i++) {
+      assert.match(jax.resolveJSON(other(i)), /gpu-unknown-platform/);
+      if (i % 3 === 0) assert.equal(jax.resolveJSON(gpu), want);
+    }
+    assert.deepEqual(asked, [0], "the host was asked once: every later answer was remembered");
+  });
+
+  test("a line read once is forgotten after about memoSize new ones; memoSize 0 remembers nothing", async () => {
+    const jax = (await load({ ...options, memoSize: 8 })).ruleset("jax");
+    asked.length = 0;
+    jax.resolveJSON(gpu);
+    for (let i = 0; i < 16; i++) jax.resolveJSON(other(i));
+    jax.resolveJSON(gpu);
+    assert.deepEqual(asked, [0, 0]);
+    const none = (await load({ ...options, memoSize: 0 })).ruleset("jax");
+    asked.length = 0;
+    none.resolveJSON(gpu);
+    none.resolveJSON(gpu);
+    assert.deepEqual(asked, [0, 0]);
+  });
+});
