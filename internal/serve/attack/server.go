@@ -41,12 +41,14 @@ type Server struct {
 
 var listening = regexp.MustCompile(`msg=listening url=(http://\S+)`)
 
-// Start runs `bin serve --addr 127.0.0.1:0 args...` and returns once it
-// listens, or the error it exited with and its log. ctx bounds the wait
-// for it to listen, not its life: Stop ends it.
-func Start(ctx context.Context, bin string, args ...string) (*Server, error) {
+// Start runs `bin serve --addr 127.0.0.1:0 args...`, with env added to
+// this process's environment, and returns once it listens, or the error
+// it exited with and its log. ctx bounds the wait for it to listen, not
+// its life: Stop ends it.
+func Start(ctx context.Context, bin string, env []string, args ...string) (*Server, error) {
 	s := &Server{log: &logBuffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = s.log
 	s.cmd.Stdout = s.log
 	if err := s.cmd.Start(); err != nil {
@@ -91,6 +93,26 @@ func (s *Server) PeakRSS() (int64, error) { return procStatus(s.cmd.Process.Pid,
 
 // RSS is the resident memory the process holds now (VmRSS), in bytes.
 func (s *Server) RSS() (int64, error) { return procStatus(s.cmd.Process.Pid, "VmRSS") }
+
+// CPU is the processor time the process has used so far, user and
+// system (utime and stime in /proc/PID/stat, in Linux's USER_HZ of 100
+// ticks a second).
+func (s *Server) CPU() (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command's name, in parentheses, may hold spaces: count the
+	// fields after it. utime and stime are fields 14 and 15.
+	_, rest, _ := bytes.Cut(data, []byte(") "))
+	f := strings.Fields(string(rest))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", s.cmd.Process.Pid, data)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * (time.Second / 100), errors.Join(err1, err2)
+}
 
 // Stop sends SIGTERM, as an operator would, and waits for the exit; past
 // a minute it kills the process. It returns the exit error, if any.
