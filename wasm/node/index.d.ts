@@ -64,7 +64,7 @@ export interface LoadOptions {
    */
   copyToHost?: ((source: ArrayBuffer) => ArrayBuffer) | null;
   /**
-   * How many decisions each rule set remembers, by input line; 0 turns
+   * About how many decisions each rule set remembers, by input line; 0 turns
    * the memo off. Default: DEFAULT_MEMO_SIZE. A remembered input is not
    * asked of platformVersion again.
    */
