@@ -16,15 +16,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/dlroute/dlroute/internal/testenv"
 )
 
 // Server is a `dlroute serve` process the attacks run against.
@@ -32,7 +32,7 @@ type Server struct {
 	// URL is where it listens, http://127.0.0.1:PORT.
 	URL string
 	cmd *exec.Cmd
-	log *logBuffer
+	log *testenv.Buffer
 	// exited is closed once the process has exited; err is then its
 	// exit error.
 	exited chan struct{}
@@ -46,7 +46,7 @@ var listening = regexp.MustCompile(`msg=listening url=(http://\S+)`)
 // it exited with and its log. ctx bounds the wait for it to listen, not
 // its life: Stop ends it.
 func Start(ctx context.Context, bin string, env []string, args ...string) (*Server, error) {
-	s := &Server{log: &logBuffer{}, exited: make(chan struct{})}
+	s := &Server{log: &testenv.Buffer{}, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = s.log
@@ -144,24 +144,3 @@ func procStatus(pid int, field string) (int64, error) {
 	}
 	return 0, fmt.Errorf("/proc/%d/status has no %s", pid, field)
 }
-
-// logBuffer is serve's stderr, written by the process's copier while the
-// attack reads it.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var _ io.Writer = (*logBuffer)(nil)
