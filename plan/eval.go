@@ -394,7 +394,11 @@ func (f *frame) importDecision(i int, val *Value) (any, *Error) {
 		x, err = imp.explain(sub, f.steps, f.limit)
 		d, f.trace.values[i].imp = x.decision, x
 	} else {
-		d, err = imp.newFrame(sub, f.steps, imp.StepLimit, nil).decide()
+		// The import's steps are the importer's: its StepLimit counts
+		// them (the engine adds an import's cost bound to its
+		// importer's), and the import's own limit would stop it early
+		// when the importer had already spent steps before reading it.
+		d, err = imp.newFrame(sub, f.steps, f.limit, nil).decide()
 	}
 	if err != nil {
 		e := *err

@@ -156,3 +156,52 @@ func TestDecideStopsAtItsStepLimit(t *testing.T) {
 		t.Errorf("Decide with StepLimit 3 = %v; want a %s error at an expression", err, plan.CodeCostLimit)
 	}
 }
+
+// TestImportSharesItsImportersStepLimit: an import's steps count toward
+// the decision that reads it, against that decision's StepLimit (which
+// includes the import's cost), not the import's own: an import read
+// after costly rules still decides. The import's own limit is set to
+// just what it needs alone, so that the importer's steps before it
+// would put it over.
+func TestImportSharesItsImportersStepLimit(t *testing.T) {
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := cat.RuleSet("exchange@v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := rs.Plan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp := p.Imports[0]
+	const line = `{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":1}`
+	want, err := p.Decide([]byte(line))
+	if err != nil {
+		t.Fatalf("Decide(%s) = %v", line, err)
+	}
+	// The fewest steps the import decides the line in alone.
+	lo, hi := uint64(1), imp.StepLimit
+	for lo < hi {
+		imp.StepLimit = (lo + hi) / 2
+		if _, err := imp.Decide([]byte(line)); err != nil {
+			lo = imp.StepLimit + 1
+		} else {
+			hi = imp.StepLimit
+		}
+	}
+	imp.StepLimit = lo
+	if _, err := imp.Decide([]byte(line)); err != nil {
+		t.Fatalf("%s alone with StepLimit %d: %v", imp.Ref, lo, err)
+	}
+	got, err := p.Decide([]byte(line))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s with its import's StepLimit at %d: Decide(%s) = %s, %v; want %s", p.Ref, lo, line, got, err, want)
+	}
+}
