@@ -19,8 +19,9 @@
 // and beside the decision module's bare client (wasm/decision/
 // decision.mjs), N fresh processes of each, alternated: from the
 // process's start and from the script's to the first decision (imports
-// included), then per call: 10,000 new inputs, 10,000 more, one input
-// 10,000 times, and 10,000 new inputs as JavaScript values. The package
+// included; and the process's CPU time to it), then per call: 10,000 new
+// inputs, 10,000 more, the CPU time of 10,000 more, one input 10,000
+// times, and 10,000 new inputs as JavaScript values. The package
 // reads $DLROUTE_DECISION_WASM, or decision.wasm beside it; the bare
 // client reads the same file.
 
@@ -170,6 +171,7 @@ async function opaChild(name) {
   const e = await engines()[name]();
   const first = e.decide(firstLine());
   const firstAt = now();
+  const firstCPU = process.cpuUsage();
   if (!first) throw new Error(`${name}: no first decision`);
   const fresh = (tag) => Array.from({ length: N() }, (_, i) => firstLine().replace("cuda 12030", `${tag} ${i}`));
   const [lines, later] = [fresh("fork"), fresh("later")];
@@ -179,12 +181,22 @@ async function opaChild(name) {
     for (const x of xs) f(x);
     return ((now() - t0) * 1000) / xs.length;
   };
+  // CPU time, this process's threads together (V8 compiles in the
+  // background): steadier than wall time on a busy machine.
+  const cpuPerCall = (f, xs) => {
+    const u0 = process.cpuUsage();
+    for (const x of xs) f(x);
+    const u = process.cpuUsage(u0);
+    return (u.user + u.system) / xs.length;
+  };
   process.stdout.write(
     JSON.stringify({
       since_start_ms: firstAt,
       load_to_first_ms: firstAt - begin,
+      cpu_to_first_ms: (firstCPU.user + firstCPU.system) / 1000,
       new_input_us: perCall(e.decide, lines),
       new_input_later_us: perCall(e.decide, later),
+      new_input_cpu_us: cpuPerCall(e.decide, fresh("cpu")),
       repeated_us: perCall(e.decide, new Array(N()).fill(firstLine())),
       new_value_us: perCall(e.decideValue, values),
     }),
@@ -195,8 +207,10 @@ function opaCompare(runs) {
   const rows = [
     ["process start to first decision (ms)", "since_start_ms"],
     ["script start to first decision, imports included (ms)", "load_to_first_ms"],
+    ["CPU time, process start to first decision (ms)", "cpu_to_first_ms"],
     [`a new input each call: the first ${N()} after the first decision (µs)`, "new_input_us"],
     [`a new input each call: the next ${N()} (µs)`, "new_input_later_us"],
+    [`CPU time of a new input, the ${N()} after those (µs)`, "new_input_cpu_us"],
     [`one input ${N()} times (µs)`, "repeated_us"],
     ["a new input as a JS value, answered as a value (µs)", "new_value_us"],
   ];
