@@ -10,6 +10,7 @@ import (
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/live"
+	"github.com/dlroute/dlroute/rules"
 )
 
 // TestGateBuildsPlans: the gate builds every version's plan as part of
@@ -41,5 +42,21 @@ func TestGateBuildsPlans(t *testing.T) {
 	list := engine.Errors(err)
 	if !errors.As(err, &ref) || ref.Stage != live.StageCompile || ref.Code != engine.CodePlanUnsupported || len(list) != 1 || list[0].Pos.String() != "rules/jax/v3/rules.yaml:52:42" {
 		t.Errorf("a version no plan holds: Admit = %v (%d errors); want refused at compile, plan_unsupported, once, at rules/jax/v3/rules.yaml:52:42", err, len(list))
+	}
+}
+
+// BenchmarkPlansShipped is what building the plans adds to the check of
+// the shipped rules (BenchmarkGateShipped is the whole check):
+//
+//	go test ./live -run '^$' -bench 'PlansShipped|GateShipped' -count 3
+func BenchmarkPlansShipped(b *testing.B) {
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := live.Plans(cat); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
