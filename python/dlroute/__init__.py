@@ -30,13 +30,13 @@ copy.
 
 
 from ._engine import Engine, Exchange, RuleSet, library_version, load
-from ._types import CapsuleKind, DecidedException, Decision, DeviceTypeName, RuleSetInfo, Step
+from ._types import CapsuleKind, DecidedException, Decision, DeviceTypeName, ProcessFacts, RuleSetInfo, Step
 from ._version import __version__
-from .errors import (DlrouteError, EvaluationError, ForkedError, InputError, LibraryError, LoadError, NoRuleSetError,
-                     UncheckedReleaseWarning)
+from .errors import (DecidedError, DlrouteError, EvaluationError, ForkedError, InputError, LibraryError, LoadError,
+                     NoRuleSetError, UncheckedReleaseWarning)
 from .errors import renamed as _renamed
 from .interop import Cell, Outcome, ask
-from .routing import DecidedError, Routed, decide, dlpack_device, from_dlpack
+from .routing import Routed, decide, dlpack_device, from_dlpack
 
 __all__ = [
     "from_dlpack",
@@ -56,6 +56,7 @@ __all__ = [
     "Step",
     "CapsuleKind",
     "Outcome",
+    "ProcessFacts",
     "RuleSetInfo",
     "DlrouteError",
     "InputError",

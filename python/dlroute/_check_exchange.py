@@ -34,7 +34,6 @@ def _device(y: Any) -> list[int]:
 
 
 def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str]) -> list[Result]:
-    from . import interop
     from .interop import array_of
 
     out: list[Result] = []
@@ -52,8 +51,8 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
                 out.append(Result(label, refs_label, name, "unreachable", "needs a CUDA device"))
                 continue
             try:
-                cell = interop.cell(engine, p_ref, c_ref, array=array_of(x)[1], copy=copy, device=device,
-                                    consumer_inputs=_declared(engine, c_ref, consumer.consumer_inputs()))
+                cell = engine.interop(p_ref, c_ref, array=array_of(x)[1], process=consumer.consumer_inputs(),
+                                      **kwargs)
             except DlrouteError as e:
                 out.append(_unanswered(label, refs_label, name, e, lambda: consumed(consumer, x, kwargs)))
                 continue
@@ -73,16 +72,6 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
             status = "agree" if want == got else "differ"
             out.append(Result(label, refs_label, name, status, None, want, got))
     return out
-
-
-def _declared(engine: Any, ref: str, inputs: dict[str, Any]) -> dict[str, Any]:
-    """Those of inputs that the rule set answering ref as a consumer
-    declares: jax's from_dlpack is jax-import's (jax==X: the version for
-    release X)."""
-    if ref == "jax" or ref.startswith("jax=="):
-        ref = "jax-import" + ref[len("jax"):]
-    names = {i["name"] for i in engine.ruleset(ref).inputs}
-    return {k: v for k, v in inputs.items() if k in names}
 
 
 def _may_abort(x: Any) -> bool:

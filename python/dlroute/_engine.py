@@ -7,20 +7,16 @@ import json
 import os
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, NamedTuple, Sequence
 
-from . import _encode, _native
-from ._types import Decision, RuleSetInfo, Step
+from . import _cells, _encode, _native
+from ._cells import Cell
+from ._memo import MEMO_SIZE, Memo
+from ._types import NOT_PASSED, Decision, NotPassed, ProcessFacts, RuleSetInfo, Step
 from .errors import EvaluationError, InputError, NoRuleSetError, LoadError, release_warning
 
-if TYPE_CHECKING:
-    from . import interop
-    from .interop import Cell
-
-# How many answers each rule set remembers on the Python side, by input.
-# A process sees a handful of devices, so a hit is the common case; the
-# bound keeps a stream of unique inputs from growing memory.
-MEMO_SIZE = 4096
+__all__ = ["Engine", "RuleSet", "Exchange", "load", "default_engine", "library_version", "MEMO_SIZE"]
 
 
 def library_version() -> str:
@@ -64,6 +60,20 @@ def load(rules: str | os.PathLike[str] | bytes | None = None, key: str | os.Path
     return Engine(handle, rules)
 
 
+_default: Engine | None = None
+_default_lock = threading.Lock()
+
+
+def default_engine() -> Engine:
+    """The embedded rules, loaded once per process: what ``rules=None``
+    means everywhere in the package."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = load()
+        return _default
+
+
 def _path_bytes(p: Any, what: str) -> bytes:
     """A path as the file system names it (os.fsencode: a name Python read
     from the system, undecodable bytes and all, is those bytes again)."""
@@ -94,6 +104,7 @@ class Engine:
         # ref -> its rule set and the release warning it comes with
         self._rulesets: dict[str, tuple[RuleSet, dict[str, Any] | None]] = {}
         self._lock = threading.Lock()
+        self._cells: Memo[tuple[str, bytes], str] = Memo()  # interop answers, by request
         self._finalizer = weakref.finalize(self, _close, handle)
 
     def ruleset(self, ref: str, *, strict: bool = False) -> RuleSet:
@@ -123,6 +134,14 @@ class Engine:
         return self._ruleset(ref, strict, 2)
 
     def _ruleset(self, ref: str, strict: bool, stacklevel: int) -> RuleSet:
+        rs, warning = self._lookup(ref)
+        if warning:
+            release_warning(warning, strict, stacklevel + 1)
+        return rs
+
+    def _lookup(self, ref: str) -> tuple[RuleSet, dict[str, Any] | None]:
+        """The rule set ``ref`` and the release warning it comes with,
+        warned of by nobody. Raises NoRuleSetError."""
         with self._lock:
             hit = self._rulesets.get(ref)
         if hit is None:
@@ -136,10 +155,7 @@ class Engine:
             warning = _native.parse(out) if out else None
             with self._lock:
                 hit = self._rulesets.setdefault(ref, (RuleSet(self, handle), warning))
-        rs, warning = hit
-        if warning:
-            release_warning(warning, strict, stacklevel + 1)
-        return rs
+        return hit
 
     def ruleset_for_installed(self, name: str, package: str | None = None, *, strict: bool = False) -> RuleSet:
         """The version of rule set ``name`` for the release of ``package``
@@ -156,8 +172,6 @@ class Engine:
                 its release (the message names the nearest), or under
                 ``strict=True`` one no version was checked against.
         """
-        from importlib.metadata import PackageNotFoundError, version
-
         package = package or name
         try:
             release = version(package)
@@ -179,7 +193,8 @@ class Engine:
         return infos
 
     def interop(self, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
-                copy: bool | None = None, device: Any = None, strict: bool = False) -> Cell:
+                copy: bool | None | NotPassed = NOT_PASSED, device: Any = NOT_PASSED,
+                process: ProcessFacts | None = None, strict: bool = False) -> Cell:
         """What ``consumer``'s ``from_dlpack(x, copy=copy, device=device)``
         does with ``producer``'s array ``x``: one cell of ``dlroute
         interop``, decided by chaining both rule sets (nothing is run).
@@ -195,8 +210,16 @@ class Engine:
                 for jax; those left out take their defaults (None: the
                 ordinary array). :func:`dlroute.interop.array_of` reads
                 them from a real array.
-            copy, device: ``from_dlpack``'s arguments; None (the default)
-                is not passed.
+            copy, device: ``from_dlpack``'s arguments, each where given:
+                ``copy=None`` is a keyword passed as None (torch 1.13
+                refuses it), not the argument left out.
+            process: what the consumer's process is, a
+                :class:`dlroute.ProcessFacts` such as ``{"cuda_driver":
+                False}`` (a CUDA build of torch without a driver) or
+                ``{"backends": ["cpu"], "x64": True}``; each consumer
+                reads those its rule set declares. None (the default):
+                the rules' defaults, whatever this process is
+                (:func:`dlroute.ask` reads them from this process).
             strict: raise, rather than warn, for a ``name==release`` that
                 no version was checked against (default False; see
                 :meth:`ruleset`).
@@ -217,30 +240,28 @@ class Engine:
                 hint lists the libraries.
             EvaluationError: the rules cannot decide a step.
         """
-        from . import interop
-
-        return interop.cell(self, producer, consumer, array=array, copy=copy, device=device, strict=strict,
-                            stacklevel=2)
+        return _cells.cell(self, producer, consumer, array=array, copy=copy, device=device, process=process,
+                           strict=strict, stacklevel=2)
 
     def interop_matrix(self, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,
-                       *, copy: bool | None = None, device: Any = None, strict: bool = False) -> list[Cell]:
+                       *, copy: bool | None | NotPassed = NOT_PASSED, device: Any = NOT_PASSED,
+                       strict: bool = False) -> list[Cell]:
         """Every array the producers' rules distinguish (the platforms and
         memory kinds of their ``__dlpack_device__`` cases) into every
         consumer, in the order ``dlroute interop --json`` writes them.
         None or empty: every library's newest version. Raises as
         :meth:`interop`."""
-        from . import interop
-
-        return interop.matrix(self, producers, consumers, copy=copy, device=device, strict=strict, stacklevel=2)
+        return _cells.matrix(self, producers, consumers, copy=copy, device=device, strict=strict, stacklevel=2)
 
     def close(self) -> None:
         """Releases the rules; their rule sets raise LibraryError (code
         ``closed``) afterwards, remembered answers or not. Closing twice
         does nothing."""
         self._finalizer()
+        self._cells.clear()
         with self._lock:
             for rs, _ in self._rulesets.values():
-                for memo in (rs._decisions, rs._nested, rs._lines, rs._exchanges):
+                for memo in (rs._decisions, rs._lines, rs._exchanges):
                     memo.clear()
 
     def __enter__(self) -> Engine:
@@ -280,10 +301,11 @@ class RuleSet:
     def __init__(self, engine: Engine, handle: int) -> None:
         self._engine = engine  # keeps the rules open while the rule set lives
         self._handle = handle
-        self._lines: dict[bytes, str] = {}
-        self._decisions: dict[Any, Decision] = {}
-        self._nested: dict[Any, Decision] = {}
-        self._exchanges: dict[Any, Exchange] = {}
+        # answers by input: resolve_json's lines, resolve's decisions and
+        # exchange's; the caller gets a copy of a decision (_copy)
+        self._lines: Memo[bytes, str] = Memo()
+        self._decisions: Memo[Any, Decision] = Memo()
+        self._exchanges: Memo[Any, Exchange] = Memo()
         status, out = _native.call("dlroute_describe", handle)
         if status != _native.OK:
             raise _native.fail(status, out, "RuleSet")
@@ -322,7 +344,7 @@ class RuleSet:
             raise _native.fail(status, out, f"RuleSet({self.ref}).resolve_json")
         text = out.decode()
         if status == _native.OK:
-            _remember(self._lines, data, text)
+            self._lines.put(data, text)
         return text
 
     def resolve(self, input: dict[str, Any]) -> Decision:
@@ -345,19 +367,15 @@ class RuleSet:
         try:
             values = input.values()
             key: Any = (*input, *values, *map(type, values))
-            return self._decisions[key].copy()  # type: ignore[return-value]
-        except KeyError:
-            hit = self._nested.get(key)
+            hit = self._decisions.get(key)
         except (TypeError, AttributeError):
             key = _key(input)
-            hit = None if key is None else self._decisions.get(key) or self._nested.get(key)
+            hit = None if key is None else self._decisions.get(key)
         if hit is not None:
             return _copy(hit)
-        decision = self._decide("dlroute_resolve_json", self._line(input))
+        decision: Decision = self._decide("dlroute_resolve_json", self._line(input))
         if key is not None:
-            # A flat decision is the caller's after a shallow copy; one
-            # holding "error" or "flags" is copied deeper (_copy).
-            _remember(self._nested if "error" in decision or "flags" in decision else self._decisions, key, decision)
+            self._decisions.put(key, decision)
         return _copy(decision)
 
     def explain(self, input: dict[str, Any]) -> dict[str, Any]:
@@ -393,7 +411,7 @@ class RuleSet:
         status, out, step = _native.exchange(self._handle, data)
         ex = Exchange(_native.STEPS[step], self._answer(status, out))  # type: ignore[arg-type]
         if key is not None:
-            _remember(self._exchanges, key, ex)
+            self._exchanges.put(key, ex)
         return Exchange(ex.step, _copy(ex.decision))
 
     def _line(self, input: dict[str, Any]) -> bytes:
@@ -440,12 +458,6 @@ def _frozen(v: Any) -> Any:
     if type(v) is list:
         return (list, *map(_frozen, v))  # the type: an input's list is not its tuple
     return v
-
-
-def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(memo) >= MEMO_SIZE:
-        memo.clear()  # a stream of unique inputs: start again rather than grow
-    memo[key] = value
 
 
 def _copy(d: Decision) -> Decision:

@@ -3,6 +3,7 @@ returns and what an exchange's step is."""
 
 from __future__ import annotations
 
+import enum
 from typing import Literal, NotRequired, TypedDict
 
 
@@ -56,3 +57,57 @@ class RuleSetInfo(TypedDict):
     name: str
     version: str
     default: bool
+
+
+class ProcessFacts(TypedDict, total=False):
+    """What the consumer's process is, as its rule set reads it: the facts
+    ``from_dlpack`` reads of the running interpreter, not of the array.
+    Each consumer reads those its rule set declares (``dlroute rules``
+    lists them) and the rules' default stands for any left out.
+
+    Attributes:
+        gpu_build: torch was built with CUDA or ROCm.
+        cuda_driver: ``torch.cuda.is_available()`` on a CUDA build: an
+            NVIDIA driver is there (every PyPI wheel is a CUDA build).
+        xpu_build: torch was built with XPU (``torch.xpu._is_compiled()``).
+        privateuse1_backend: an out-of-tree PrivateUse1 backend is
+            registered with torch.
+        current_device: ``torch.cuda.current_device()``.
+        current_stream: the consumer's current stream pointer on the
+            producer's device (torch, CuPy); 0 is the default stream.
+        xla_on_cuda: ``torch_xla.real_devices()[0]`` names a CUDA device.
+        backends: the platforms of jax's backends (``["cpu"]``, ``["cpu",
+            "cuda"]``), what ``jax.dlpack.from_dlpack`` can place an array
+            on.
+        x64: ``jax_enable_x64`` is on.
+        ml_dtypes: the ml_dtypes module is imported (numpy 2.5 then reads
+            bfloat16 and float8 capsules).
+    """
+
+    gpu_build: bool
+    cuda_driver: bool
+    xpu_build: bool
+    privateuse1_backend: bool
+    current_device: int
+    current_stream: int
+    xla_on_cuda: bool
+    backends: list[str]
+    x64: bool
+    ml_dtypes: bool
+
+
+class NotPassed(enum.Enum):
+    """The default of an argument that is passed on only where given:
+    ``copy=None`` is a keyword passed as None, which a library that has no
+    such keyword refuses (torch 1.13's ``from_dlpack``), and not the same
+    as leaving ``copy`` out."""
+
+    NOT_PASSED = "not passed"
+
+    def __repr__(self) -> str:
+        return "<not passed>"
+
+
+#: The default of ``copy`` and ``device`` where an explicit None is not
+#: the same as leaving the argument out.
+NOT_PASSED = NotPassed.NOT_PASSED

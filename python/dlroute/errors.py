@@ -12,7 +12,9 @@ their exact type and message.
 
 from __future__ import annotations
 
+import builtins
 import re
+import warnings
 from typing import Any
 
 __all__ = [
@@ -24,6 +26,8 @@ __all__ = [
     "LibraryError",
     "ForkedError",
     "UncheckedReleaseWarning",
+    "DecidedError",
+    "decided_exception",
 ]
 
 
@@ -119,8 +123,6 @@ def renamed(module: str, name: str) -> type[DlrouteError]:
     the caller's line; AttributeError for any other name of module."""
     if name not in RENAMED:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    import warnings
-
     new = RENAMED[name]
     warnings.warn(f"dlroute.{name} is now dlroute.{new}; the old name goes in the next minor version",
                   DeprecationWarning, stacklevel=3)
@@ -173,8 +175,6 @@ def release_warning(details: dict[str, Any], strict: bool, stacklevel: int) -> N
         refusal["hint"] = (f"name the version to use it anyway (engine.ruleset({details.get('ruleset')!r})), or check the "
                            "release first: `python -m dlroute check`")
         raise NoRuleSetError("unchecked_release", "refused (strict): " + details.get("message", ""), refusal)
-    import warnings
-
     warnings.warn(UncheckedReleaseWarning(details), stacklevel=stacklevel + 1)
 
 
@@ -191,3 +191,34 @@ class ForkedError(LibraryError):
     ``fork()``; use the ``"spawn"`` or ``"forkserver"`` start method of
     :mod:`multiprocessing` (``torch.utils.data.DataLoader(...,
     multiprocessing_context="spawn")``), and load dlroute in the child."""
+
+
+class DecidedError(DlrouteError):
+    """An exception the rules decided whose type (``type_name``) is not a
+    Python builtin exception. ``str(err)`` is the rules' message, exactly;
+    ``code`` is ``"decided"``."""
+
+    def __init__(self, type_name: str, message: str, decision: Any) -> None:
+        super().__init__("decided", message, decision)
+        self.type_name = type_name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.type_name, self.message, self.details)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def decided_exception(decision: Any) -> Exception:
+    """The exception a decision's ``error`` names, not raised: the builtin
+    of that name (``BufferError``, ``ValueError``, ...), else a
+    :class:`DecidedError`, with the rules' message exactly and the decision
+    as its ``decision`` attribute."""
+    err = decision["error"]
+    cls = getattr(builtins, err["type"], None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Warning):
+        exc: Exception = cls(err["message"])
+    else:
+        exc = DecidedError(err["type"], err["message"], decision)
+    exc.decision = decision  # type: ignore[attr-defined]
+    return exc

@@ -28,17 +28,20 @@ imported only to make a host copy. The top level (``dlroute.from_dlpack``,
 
 from __future__ import annotations
 
-import builtins
 import functools
+import importlib
+import inspect
 import sys as _sys
-import threading
+import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, NoReturn, Sequence, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Literal, NoReturn, Sequence, Union, overload
 
-from ._engine import MEMO_SIZE, Engine, Exchange, RuleSet, _key, load
-from ._types import Decision
+from ._engine import Engine, Exchange, RuleSet, _key, default_engine
+from ._memo import Memo
+from ._types import NOT_PASSED, Decision, NotPassed
 from .arrays import inputs_of, host_array, is_jax_like
-from .errors import DlrouteError
+from .errors import DecidedError, DlrouteError, UncheckedReleaseWarning, decided_exception
+from .interop import array_of, ask, installed_ref
 
 if TYPE_CHECKING:
     import jax
@@ -53,8 +56,6 @@ __all__ = ["Routed", "from_dlpack", "dlpack_device", "decide", "DecidedError", "
 #: itself (``eng.ruleset("exchange@v1")``).
 Rules = Union[Engine, RuleSet, None]
 
-_default: Engine | None = None
-_default_lock = threading.Lock()
 # The embedded rules' rule sets by name, once asked for (they warn of
 # nothing: a bare name is the newest version).
 _defaults: dict[str, RuleSet] = {}
@@ -71,33 +72,8 @@ def _ruleset(rules: Rules, name: str) -> RuleSet:
         return rules.ruleset(name)
     if rules is not None:
         raise TypeError(f"rules is None, a dlroute.Engine or a dlroute.RuleSet, not {type(rules).__name__}")
-    rs = _defaults[name] = _default_engine().ruleset(name)
+    rs = _defaults[name] = default_engine().ruleset(name)
     return rs
-
-
-def _default_engine() -> Engine:
-    """The embedded rules, loaded once per process."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = load()
-        return _default
-
-
-class DecidedError(DlrouteError):
-    """An exception the rules decided whose type (``type_name``) is not a
-    Python builtin exception. ``str(err)`` is the rules' message, exactly;
-    ``code`` is ``"decided"``."""
-
-    def __init__(self, type_name: str, message: str, decision: Mapping[str, object]) -> None:
-        super().__init__("decided", message, decision)
-        self.type_name = type_name
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.type_name, self.message, self.details)
-
-    def __str__(self) -> str:
-        return self.message
 
 
 def _raise(decision: Decision) -> NoReturn:
@@ -105,13 +81,7 @@ def _raise(decision: Decision) -> NoReturn:
     (``BufferError``, ``ValueError``, ...), else :class:`DecidedError`. The
     message is the rules' exactly; the decision is the exception's
     ``decision`` attribute, and a note names the rule."""
-    err = decision["error"]
-    cls = getattr(builtins, err["type"], None)
-    if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Warning):
-        exc: Exception = cls(err["message"])
-    else:
-        exc = DecidedError(err["type"], err["message"], decision)
-    exc.decision = decision  # type: ignore[attr-defined]
+    exc = decided_exception(decision)
     exc.add_note(f"decided by rule {decision.get('rule')} of {decision.get('ruleset')} (dlroute)")
     raise exc
 
@@ -290,9 +260,7 @@ class Routed:
                                    "(or pass numpy.ascontiguousarray(x) yourself)")
             if self._steps is not None:
                 self._steps.append("contiguous_copy")  # not in place: from_dlpack makes no plan of it
-            import numpy as np
-
-            host = np.ascontiguousarray(host_array(self.array))
+            host = host_array(self.array).copy(order="C")  # contiguous, the consumer's own
             if max_version is not None and tuple(max_version) >= (1, 0):
                 return host.__dlpack__(max_version=(max_version[0], max_version[1]), copy=True)  # IS_COPIED
             return host.__dlpack__()
@@ -322,12 +290,7 @@ def _refused_import(x: Any, consumer: str, rules: Rules) -> tuple[str, str, str]
     reaches the user, as copies follow the consumer's library), where a
     copy would fail too, or where dlroute cannot tell (a library it does
     not read, a release no version covers)."""
-    import warnings
-
-    from .errors import DlrouteError as _Error
-    from .interop import array_of, installed_ref
-
-    engine = rules if isinstance(rules, Engine) else _default_engine()
+    engine = rules if isinstance(rules, Engine) else default_engine()
     try:
         facts = array_of(x)[1]
     except TypeError:
@@ -336,7 +299,7 @@ def _refused_import(x: Any, consumer: str, rules: Rules) -> tuple[str, str, str]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rs = engine.ruleset(installed_ref(consumer))
-    except _Error:
+    except DlrouteError:
         return None
     declared = {i["name"] for i in rs.inputs}
     if "call" not in declared:
@@ -414,36 +377,29 @@ def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
     if consumer not in _CONSUMERS:
         raise ValueError(f"consumer is one of {', '.join(map(repr, _CONSUMERS))} or a from_dlpack callable, "
                          f"not {consumer!r}")
-    import importlib
-
     module, name = _CONSUMERS[consumer]
     found: Callable[..., Any] = getattr(importlib.import_module(module), name)
     _consumers[consumer] = found
     return found
 
 
-def _takes(fn: Callable[..., Any], name: str) -> bool:
-    import inspect
-
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return True  # no signature to read: assume the Array API's
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
-def _dl_device_of(device: Any) -> tuple[int, int] | None:
-    """A ``device`` a consumer cannot take itself, as a DLPack pair: a pair
-    as it is; ``"cpu"``, a torch or JAX CPU device as ``(1, 0)``."""
-    if isinstance(device, (tuple, list)):
-        return tuple(_pair(device, "device") or ())  # type: ignore[return-value]
-    kind = device if isinstance(device, str) else (getattr(device, "type", None) or getattr(device, "platform", None))
-    if kind == "cpu":
-        return (1, 0)
-    return None
+def _call_of(device: Any, copy: bool | None | NotPassed) -> dict[str, Any]:
+    """The keywords the consumer's from_dlpack gets: ``device`` and
+    ``copy``, each where the caller passed it (None too), as the caller
+    passed it. A consumer that takes no such keyword raises its own
+    TypeError, as it would called directly (torch 1.13's
+    ``from_dlpack() got an unexpected keyword argument 'device'``)."""
+    if copy is not NOT_PASSED and copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"copy is True, False or None, not {copy!r}")
+    kwargs: dict[str, Any] = {}
+    if device is not NOT_PASSED:
+        kwargs["device"] = device
+    if copy is not NOT_PASSED:
+        kwargs["copy"] = copy
+    return kwargs
 
 
-def _refuse_as_jax(x: Any, device: Any, copy: bool | None, rules: Rules) -> None:
+def _refuse_as_jax(x: Any, device: Any, copy: bool | None | NotPassed, rules: Rules) -> None:
     """Raises what jax's own from_dlpack would raise for ``x`` (the
     jax-import rules' refusals, of its request or of its import: a device
     type it does not take, another device with ``copy=False``, strides it
@@ -453,11 +409,6 @@ def _refuse_as_jax(x: Any, device: Any, copy: bool | None, rules: Rules) -> None
     exchange rules' answer to it. Where no rules answer (a jax release no
     version covers, an array whose library dlroute does not read), jax
     itself answers."""
-    import warnings
-
-    from .errors import UncheckedReleaseWarning
-    from .interop import ask
-
     try:
         with warnings.catch_warnings():
             # what the releases were checked against is ask's to say, not this check's
@@ -470,63 +421,20 @@ def _refuse_as_jax(x: Any, device: Any, copy: bool | None, rules: Rules) -> None
         _raise(decision)
 
 
-# A consumer's call, by (consumer, device, copy): the keywords its
-# from_dlpack gets, what the wrapper fills in for it (copy, dl_device), and
-# whether it gets everything itself (a plan may then skip the wrapper).
-_calls: dict[Any, tuple[dict[str, Any], bool | None, tuple[int, int] | None, bool]] = {}
-
 # The plans of exchanges the embedded rules export in place, by (consumer,
 # device, copy, the array's inputs): the consumer's keywords. Where every
 # __dlpack__ the consumer made was decided in place, on the array's own
 # device, and the consumer got copy and device itself, handing it the
 # array itself does exactly what the wrapper would. Any other exchange
 # goes through the wrapper each time (its decisions are remembered too).
-_plans: dict[Any, dict[str, Any]] = {}
-_plans_lock = threading.Lock()
+_plans: Memo[Any, dict[str, Any]] = Memo()
 
 # The inputs of JAX arrays, by id: a JAX array's placement never changes,
 # and reading it costs more than the exchange. Each entry leaves with its
 # array (a weak reference's callback).
-_jax_keys: dict[int, tuple[weakref.ref[Any], Any]] = {}
+_jax_keys: Memo[int, tuple[weakref.ref[Any], Any]] = Memo()
 # Whether a type is JAX-like (is_jax_like), by type.
 _jax_types: dict[type, bool] = {}
-
-
-def _call_of(fn: Callable[..., Any], device: Any, copy: bool | None
-             ) -> tuple[dict[str, Any], bool | None, tuple[int, int] | None, bool]:
-    try:
-        key: Any = (fn, device, copy)
-        hit = _calls.get(key)
-    except TypeError:  # an unhashable device
-        key = hit = None
-    if hit is not None:
-        return hit
-    if copy is not None and not isinstance(copy, bool):
-        raise TypeError(f"copy is True, False or None, not {copy!r}")
-    kwargs: dict[str, Any] = {}
-    dl_device = None
-    direct = True
-    if device is not None:
-        if _takes(fn, "device"):
-            kwargs["device"] = device
-        else:
-            dl_device = _dl_device_of(device)
-            direct = False
-            if dl_device is None:
-                raise TypeError(f"{getattr(fn, '__qualname__', fn)!s} takes no device, and dlroute cannot "
-                                f"name {device!r} as a DLPack device; pass (device_type, device_id)")
-    if copy is not None:
-        if _takes(fn, "copy"):
-            kwargs["copy"] = copy
-        else:
-            direct = False
-    call = (kwargs, copy, dl_device, direct)
-    if key is not None:
-        with _plans_lock:
-            if len(_calls) >= MEMO_SIZE:
-                _calls.clear()
-            _calls[key] = call
-    return call
 
 
 def _forget_jax_key(i: int, _: object) -> None:
@@ -546,29 +454,26 @@ def _jax_inputs_key(x: Any) -> Any:
             ref = weakref.ref(x, functools.partial(_forget_jax_key, i))
         except TypeError:
             return key
-        with _plans_lock:
-            if len(_jax_keys) >= MEMO_SIZE:
-                _jax_keys.clear()
-            _jax_keys[i] = (ref, key)
+        _jax_keys.put(i, (ref, key))
     return key
 
 
 @overload
-def from_dlpack(x: Any, /, consumer: Literal["numpy"], *, device: Any = None, copy: bool | None = None,
-                rules: Rules = None) -> numpy.ndarray[Any, Any]: ...
+def from_dlpack(x: Any, /, consumer: Literal["numpy"], *, device: Any = NOT_PASSED,
+                copy: bool | None | NotPassed = NOT_PASSED, rules: Rules = None) -> numpy.ndarray[Any, Any]: ...
 @overload
-def from_dlpack(x: Any, /, consumer: Literal["torch"], *, device: Any = None, copy: bool | None = None,
-                rules: Rules = None) -> torch.Tensor: ...
+def from_dlpack(x: Any, /, consumer: Literal["torch"], *, device: Any = NOT_PASSED,
+                copy: bool | None | NotPassed = NOT_PASSED, rules: Rules = None) -> torch.Tensor: ...
 @overload
-def from_dlpack(x: Any, /, consumer: Literal["jax"], *, device: Any = None, copy: bool | None = None,
-                rules: Rules = None) -> jax.Array: ...
+def from_dlpack(x: Any, /, consumer: Literal["jax"], *, device: Any = NOT_PASSED,
+                copy: bool | None | NotPassed = NOT_PASSED, rules: Rules = None) -> jax.Array: ...
 @overload
-def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = None, copy: bool | None = None,
-                rules: Rules = None) -> Any: ...
+def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = NOT_PASSED,
+                copy: bool | None | NotPassed = NOT_PASSED, rules: Rules = None) -> Any: ...
 
 
-def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = None,
-                copy: bool | None = None, rules: Rules = None) -> Any:
+def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = NOT_PASSED,
+                copy: bool | None | NotPassed = NOT_PASSED, rules: Rules = None) -> Any:
     """``x`` as an array of the consumer's library, exchanged as the
     exchange rules decide: ``consumer.from_dlpack(Routed(x, ...))``.
 
@@ -586,17 +491,18 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
             (``torch.from_dlpack``), ``"jax"`` (``jax.numpy.from_dlpack``),
             ``"cupy"`` (``cupy.from_dlpack``), or any ``from_dlpack``
             callable; positional or by keyword.
-        device: where the result should be, as the consumer's
-            ``from_dlpack`` takes it (``"cpu"``, a ``torch.device``, a JAX
-            device); default None, the array's own device. For a consumer
-            whose ``from_dlpack`` takes no ``device`` (torch 1.13), a CPU
-            device or a DLPack pair ``(type, id)`` is asked of the rules as
-            ``dl_device``, anything else is a TypeError.
-        copy: True always copies, False never (the rules raise where a copy
-            is needed), None (the default) copies only where needed. Passed
-            to the consumer where it takes ``copy``, and always to the rules
-            (``jax.numpy.from_dlpack`` and torch 1.13 do not pass it on to
-            ``__dlpack__``).
+        device, copy: ``from_dlpack``'s own arguments, passed to the
+            consumer exactly where given (``copy=None`` too): the consumer
+            takes what its release takes, and one that has no such keyword
+            raises its own TypeError, as called directly (torch 1.13:
+            ``from_dlpack() got an unexpected keyword argument
+            'device'``; ``torch.from_dlpack(dlroute.Routed(x, copy=True))``
+            carries a copy request to it instead). ``device`` is where the
+            result should be (``"cpu"``, a ``torch.device``, a JAX device);
+            ``copy`` True always copies, False never (the rules raise
+            where a copy is needed), None copies only where needed, and
+            reaches the rules too (``jax.numpy.from_dlpack`` does not pass
+            it on to ``__dlpack__``).
         rules: as for :func:`dlpack_device` (the ``"exchange"`` rule set).
 
     Returns:
@@ -615,7 +521,8 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
             anything runs); whatever the consumer raises.
         RuntimeError: ``copy=False`` for an array the consumer would abort
             on, with torch 2.15's text and a hint.
-        TypeError: a ``device`` the consumer cannot take.
+        TypeError: a ``device`` or ``copy`` the consumer does not take (its
+            own).
         ValueError: an unknown consumer name.
     """
     fn = _consumers.get(consumer) if isinstance(consumer, str) else None
@@ -637,7 +544,7 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
             d = inputs_of(x)
         except TypeError:
             if t.__name__ == "PyCapsule":  # a legacy capsule: the consumer's to take or refuse
-                return fn(x, **_call_of(fn, device, copy)[0])
+                return fn(x, **_call_of(device, copy))
             raise
         values = d.values()
         # the strides too: a negative one decides whether torch aborts
@@ -663,9 +570,9 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
     name = consumer if isinstance(consumer, str) else None
     if name == "jax":
         _refuse_as_jax(x, device, copy, rules)
-    kwargs, wrap_copy, dl_device, direct = _call_of(fn, device, copy)
-    routed = Routed(x, copy=wrap_copy, dl_device=dl_device, rules=rules, consumer=name)
-    if plan_key is None or not direct:
+    kwargs = _call_of(device, copy)
+    routed = Routed(x, copy=None if copy is NOT_PASSED else copy, rules=rules, consumer=name)
+    if plan_key is None:
         return fn(routed, **kwargs)
     routed._steps = []
     out = fn(routed, **kwargs)
@@ -676,8 +583,5 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
         except Exception:
             in_place = False
     if in_place:
-        with _plans_lock:
-            if len(_plans) >= MEMO_SIZE:
-                _plans.clear()
-            _plans[plan_key] = kwargs
+        _plans.put(plan_key, kwargs)
     return out

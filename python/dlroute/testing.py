@@ -8,7 +8,7 @@ cannot make such an array. :class:`GpuArray` can:
 >>> import numpy as np, dlroute
 >>> from dlroute.testing import GpuArray
 >>> x = GpuArray(np.arange(6.0), platform_version="<unknown>")
->>> x.__dlpack_device__()
+>>> x.__dlpack_device__()                # what torch.from_dlpack(x) asks first
 Traceback (most recent call last):
     ...
 BufferError: Unknown GPU platform for __dlpack__: <unknown>
@@ -26,12 +26,18 @@ it cannot drift from JAX's attributes unnoticed.
 
 Its ``__dlpack_device__`` is JAX's code (``Array.__dlpack_device__`` at
 jax-ml/jax@1e1c6a8fc0), so it raises what JAX raises, with JAX's messages.
-Its ``__dlpack__`` first asks ``__dlpack_device__`` (JAX's ``__dlpack__``
-does not: there the error reaches the user through the consumer,
-``torch.from_dlpack(x)`` calling ``x.__dlpack_device__()`` first; the
-stand-in raises it from either so any consumer meets it), then refuses to
-export: it holds host memory only, and a capsule that said kDLCUDA over
-host memory would be a lie. ``numpy.asarray`` reads its data, as
+Its ``__dlpack__`` is JAX's too: it never asks ``__dlpack_device__``, so
+JAX's error for a platform it does not know reaches a user only through a
+consumer that asks that first (``torch.from_dlpack(x)``); the capsule's
+device is the client's (``client_platform``: kDLCUDA, or kDLCUDAHost for
+pinned host memory), whatever ``platform_version`` says, so
+``np.from_dlpack(x)`` raises numpy's ``Unsupported device in DLTensor.``,
+as it does for a real JAX GPU array. The stand-in holds host memory: its
+capsule is numpy's own, labelled with the GPU device, which numpy refuses
+before it reads a byte; a consumer that passes a ``stream`` (torch or CuPy
+on a GPU, which would read it as device memory) gets a BufferError
+instead. ``dl_device=(kDLCPU, 0)`` exports a host copy, as JAX's
+``device_put`` to the CPU does. ``numpy.asarray`` reads its data, as
 ``numpy.asarray`` of a real GPU array copies it to the host. It needs
 numpy.
 """
@@ -43,6 +49,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ._capsules import DLDevice, DLManagedTensor, _get_pointer as _capsule_pointer
 
 __all__ = ["GpuArray", "Client", "Device", "Sharding", "Shard", "DLDeviceType"]
 
@@ -209,11 +217,86 @@ class GpuArray:
                 f"got platform: {self.platform()}"
             )
 
-    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
-                   copy: bool | None = None) -> Any:
-        device = self.__dlpack_device__()  # JAX's errors, as a consumer meets them
-        raise BufferError(f"the stand-in holds host memory only and cannot export {device[0].name} memory; "
-                          "a JAX GPU array would export its device buffer here")
+    # JAX's __dlpack__ and to_dlpack, as jax/_src/array.py and dlpack.py
+    # have them: the array's own device (not __dlpack_device__, whose
+    # errors a consumer meets only where it asks that first, as torch does).
+    def __dlpack__(self, *, stream: int | Any | None = None, max_version: tuple[int, int] | None = None,
+                   dl_device: tuple[DLDeviceType, int] | None = None, copy: bool | None = None) -> Any:
+        device_set = self.sharding.device_set
+        if len(device_set) > 1:
+            raise BufferError(
+                "to_dlpack can only pack a dlpack tensor from an array on a singular "
+                f"device, but an array with a Sharding over {len(device_set)} devices "
+                "was provided."
+            )
+        src_device, = device_set
+        dl_device_type, local_hardware_id = dl_device if dl_device else (None, None)
+        target = None
+        if dl_device_type:
+            platform = _DL_DEVICE_TO_PLATFORM.get(dl_device_type)
+            if platform is None:
+                raise BufferError(
+                    "The device specification passed to to_dlpack contains an"
+                    f" unsupported device type (DLDeviceType: {dl_device_type})"
+                )
+            target = (platform, local_hardware_id)
+        if max_version is not None and tuple(max_version) < (0, 5):
+            raise BufferError(
+                "JAX does not support any version below (0, 5) but "
+                f"version ({max_version}) was requested."
+            )
+        here = (self.client_platform, src_device.local_hardware_id)
+        if target is not None and target != here:
+            if target[0] != "cpu":
+                raise BufferError(f"the stand-in has one device, {src_device!r}, and cannot move to {target}")
+            if copy is not None and not copy:
+                raise ValueError(
+                    f"Specified device=CpuDevice(id={target[1]}) which requires a copy since the source device "
+                    f"is {src_device!r}, however copy=False. Set copy=True or "
+                    "copy=None to perform the requested operation."
+                )
+            return np.array(self.data).__dlpack__()  # device_put to the host: a copy there
+        if stream is not None:
+            # A consumer that synchronizes a stream reads device memory (torch
+            # and CuPy on a GPU): a GPU capsule over host memory would be read
+            # as device memory, so the stand-in stops here.
+            raise BufferError(f"the stand-in holds host memory only, and a consumer that passes a stream "
+                              f"(stream={stream!r}) reads device memory: it exports to consumers that read "
+                              "the capsule's device first, as numpy does")
+        code = _EXPORTED.get((self.client_platform, self.memory_kind == "pinned_host"))
+        if code is None:
+            raise BufferError(f"the stand-in cannot say which DLPack device a {self.client_platform} client exports")
+        return _labelled(np.array(self.data) if copy else np.asarray(self.data), code, src_device.local_hardware_id)
+
+
+#: jax/_src/dlpack.py's _DL_DEVICE_TO_PLATFORM.
+_DL_DEVICE_TO_PLATFORM = {
+    DLDeviceType.kDLCPU: "cpu",
+    DLDeviceType.kDLCUDA: "cuda",
+    DLDeviceType.kDLCUDAHost: "cuda",
+    DLDeviceType.kDLROCM: "rocm",
+}
+
+#: The device of the capsule a GPU client's buffer is exported on, by the
+#: client's platform and whether the memory is pinned host memory: the
+#: client's, whatever its platform_version says (the jax-export rules).
+_EXPORTED = {
+    ("cuda", False): DLDeviceType.kDLCUDA,
+    ("cuda", True): DLDeviceType.kDLCUDAHost,
+    ("rocm", False): DLDeviceType.kDLROCM,
+    ("rocm", True): DLDeviceType.kDLROCMHost,
+}
+
+
+def _labelled(data: np.ndarray, device_type: int, device_id: int | None) -> Any:
+    """numpy's own capsule of data, its device labelled (device_type,
+    device_id): the buffer is host memory, so only a consumer that refuses
+    the device before it reads a byte (numpy: ``Unsupported device in
+    DLTensor.``) may be handed it; numpy's deleter frees it as ever."""
+    capsule = np.ascontiguousarray(data).__dlpack__()
+    tensor = DLManagedTensor.from_address(_capsule_pointer(capsule, b"dltensor")).dl_tensor
+    tensor.device = DLDevice(int(device_type), 0 if device_id is None else device_id)
+    return capsule
 
 
 def _get_device(a: GpuArray) -> Device:

@@ -23,7 +23,9 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # torch built against numpy 1.x warns under numpy 2
     torch = pytest.importorskip("torch")
 
+import dlroute  # noqa: E402
 from dlroute import arrays, routing  # noqa: E402
+from dlroute._capsules import read_capsule  # noqa: E402
 from standin import GpuArray  # noqa: E402
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
@@ -280,9 +282,33 @@ def test_seed_standin_raises_jax_error():
     with pytest.raises(BufferError) as e:
         g.__dlpack_device__()
     assert str(e.value) == "Unknown GPU platform for __dlpack__: <unknown>"
-    with pytest.raises(BufferError) as e:
-        g.__dlpack__()
-    assert str(e.value) == "Unknown GPU platform for __dlpack__: <unknown>"
+
+
+@pytest.mark.parametrize("kw", [dict(platform_version="<unknown>"), dict(platform_version="cuda 12030"),
+                                dict(platform_version="rocm 60200", client_platform="rocm"),
+                                dict(memory_kind="pinned_host"), dict(shards=2)], ids=repr)
+def test_standin_exports_as_jax_does(kw):
+    """The stand-in's __dlpack__ is JAX's: it never asks __dlpack_device__,
+    and its capsule's device is the client's, what the jax-export rules
+    decide (numpy then refuses a GPU device: Unsupported device in
+    DLTensor.)."""
+    g = GpuArray(np.arange(4.0), **kw)
+    rules = dlroute.load().ruleset("jax-export")
+    asked = {"client_platform": g.client_platform, "memory_kind": g.memory_kind, "local_hardware_id": 0,
+             "devices": g.shards}
+    want = rules.resolve(asked)
+    try:
+        got = read_capsule(g.__dlpack__())["device"]
+    except BufferError as e:
+        assert want.get("error") == {"type": "BufferError", "message": str(e)}
+        return
+    assert "error" not in want, want
+    assert got == (want["device_type_code"], want["device_id"])
+
+
+def test_standin_exports_to_a_stream_reader_nothing():
+    with pytest.raises(BufferError, match="a consumer that passes a stream"):
+        GpuArray(np.arange(4.0)).__dlpack__(stream=1)
 
 
 # Host data.

@@ -72,9 +72,10 @@ def test_seed_is_the_commands_cell(engine: dlroute.Engine, dlroute_cli: Path, co
     assert lines == [cell.json]
 
 
-@pytest.mark.parametrize("copy, flag", [(None, "none"), (True, "true"), (False, "false")])
-def test_matrix_is_the_commands(engine: dlroute.Engine, dlroute_cli: Path, copy: bool | None, flag: str) -> None:
-    cells = engine.interop_matrix(["jax", "numpy", "torch"], ["torch", "numpy"], copy=copy)
+# --copy none is copy not passed.
+@pytest.mark.parametrize("kwargs, flag", [({}, "none"), ({"copy": True}, "true"), ({"copy": False}, "false")])
+def test_matrix_is_the_commands(engine: dlroute.Engine, dlroute_cli: Path, kwargs: dict, flag: str) -> None:
+    cells = engine.interop_matrix(["jax", "numpy", "torch"], ["torch", "numpy"], **kwargs)
     want = cli_lines(dlroute_cli, "--producer", "jax,numpy,torch", "--consumer", "torch,numpy", "--copy", flag)
     assert [c.json for c in cells] == want
 
@@ -143,6 +144,11 @@ REAL = [
     # JAX's code): torch meets JAX's error before it asks for a capsule.
     pytest.param(lambda: GpuArray(np.arange(6.0), platform_version="<unknown>"), TORCH, None, None,
                  id="jax gpu <unknown>->torch"),
+    # A JAX array on CUDA into torch: what torch's build and driver here
+    # make of it (Debian's CPU build: AssertionError before it asks for a
+    # capsule; a CUDA wheel without a driver: its RuntimeError), the
+    # process facts ask reads from the torch imported here.
+    pytest.param(lambda: GpuArray(np.arange(6.0)), TORCH, None, None, id="jax gpu cuda->torch"),
     # torch 1.13's from_dlpack takes no copy: a TypeError before it asks.
     pytest.param(lambda: np.arange(4.0), TORCH, True, None, id="numpy->torch copy=True"),
     # jax's from_dlpack (jax-import), of arrays whose buffers are 64-byte
@@ -159,9 +165,25 @@ REAL = [
 @pytest.mark.parametrize("make, consumer, copy, producer", REAL)
 def test_answer_is_what_happens(make: Callable[[], Any], consumer: str, copy: bool | None,
                                 producer: str | None) -> None:
-    x = make()
-    cell = interop.ask(x, consumer, copy=copy, producer=producer)
     kwargs = {} if copy is None else {"copy": copy}
+    _agree(make(), consumer, producer, kwargs)
+
+
+# from_dlpack(x, copy=None): a keyword passed, which torch 1.13 refuses.
+@pytest.mark.parametrize("make, consumer, producer", [
+    pytest.param(lambda: np.arange(4.0), TORCH, None, id="numpy->torch"),
+    pytest.param(lambda: torch.arange(4.0), TORCH, TORCH, id="torch->torch"),
+    pytest.param(lambda: np.arange(4.0), "numpy", None, id="numpy->numpy"),
+    pytest.param(lambda: jnp.arange(4.0), "jax", None, id="jax->jax"),
+])
+def test_copy_none_passed_is_what_happens(make: Callable[[], Any], consumer: str, producer: str | None) -> None:
+    _agree(make(), consumer, producer, {"copy": None})
+
+
+def _agree(x: Any, consumer: str, producer: str | None, kwargs: dict[str, Any]) -> None:
+    """ask's cell for consumer.from_dlpack(x, **kwargs) is what the real
+    call does."""
+    cell = interop.ask(x, consumer, producer=producer, **kwargs)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -210,7 +232,8 @@ def test_array_of() -> None:
 
 def test_real_array_is_the_rows_cell(engine: dlroute.Engine) -> None:
     # An ordinary array, read from the real thing, is the matrix's row.
-    got = interop.ask(torch.arange(8.0), "numpy@v2", producer=TORCH, rules=engine)  # float32, a vector of 8
+    got = interop.ask(torch.arange(8.0), "numpy@v2", producer=TORCH, rules=engine,
+                      process={})  # float32, a vector of 8; the rules' default process
     row = [c for c in engine.interop_matrix([TORCH], ["numpy@v2"]) if (c.platform, c.memory) == ("cpu", "-")]
     assert [got.json] == [c.json for c in row]
 
@@ -219,6 +242,38 @@ def test_installed_ref() -> None:
     assert interop.installed_ref("numpy") == f"numpy=={np.__version__}"
     assert interop.installed_ref("torch@v1") == "torch@v1"
     assert interop.installed_ref("no-such-library-here") == "no-such-library-here"
+
+
+# --- the consumer's process ------------------------------------------------
+
+CUDA_ARRAY = {"platform": "gpu", "platform_version": "cuda 12030"}
+
+
+def test_process_facts_reach_the_consumer(engine: dlroute.Engine) -> None:
+    """A fact is the process's: each consumer reads those its rule set
+    declares (x64 is jax's), the rest are the rules' defaults."""
+    cpu_build = engine.interop("jax", "torch@v1", array=CUDA_ARRAY, process={"gpu_build": False, "x64": True})
+    assert (cpu_build.error_type, cpu_build.error_message) == ("AssertionError", "Torch not compiled with CUDA enabled")
+    assert engine.interop("jax", "torch@v1", array=CUDA_ARRAY, process={"gpu_build": True}).ok
+    no_driver = engine.interop("jax", "torch@v3", array=CUDA_ARRAY, process={"cuda_driver": False})
+    assert no_driver.error_type == "RuntimeError" and "NVIDIA driver" in (no_driver.error_message or "")
+    x64 = engine.interop("numpy", "jax", array={"dtype_bits": 64}, process={"x64": True, "gpu_build": False})
+    assert x64.outcome != engine.interop("numpy", "jax", array={"dtype_bits": 64}).outcome
+
+
+def test_a_process_fact_misspelt_is_refused(engine: dlroute.Engine) -> None:
+    with pytest.raises(TypeError, match="process names gpu_biuld, which is no process fact; the facts are "):
+        engine.interop("numpy", "torch", process={"gpu_biuld": False})  # type: ignore[typeddict-unknown-key]
+
+
+def test_ask_reads_the_process_or_takes_it(engine: dlroute.Engine) -> None:
+    """ask reads the process's facts by default (of the torch imported
+    here), and takes them as a keyword."""
+    x = GpuArray(np.arange(6.0))
+    here = interop.ask(x, TORCH, rules=engine)
+    assert here.json == interop.ask(x, TORCH, rules=engine, process=dlroute._process.facts_here("torch")).json
+    cell = interop.ask(x, "torch@v1", rules=engine, process={"gpu_build": False})
+    assert (cell.error_type, cell.error_message) == ("AssertionError", "Torch not compiled with CUDA enabled")
 
 
 # --- refusals ----------------------------------------------------------------

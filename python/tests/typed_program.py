@@ -34,6 +34,10 @@ print(y.sum())
 
 cell = dlroute.ask(x, "numpy", copy=True)
 assert_type(cell.outcome, dlroute.Outcome)
+facts: dlroute.ProcessFacts = {"cuda_driver": False, "backends": ["cpu"]}
+cell = engine.interop("jax", "torch", array={"platform": "gpu", "platform_version": "cuda 12030"}, process=facts)
+cell = dlroute.ask(x, "torch", copy=None, process={"gpu_build": False})
+print(cell.outcome, cell.error_type)
 for r in engine.rulesets():
     assert_type(r, dlroute.RuleSetInfo)
     assert_type(r["default"], bool)

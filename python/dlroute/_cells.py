@@ -1,0 +1,274 @@
+"""Interop cells asked of the library: :meth:`dlroute.Engine.interop` and
+:meth:`dlroute.Engine.interop_matrix` send a request (rule-set refs, the
+producer's array inputs, from_dlpack's keywords, the consumer's process
+facts) and read back the lines ``dlroute interop --json`` writes; the
+library chains the four calls of the exchange. :mod:`dlroute.interop`
+asks them for real arrays."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Sequence
+
+from . import _encode, _native
+from ._memo import Memo
+from ._process import FACTS
+from ._types import NOT_PASSED, NotPassed, ProcessFacts
+from .errors import EvaluationError, InputError, NoRuleSetError, decided_exception, release_warning
+
+if TYPE_CHECKING:
+    from ._engine import Engine
+
+__all__ = ["Cell", "Outcome", "cell", "matrix"]
+
+#: What an exchange comes to: the consumer's array shares the producer's
+#: memory; the producer's ``__dlpack__`` copied; the consumer copied after
+#: the import; each copied once; or an exception reaches the user.
+Outcome = Literal["in_place", "producer_copy", "consumer_copy", "both_copy", "error"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One exchange decided: ``consumer.from_dlpack(x, **kwargs)`` for the
+    producer's array ``x``.
+
+    Attributes:
+        producer, consumer: the rule-set refs that decided, such as
+            ``"jax@v3"`` and ``"torch@v1"``.
+        platform, memory: the array as the matrix's rows name it, such as
+            ``'gpu "cuda 12030"'`` and ``"pinned_host"`` (``"-"``: none).
+        array: the producer's inputs that describe the array, the defaults
+            of those left out filled in.
+        outcome: ``"in_place"``, ``"producer_copy"``, ``"consumer_copy"``,
+            ``"both_copy"`` or ``"error"``.
+        error_type, error_message: the exception the user sees, by its
+            Python type's name (``"BufferError"``) and its exact message;
+            None unless ``outcome`` is ``"error"``.
+        device: ``(device_type_code, device_id)`` of the consumer's array,
+            as ``__dlpack_device__`` writes a device; None for an error.
+        steps: each call asked, in order: ``{"call", "attempt", "input",
+            "decision", ...}``; the last decided the cell.
+        checked: what each side's versions were checked against:
+            ``{"run": bool, "producer": [...], "consumer": [...]}``, each
+            version ``{"ruleset", "checked": {release: "run" | "source"},
+            "release_warning"?}`` (jax's producer is two: its
+            ``__dlpack_device__``'s and jax-export's). ``run`` (also
+            :attr:`run`) is True where every version was run here against
+            a real release and no ref named a release outside what was
+            checked.
+        json: the cell as ``dlroute interop --json`` writes it, without
+            the newline.
+    """
+
+    producer: str
+    consumer: str
+    platform: str
+    memory: str
+    array: dict[str, Any]
+    outcome: Outcome
+    error_type: str | None
+    error_message: str | None
+    device: tuple[int, int] | None
+    steps: list[dict[str, Any]] = field(repr=False)
+    checked: dict[str, Any] = field(repr=False)
+    json: str = field(repr=False)
+
+    @classmethod
+    def from_json(cls, line: str) -> Cell:
+        """The cell of a line of ``dlroute interop --json``."""
+        c = json.loads(line)
+        err = c.get("error") or {}
+        dev = c.get("device")
+        return cls(c["producer"], c["consumer"], c["array"]["platform"], c["array"]["memory"],
+                   c["array"]["input"], c["outcome"], err.get("type"), err.get("message"),
+                   (dev["device_type_code"], dev["device_id"]) if dev else None, c["steps"],
+                   c.get("checked") or {}, line)
+
+    @property
+    def run(self) -> bool:
+        """Both sides' versions were run here against a real release of
+        theirs, and no ref named a release outside what was checked."""
+        return bool(self.checked.get("run"))
+
+    @property
+    def release_warnings(self) -> list[dict[str, Any]]:
+        """The engine's warnings for the refs that named a release no
+        version was checked against, producer's first (the details of a
+        :class:`dlroute.UncheckedReleaseWarning`)."""
+        sides = self.checked.get("producer", []) + self.checked.get("consumer", [])
+        return [v["release_warning"] for v in sides if v.get("release_warning")]
+
+    @property
+    def ok(self) -> bool:
+        """The exchange makes an array: ``outcome`` is not ``"error"``."""
+        return self.outcome != "error"
+
+    @property
+    def copies(self) -> bool:
+        """The exchange copies the data (by either side)."""
+        return self.outcome in ("producer_copy", "consumer_copy", "both_copy")
+
+    @property
+    def decider(self) -> dict[str, Any]:
+        """The step that decided the cell: the last."""
+        return self.steps[-1]
+
+    def exception(self) -> Exception | None:
+        """The exception ``from_dlpack`` raises, as an object (not raised):
+        the builtin of ``error_type`` (``BufferError``, ``TypeError``,
+        ...) with the rules' message, else a
+        :class:`dlroute.routing.DecidedError`; None for an exchange that
+        works. Its ``decision`` attribute is the deciding step's."""
+        if self.error_type is None:
+            return None
+        decision = self.decider["decision"]
+        return decided_exception({**decision, "error": {"type": self.error_type, "message": self.error_message or ""}})
+
+    def __str__(self) -> str:
+        """The cell as ``dlroute interop``'s table shows it, uncut."""
+        if self.outcome == "error":
+            msg = " ".join((self.error_message or "").split())
+            return f"{self.error_type}: {msg}" if msg else str(self.error_type)
+        return {"in_place": "in place", "producer_copy": "copy (producer)",
+                "consumer_copy": "copy (consumer)", "both_copy": "copy (both)"}[self.outcome]
+
+
+def _kwargs(copy: bool | None | NotPassed, device: Any) -> dict[str, Any]:
+    """from_dlpack's arguments as the rules read them: each one passed, an
+    explicit None included (torch 1.13 refuses ``copy=None``), and none
+    left out."""
+    if copy is not NOT_PASSED and copy is not None and not isinstance(copy, bool):
+        raise TypeError(f"copy is True, False or None, not {copy!r}")
+    out: dict[str, Any] = {}
+    if copy is not NOT_PASSED:
+        out["copy"] = copy
+    if device is not NOT_PASSED:
+        out.update(_device_kwargs(device))
+    return out
+
+
+def _is_jax_device(d: Any) -> bool:
+    return type(d).__module__.split(".")[0] in ("jax", "jaxlib") and hasattr(d, "platform") and hasattr(d, "id")
+
+
+def _device_kwargs(device: Any) -> dict[str, Any]:
+    """from_dlpack's ``device`` as the rules read it: a JAX Device as its
+    repr (``"CpuDevice(id=0)"``, what jax-import compares and prints); a
+    JAX Sharding as its one device, with ``sharding_devices`` (jax refuses
+    a Sharding over more than one); anything else (None too) as it is."""
+    devices = getattr(device, "device_set", None)
+    if devices is not None and type(device).__module__.split(".")[0] in ("jax", "jaxlib"):
+        out: dict[str, Any] = {"sharding_devices": len(devices)}
+        if len(devices) == 1:
+            out["device"] = repr(next(iter(devices)))
+        return out
+    if _is_jax_device(device):
+        return {"device": repr(device)}
+    return {"device": device}
+
+
+def _request(entry: str, engine: Engine, data: bytes, what: str) -> str:
+    """The library's answer to an interop request, remembered by the
+    engine by request (a cell costs the library a few milliseconds)."""
+    key = (entry, data)
+    hit = engine._cells.get(key)
+    if hit is not None:
+        return hit
+    status, out = _native.call(entry, engine._handle, data)
+    if status == _native.OK:
+        return engine._cells.put(key, out.decode())
+    if status in (_native.INPUT_ERROR, _native.EVAL_ERROR, _native.NO_RULESET):
+        e = _native.parse(out) or {}
+        cls = {_native.INPUT_ERROR: InputError, _native.EVAL_ERROR: EvaluationError}.get(status, NoRuleSetError)
+        raise cls(e.get("code", _native.STATUS_NAMES[status]), e.get("message", what), e)
+    raise _native.fail(status, out, what)
+
+
+def _dumps(req: dict[str, Any]) -> bytes:
+    """The request's JSON; a field of the array or kwargs with no JSON form
+    is an InputError naming it (_encode). A ref with a lone surrogate goes
+    as the bytes it would be, and the library answers invalid_utf8."""
+    try:
+        return _encode.dumps(req).encode()
+    except (TypeError, ValueError, RecursionError):
+        pass
+    if "array" in req:
+        _encode.encode_fields(req["array"], lambda k: f"the array: input {k}")
+    if "kwargs" in req:
+        _encode.encode_fields(req["kwargs"], lambda k: f"from_dlpack's {k}")
+    return _encode.dumps(req).encode("utf-8", "surrogatepass")
+
+
+def _warn(cells: list[Cell], strict: bool, stacklevel: int) -> None:
+    """Warns once of each release warning of cells, or under strict raises
+    the first as NoRuleSetError."""
+    seen = set()
+    for c in cells:
+        for w in c.release_warnings:
+            key = (w.get("ref"), w.get("ruleset"))
+            if key not in seen:
+                seen.add(key)
+                release_warning(w, strict, stacklevel + 1)
+
+
+def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
+         copy: bool | None | NotPassed = NOT_PASSED, device: Any = NOT_PASSED, process: ProcessFacts | None = None,
+         strict: bool = False, stacklevel: int = 1) -> Cell:
+    """:meth:`dlroute.Engine.interop`."""
+    if not isinstance(producer, str) or not isinstance(consumer, str):
+        raise TypeError("producer and consumer are rule-set refs (str), such as 'jax' or 'torch@v1'")
+    if array is not None and not isinstance(array, dict):
+        raise TypeError(f"array is a dict of the producer's inputs, not {type(array).__name__}")
+    req: dict[str, Any] = {"producer": producer, "consumer": consumer}
+    if array:
+        req["array"] = array
+    kwargs = {**_facts(engine, consumer, process), **_kwargs(copy, device)}
+    if kwargs:
+        req["kwargs"] = kwargs
+    what = f"Engine.interop({producer!r}, {consumer!r})"
+    c = Cell.from_json(_request("dlroute_interop_json", engine, _dumps(req), what))
+    _warn([c], strict, stacklevel + 1)
+    return c
+
+
+def _facts(engine: Engine, consumer: str, process: ProcessFacts | None) -> dict[str, Any]:
+    """Those of the process facts that the consumer's rule set declares:
+    the facts say what the process is, and each library reads its own (an
+    older version reads fewer). A name that is no fact is a TypeError."""
+    if not process:
+        return {}
+    if not isinstance(process, dict):
+        raise TypeError(f"process is a dict of process facts (dlroute.ProcessFacts), not {type(process).__name__}")
+    unknown = sorted(process.keys() - FACTS)
+    if unknown:
+        raise TypeError(f"process names {', '.join(unknown)}, which is no process fact; "
+                        f"the facts are {', '.join(sorted(FACTS))}")
+    lib, sep, rest = consumer.partition("==") if "==" in consumer else consumer.partition("@")
+    ref = ("jax-import" if lib == "jax" else lib) + sep + rest  # jax's from_dlpack is jax-import's
+    try:
+        declared = engine._lookup(ref)[0].inputs
+    except NoRuleSetError:
+        return dict(process)  # the interop request names what is wrong with the ref
+    names = {i["name"] for i in declared}
+    return {k: v for k, v in process.items() if k in names}
+
+
+def matrix(engine: Engine, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,
+           *, copy: bool | None | NotPassed = NOT_PASSED, device: Any = NOT_PASSED, strict: bool = False,
+           stacklevel: int = 1) -> list[Cell]:
+    """:meth:`dlroute.Engine.interop_matrix`."""
+    req: dict[str, Any] = {}
+    for key, refs in (("producers", producers), ("consumers", consumers)):
+        if refs is None:
+            continue
+        if isinstance(refs, str) or not all(isinstance(r, str) for r in refs):
+            raise TypeError(f"{key} is a list of rule-set refs, not {refs!r}")
+        req[key] = list(refs)
+    kwargs = _kwargs(copy, device)
+    if kwargs:
+        req["kwargs"] = kwargs
+    text = _request("dlroute_interop_matrix_json", engine, _dumps(req), "Engine.interop_matrix()")
+    cells = [Cell.from_json(line) for line in text.splitlines()]
+    _warn(cells, strict, stacklevel + 1)
+    return cells
