@@ -3,11 +3,13 @@ package wasmserve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -165,6 +167,60 @@ func TestPoolKeepsWhatItNeeds(t *testing.T) {
 	line := []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`)
 	if out, _, err := p.decide(ctx, jax, line); err != nil || !strings.Contains(string(out), `"kDLCUDA"`) {
 		t.Errorf("a kept instance decides %s (%v); want kDLCUDA", out, err)
+	}
+}
+
+// TestPoolDecidesConcurrently: many requests at once, over two
+// versions and more goroutines than slots, each get the native engine's
+// answer; afterwards the pool keeps no more than its keep. Run it with
+// -race.
+func TestPoolDecidesConcurrently(t *testing.T) {
+	m := decisionModule(t)
+	ctx := context.Background()
+	s, err := (live.Gate{}).Admit(ctx, &live.Candidate{Origin: "rules", Dir: ruletest.Rules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPool(m, make(chan struct{}, 2), 3)
+	defer p.Close()
+	type job struct {
+		v          *version
+		line, want string
+	}
+	var jobs []job
+	for _, ref := range []string{"jax@v3", "exchange@v2"} {
+		rs, _ := s.Catalog().RuleSet(ref)
+		v := p.add(ref, s.Plan(ref))
+		for _, c := range rs.Cases() {
+			line := inputJSON(t, c.Input)
+			want, err := rs.ResolveJSON(ctx, []byte(line))
+			if err != nil {
+				continue // an error case: the engines' errors are TestWasmEngine's
+			}
+			jobs = append(jobs, job{v, line, string(want)})
+		}
+	}
+	errs := make(chan string, 8*len(jobs))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range jobs {
+				j := jobs[(i+g*7)%len(jobs)]
+				// straight to the pool, past the memo, so every call enters an instance
+				out, _, err := p.decide(ctx, j.v, []byte(j.line))
+				if err != nil || string(out) != j.want {
+					errs <- fmt.Sprintf("%s %s: got %s (%v), want %s", j.v.ref, j.line, out, err, j.want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if len(p.idle) > p.keep {
+		t.Errorf("after the requests the pool keeps %d idle instances; want at most %d", len(p.idle), p.keep)
 	}
 }
 
