@@ -9,6 +9,11 @@
 // (live.Plans, Snapshot.Plan); this engine loads the plans into instances
 // of the decision module, runs every case of tests.yaml through them, and
 // answers requests from them. No CEL compiler runs in WebAssembly.
+//
+// A line that leaves platform_version out is checked as it is
+// (missing_field where the rules require it), as natively: serve reads
+// no device for a request, and neither did its compiler-module host,
+// which gave the guest no wasmhost.Host.PlatformVersion.
 package wasmserve
 
 import (

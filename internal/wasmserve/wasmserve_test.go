@@ -79,8 +79,9 @@ func TestWasmEngine(t *testing.T) {
 			inputs = append(inputs, inputJSON(t, c.Input))
 		}
 		// and lines the plan refuses: JSON that is not an input, a field
-		// of the wrong type, one the version does not declare
-		body := "[" + strings.Join(append(inputs, `{"platform":7}`, `{"platform":"gpu","colour":"red"}`, `"gpu"`), ",") + "]"
+		// of the wrong type, one the version does not declare; and one
+		// without platform_version, which no engine reads from the device
+		body := "[" + strings.Join(append(inputs, `{"platform":7}`, `{"platform":"gpu","colour":"red"}`, `"gpu"`, `{"platform":"gpu","local_hardware_id":0}`), ",") + "]"
 		_, _, want := native.post(t, "?ruleset="+rs.Ref(), body)
 		_, _, got := wasm.post(t, "?ruleset="+rs.Ref(), body)
 		if got != want {
