@@ -29,7 +29,7 @@ const BAD_HANDLE = 5;
 const TOO_SMALL = 7;
 
 /** The exports a host calls (ABI.md, Exports). */
-const EXPORTS = ["memory", "_initialize", "dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load_plan", "dlroute_decide", "dlroute_release"];
+const EXPORTS = ["memory", "_initialize", "dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load_plan", "dlroute_decide", "dlroute_explain", "dlroute_release"];
 
 /** The buffers' first size: every shipped decision and input line fits. */
 const FIRST_BUFFER = 4 << 10;
@@ -100,6 +100,15 @@ export class DecisionClient {
    * nothing ("bad_handle").
    */
   decide(handle, line) {
+    return this.#answer("dlroute_decide", handle, line);
+  }
+
+  /** explain is decide, answering the explanation's JSON: {"decision":...,"trace":...}. */
+  explain(handle, line) {
+    return this.#answer("dlroute_explain", handle, line);
+  }
+
+  #answer(name, handle, line) {
     if (this.#failure) throw this.#failure;
     let n;
     // A string of n UTF-16 units is at most 3n bytes of UTF-8: encoded
@@ -111,7 +120,8 @@ export class DecisionClient {
       this.#put(bytes);
       n = bytes.length;
     }
-    return this.#call("dlroute_decide", (out, cap) => this.#x.dlroute_decide(handle, this.#in, n, out, cap), false);
+    const f = this.#x[name];
+    return this.#call(name, (out, cap) => f(handle, this.#in, n, out, cap), false);
   }
 
   /** release lets go of a handle; on a dead instance it does nothing. */

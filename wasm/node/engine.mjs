@@ -1,12 +1,12 @@
-// The engine. The embedded rules are decided by the decision module
-// (wasm/decision/ABI.md, decision.js) with the plans the Go engine
-// compiled (rules/plans.bin): no CEL compiler is loaded for a decision.
-// The compiler module (wasm/ABI.md, client.js) is loaded only where plans
-// do not reach: rules handed as a directory or an archive, which it must
-// compile, at that call; and, lazily, at the first call that needs what a
-// plan lacks (explain, exchange, a rule set's description, a release
-// ref). A trap leaves an instance unusable; the next call starts a fresh
-// one and hands it the same rules or plans, as Go's wasmhost.Runner does.
+// The engine. The embedded rules are decided and explained by the
+// decision module (wasm/decision/ABI.md, decision.js) with the plans the
+// Go engine compiled (rules/plans.bin): no CEL compiler is loaded for
+// them. The compiler module (wasm/ABI.md, client.js) is loaded only where
+// plans do not reach: rules handed as a directory or an archive, which it
+// must compile, at that call; and, lazily, at the first call that needs
+// what a plan lacks (exchange, a rule set's description, a release ref).
+// A trap leaves an instance unusable; the next call starts a fresh one
+// and hands it the same rules or plans, as Go's wasmhost.Runner does.
 
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -252,10 +252,11 @@ class Decisions {
     return this.#client;
   }
 
-  /** decide decides line with ref's plan: {status, text}, as DecisionClient.decide. */
-  decide(ref, line) {
+  /** decide decides line with ref's plan: {status, text}, as DecisionClient.decide; op "explain" explains it. */
+  decide(ref, line, op = "decide") {
     const client = this.live();
-    const r = client.decide(this.#handles.get(ref) ?? this.handle(ref), line);
+    const h = this.#handles.get(ref) ?? this.handle(ref);
+    const r = op === "decide" ? client.decide(h, line) : client.explain(h, line);
     if (r.status === "bad_handle") throw new ModuleError(`the decision module does not know the handle of ${ref}`);
     return r;
   }
@@ -470,8 +471,8 @@ export class Engine {
 
 /**
  * RuleSet is one version of a rule set. With the embedded rules it
- * decides with its plan in the decision module (decisions); explain,
- * exchange and its description need the compiler module.
+ * decides and explains with its plan in the decision module
+ * (decisions); exchange and its description need the compiler module.
  */
 export class RuleSet {
   #core;
@@ -553,9 +554,10 @@ export class RuleSet {
     return out;
   }
 
-  /** explain decides one input object and says how: {decision, trace}. It needs the compiler module. */
+  /** explain decides one input object and says how: {decision, trace}. */
   explain(input) {
-    return JSON.parse(this.#answer("dlroute_explain_json", encodeInput(input)));
+    const line = encodeInput(input);
+    return JSON.parse(this.#decisions === null ? this.#answer("dlroute_explain_json", line) : this.#decide(line, "explain"));
   }
 
   /**
@@ -618,13 +620,13 @@ export class RuleSet {
     return decoder.decode(r.out);
   }
 
-  /** #decide decides line with the plan: the decision's JSON, or the error it answered. */
-  #decide(line) {
+  /** #decide decides (or, op "explain", explains) line with the plan: the answer's JSON, or the error it answered. */
+  #decide(line, op = "decide") {
     this.#current();
-    let r = this.#decisions.decide(this.ref, line);
+    let r = this.#decisions.decide(this.ref, line, op);
     if (r.status === "ok") return r.text;
     if (r.status === "input_error" && this.#asks && this.#core.host.platformVersion != null) {
-      r = this.#askHost(line, r);
+      r = this.#askHost(line, r, op);
       if (r.status === "ok") return r.text;
     }
     throw fromErrorObject(JSON.parse(r.text), r.status);
@@ -638,7 +640,7 @@ export class RuleSet {
    * is its local_hardware_id when that is a number, else 0. No answer
    * leaves the refusal r as it is; a host that fails is a HostError.
    */
-  #askHost(line, r) {
+  #askHost(line, r, op) {
     if (JSON.parse(r.text).code !== "missing_field") return r;
     const text = typeof line === "string" ? line : decoder.decode(line);
     let obj;
@@ -668,7 +670,7 @@ export class RuleSet {
     const brace = text.indexOf("{") + 1;
     const rest = text.slice(brace);
     const patched = `${text.slice(0, brace)}"platform_version":${goString(version)}${/^\s*\}/.test(rest) ? "" : ","}${rest}`;
-    return this.#decisions.decide(this.ref, patched);
+    return this.#decisions.decide(this.ref, patched, op);
   }
 }
 

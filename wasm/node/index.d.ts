@@ -77,10 +77,10 @@ export interface LoadOptions {
  * load starts the engine. With the default rules it starts the decision
  * module ($DLROUTE_DECISION_WASM, else DEFAULT_DECISION_MODULE) with their
  * plans (DEFAULT_PLANS), and reads no compiler module: resolve,
- * resolveJSON and resolveMany decide with the plans. The compiler module
- * is read and compiled, on the calling thread, by the first call that
- * needs what plans lack: explain, exchange, a rule set's inputs, rules or
- * deviceTypes, and ruleset() of a release ("jax==0.10.2"). Rules given in
+ * resolveJSON, resolveMany and explain decide with the plans. The
+ * compiler module is read and compiled, on the calling thread, by the
+ * first call that needs what plans lack: exchange, a rule set's inputs,
+ * rules or deviceTypes, and ruleset() of a release ("jax==0.10.2"). Rules given in
  * LoadOptions.rules are compiled whole by the compiler module here, so
  * that every error in them is the LoadError. It rejects with a
  * ModuleError for a module it reads that is missing, not WebAssembly, not
@@ -215,7 +215,7 @@ export class RuleSet {
   resolveJSON(line: string | Uint8Array): string;
   /** resolveMany decides each input; an input it cannot decide is an entry, never an exception. Lines count from 1. */
   resolveMany(inputs: Iterable<Input>): Array<Decision | { input_error: ErrorEntry } | { eval_error: ErrorEntry }>;
-  /** explain decides one input and says how: the rules tried, and every value. It needs the compiler module (see load). */
+  /** explain decides one input and says how: the rules tried, and every value. */
   explain(input: Input): Explanation;
   /**
    * exchange decides one input of an exchange rule set and carries it

@@ -123,6 +123,24 @@ describe("platform_version from the host: the plans' answers are the compiler mo
     ["a number, not a string", () => 12030],
     ["a version with quotes and a newline", () => 'PJRT C API\n"cuda" 12030'],
   ];
+  test("explain: the plan's explanations are the compiler module's, byte for byte", () => {
+    answer = (device) => `rocm ${device}`;
+    const explainLines = [...lines, JSON.stringify(cuda), '{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"shards":2}'];
+    for (const ref of ["jax@v3", "jax@v1.2", "jax@v0"]) {
+      const [plans, compiler] = [engines.plans.ruleset(ref), engines.compiler.ruleset(ref)];
+      for (const line of explainLines) {
+        const explain = (rs) => {
+          try {
+            return JSON.stringify(rs.explain(JSON.parse(line)));
+          } catch (err) {
+            return `${err.name} ${err.code}: ${err.message}`;
+          }
+        };
+        assert.equal(explain(plans), explain(compiler), `${ref}: ${line}`);
+      }
+    }
+  });
+
   for (const [name, host] of hosts) {
     test(name, () => {
       answer = host;

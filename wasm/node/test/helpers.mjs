@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 /** The module under test: $DLROUTE_WASM, as `go test ./wasm/node` sets it. */
 export const MODULE_PATH = process.env.DLROUTE_WASM;
 if (!MODULE_PATH) {
-  throw new Error("$DLROUTE_WASM is unset: run these tests with go test ./wasm/node, which builds the module and sets it, or build it (README.md) and set it");
+  throw new Error("$DLROUTE_WASM is unset: run these tests with go -C e2e test ./node, which builds the module and sets it, or build it (README.md) and set it");
 }
 
 /**

@@ -56,11 +56,12 @@ describe("a compiler module that cannot serve, given rules to compile: ModuleErr
 });
 
 describe("the embedded rules need no compiler module until a call needs what plans lack", () => {
-  test("load and decide with a compiler module that does not exist; explain then says so", async () => {
+  test("load, decide and explain with a compiler module that does not exist; a description then says so", async () => {
     const engine = await load({ module: "/nonexistent/dlroute.wasm" });
     assert.equal(engine.ruleset("jax").resolve(cuda).device_type, "kDLCUDA");
     assert.equal(engine.ruleset("torch@v1").ref, "torch@v1");
-    assert.throws(() => engine.ruleset("jax").explain(cuda), { name: "ModuleError", message: "cannot read the module at /nonexistent/dlroute.wasm: ENOENT" });
+    assert.equal(engine.ruleset("jax").explain(cuda).decision.rule, "gpu");
+    assert.throws(() => engine.ruleset("jax").inputs, { name: "ModuleError", message: "cannot read the module at /nonexistent/dlroute.wasm: ENOENT" });
     assert.equal(engine.ruleset("jax").resolve(cuda).device_type, "kDLCUDA", "the decisions go on");
   });
 
@@ -68,18 +69,17 @@ describe("the embedded rules need no compiler module until a call needs what pla
     const engine = await load({ module: MODULE_PATH });
     const jax = engine.ruleset("jax");
     assert.deepEqual(jax.rules.slice(0, 2), ["sharded", "cpu"]);
-    assert.equal(jax.explain(cuda).decision.rule, "gpu");
     assert.equal(engine.ruleset("exchange").inputs.length, 9);
   });
 });
 
 describe("a decision module that cannot serve: ModuleError at load, code module_error", () => {
-  const DECISION_EXPORTS = ["dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load_plan", "dlroute_decide", "dlroute_release"];
+  const DECISION_EXPORTS = ["dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load_plan", "dlroute_decide", "dlroute_explain", "dlroute_release"];
   const DECISION_BUILD = /GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags='-s -w' -buildmode=c-shared -o \S*decision\.wasm \.\/wasm\/decision/;
   const cases = [
     ["a missing file", "/nonexistent/decision.wasm", /^cannot read the module at \/nonexistent\/decision\.wasm: ENOENT$/, DECISION_BUILD],
     ["bytes that are not WebAssembly", "/etc/hostname", /^the module is not WebAssembly \(\d+ bytes\)$/, DECISION_BUILD],
-    ["the compiler module in its place", MODULE_PATH, /^the decision module does not export dlroute_load_plan, dlroute_decide: it is not dlroute's decision module$/, DECISION_BUILD],
+    ["the compiler module in its place", MODULE_PATH, /^the decision module does not export dlroute_load_plan, dlroute_decide, dlroute_explain: it is not dlroute's decision module$/, DECISION_BUILD],
     ["a decision module of ABI version 1", fakeModule(1, DECISION_EXPORTS), /^the decision module has ABI version 1; this host speaks version 2$/, DECISION_BUILD],
   ];
   for (const [name, module, message, hint] of cases) {
