@@ -15,8 +15,9 @@ import (
 )
 
 // CodePlanUnsupported is an expression that a plan cannot hold: CEL
-// outside what package plan evaluates. The rule set still loads and
-// decides with the engine; it has no plan.
+// outside what package plan evaluates. Plan itself only reports it;
+// lint and every host's gate (live.Plans) refuse such a rule set, so
+// that every host accepts the same rule sets.
 const CodePlanUnsupported Code = "plan_unsupported"
 
 // PlanStepsPerCost is how many plan steps (nodes evaluated) a decision
@@ -149,7 +150,7 @@ func (b *planBuilder) refuse(e ast.Expr, format string, args ...any) int {
 	if b.err == nil {
 		loc := b.ast.SourceInfo().GetStartLocation(e.ID())
 		b.err = b.expr.errAt(CodePlanUnsupported, loc.Line(), loc.Column(), "%s: %s", b.what, fmt.Sprintf(format, args...))
-		b.err.Hint = "a plan covers null, bool, int, uint, double, string, list and map values, the comparisons, && || ! ?:, + on strings, lists and numbers, * on numbers, in, [] and field selection, size, int, string, dyn, contains, startsWith, endsWith, indexOf, split and the macros all, exists, exists_one, map and filter; the rule set still decides with the engine"
+		b.err.Hint = "a plan covers null, bool, int, uint, double, string, list and map values, the comparisons, && || ! ?:, + on strings, lists and numbers, * on numbers, in, [] and field selection, size, int, string, dyn, contains, startsWith, endsWith, indexOf, split and the macros all, exists, exists_one, map and filter; rewrite the expression with these"
 	}
 	return 0
 }
