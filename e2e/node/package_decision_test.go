@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,42 @@ import (
 	"github.com/dlroute/dlroute/internal/wasmbuild"
 	"github.com/dlroute/dlroute/rules"
 )
+
+// TestMain names the decision module in $DLROUTE_DECISION_WASM
+// (wasmbuild.EnvDecision) for every test here that runs the Node.js
+// package, unless it is set: the package's default engine decides with
+// that module, so each node process these tests start must find it. It
+// builds the module from this checkout (internal/wasmbuild, cached) into
+// a directory it removes at the end; under -short, or where node is not
+// installed, no test here runs the package, and nothing is built.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(withDecisionModule(m.Run))
+}
+
+func withDecisionModule(run func() int) int {
+	if _, err := exec.LookPath("node"); err != nil || testing.Short() || os.Getenv(wasmbuild.EnvDecision) != "" {
+		return run()
+	}
+	wasm, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "building the decision module:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "dlroute-decision-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "decision.wasm")
+	if err := os.WriteFile(path, wasm, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	os.Setenv(wasmbuild.EnvDecision, path)
+	return run()
+}
 
 // TestPackageDecidesTheCorpus: the Node.js package's default engine, which
 // decides the embedded rules with the decision module and rules/plans.bin,
