@@ -297,13 +297,13 @@ func (r *reader) value(depth int) any {
 			m.Vals = append(m.Vals, r.value(depth+1))
 		}
 		return m
-	case tagObject:
-		m := map[string]any{}
+	case tagObject: // its keys sorted and each once, as MarshalBinary writes them
+		var o object
 		for range r.count() {
 			k := r.str()
-			m[k] = r.value(depth + 1)
+			o = append(o, field{k, r.value(depth + 1)})
 		}
-		return m
+		return o
 	default:
 		r.fail("unknown value tag %d", tag)
 	}

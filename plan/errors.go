@@ -26,6 +26,8 @@ const (
 )
 
 // Input reports whether the code says the input was not valid.
+//
+//go:noinline
 func (c Code) Input() bool {
 	switch c {
 	case CodeJSON, CodeUnknownField, CodeMissingField, CodeWrongType, CodeTooLong, CodeInvalidUTF8:
@@ -116,6 +118,7 @@ func (e *Error) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+//go:noinline
 func printable(s string) bool {
 	for _, r := range s {
 		if !strconv.IsPrint(r) {

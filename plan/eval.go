@@ -65,7 +65,7 @@ func (p *Plan) AppendDecide(dst, line []byte) ([]byte, error) {
 // variables, and the first failure that stops it.
 type frame struct {
 	p     *Plan
-	in    map[string]any
+	in    object
 	slots []any
 	done  []any   // non-nil: a value's slot holds its result
 	steps *uint64 // shared with the imports' evaluations
@@ -77,14 +77,14 @@ type frame struct {
 
 // newFrame binds a checked input's values, or their defaults; values
 // are left to be computed when read.
-func (p *Plan) newFrame(in map[string]any, steps *uint64, limit uint64, trace *tracer) *frame {
+func (p *Plan) newFrame(in object, steps *uint64, limit uint64, trace *tracer) *frame {
 	// One allocation for the slots and the values' marks: each is one
 	// of a decision's costliest steps in WebAssembly.
 	n := len(p.Inputs) + len(p.Values) + p.Locals
 	room := make([]any, n+len(p.Values))
 	f := &frame{p: p, in: in, steps: steps, limit: limit, slots: room[:n:n], done: room[n:], trace: trace}
 	for i, decl := range p.Inputs {
-		v, ok := in[decl.Name]
+		v, ok := in.get(decl.Name)
 		if !ok {
 			v = decl.Default
 		}
@@ -151,6 +151,8 @@ func (p *Plan) deviceName(code int64) (string, bool) {
 }
 
 // exprError is an error at the start of expression x.
+//
+//go:noinline
 func (p *Plan) exprError(x int, code Code, msg string) *Error {
 	e := &p.Exprs[x]
 	pos := e.Pos
@@ -380,25 +382,21 @@ func (f *frame) slot(s int) any {
 // decision as the engine's rules see one. Explaining, it explains the
 // import's decision too, as the engine does.
 func (f *frame) importDecision(i int, val *Value) (any, *Error) {
+	// The import reads its own inputs from the same object: they are
+	// the importer's too, checked with it.
 	imp := f.p.Imports[val.Import]
-	sub := make(map[string]any, len(imp.Inputs))
-	for _, decl := range imp.Inputs {
-		if v, ok := f.in[decl.Name]; ok {
-			sub[decl.Name] = v
-		}
-	}
 	var d Decision
 	var err *Error
 	if f.trace != nil {
 		var x *explanation
-		x, err = imp.explain(sub, f.steps, f.limit)
+		x, err = imp.explain(f.in, f.steps, f.limit)
 		d, f.trace.values[i].imp = x.decision, x
 	} else {
 		// The import's steps are the importer's: its StepLimit counts
 		// them (the engine adds an import's cost bound to its
 		// importer's), and the import's own limit would stop it early
 		// when the importer had already spent steps before reading it.
-		d, err = imp.newFrame(sub, f.steps, f.limit, nil).decide()
+		d, err = imp.newFrame(f.in, f.steps, f.limit, nil).decide()
 	}
 	if err != nil {
 		e := *err
@@ -448,6 +446,8 @@ func (f *frame) fold(node *Node) any {
 }
 
 // goValueType is the Go type cel-go names in an iteration error.
+//
+//go:noinline
 func goValueType(v any) string {
 	switch v.(type) {
 	case nil:

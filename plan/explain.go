@@ -89,6 +89,7 @@ type tracer struct {
 	values []valueStep
 }
 
+//go:noinline
 func (t *tracer) rule(r *Rule, matched bool, err *Error) {
 	step := ruleStep{rule: r, matched: matched && err == nil}
 	if err != nil {
@@ -98,6 +99,8 @@ func (t *tracer) rule(r *Rule, matched bool, err *Error) {
 }
 
 // value records the first evaluation of value i.
+//
+//go:noinline
 func (t *tracer) value(i int, v any, err *Error) {
 	step := &t.values[i]
 	if step.traced {
@@ -116,7 +119,7 @@ func (t *tracer) value(i int, v any, err *Error) {
 // then, in a second frame that starts from the values computed, every
 // value the decision did not read. The trace is whole even when the
 // decision fails.
-func (p *Plan) explain(in map[string]any, steps *uint64, limit uint64) (*explanation, *Error) {
+func (p *Plan) explain(in object, steps *uint64, limit uint64) (*explanation, *Error) {
 	t := &tracer{values: make([]valueStep, len(p.Values))}
 	first := p.newFrame(in, steps, limit, t)
 	d, err := first.decide()

@@ -15,7 +15,7 @@ const (
 // decodeInput parses one JSON input line and checks it against the
 // declared inputs, with the engine's checks and messages
 // (engine.RuleSet.DecodeInput).
-func (p *Plan) decodeInput(data []byte) (map[string]any, *Error) {
+func (p *Plan) decodeInput(data []byte) (object, *Error) {
 	if !utf8.Valid(data) {
 		return nil, &Error{Code: CodeInvalidUTF8, Message: sprintf("input is not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
 	}
@@ -43,11 +43,11 @@ func invalidUTF8At(data []byte) int {
 // check validates an input against the declared inputs, as the engine
 // does: a missing required input, a value of the wrong type, a field not
 // declared, a string that is too long or not UTF-8.
-func (p *Plan) check(in map[string]any) *Error {
+func (p *Plan) check(in object) *Error {
 	found := 0
 	for i := range p.Inputs {
 		decl := &p.Inputs[i]
-		v, ok := in[decl.Name]
+		v, ok := in.get(decl.Name)
 		switch {
 		case ok:
 			found++
@@ -67,7 +67,8 @@ func (p *Plan) check(in map[string]any) *Error {
 		return p.unknownField(in)
 	}
 	for i := range p.Inputs {
-		if s, ok := in[p.Inputs[i].Name].(string); ok && !utf8.ValidString(s) {
+		v, _ := in.get(p.Inputs[i].Name)
+		if s, ok := v.(string); ok && !utf8.ValidString(s) {
 			return &Error{Code: CodeInvalidUTF8, Message: sprintf("input %s is not valid UTF-8 (at byte %d)", p.Inputs[i].Name, invalidUTF8At([]byte(s)))}
 		}
 	}
@@ -76,11 +77,12 @@ func (p *Plan) check(in map[string]any) *Error {
 
 // unknownField reports the first field of in, by name, that is not a
 // declared input, or nil.
-func (p *Plan) unknownField(in map[string]any) *Error {
+func (p *Plan) unknownField(in object) *Error {
 	first, found := "", false
-	for name := range in {
-		if !p.declares(name) && (!found || name < first) {
-			first, found = name, true
+	for _, f := range in {
+		if !p.declares(f.key) {
+			first, found = f.key, true
+			break
 		}
 	}
 	if !found {
@@ -97,10 +99,12 @@ func (p *Plan) unknownField(in map[string]any) *Error {
 // typeError is what check finds: a message that follows the input's
 // name, and its code.
 type typeError struct {
+	_    [0]func() // not comparable: no equality function in the module
 	code Code
 	msg  string
 }
 
+//go:noinline
 func (t *Type) describe() string {
 	s := t.Text
 	if t.Nullable {
@@ -125,6 +129,7 @@ var (
 	dynUnknown = &Type{Kind: KindString, Text: "a JSON value"}
 )
 
+//go:noinline
 func dynOf(v any) *Type {
 	switch v.(type) {
 	case string:
@@ -133,7 +138,7 @@ func dynOf(v any) *Type {
 		return dynTypes[KindBool]
 	case []any:
 		return dynTypes[KindList]
-	case map[string]any:
+	case object:
 		return dynTypes[KindMap]
 	}
 	if _, ok := intOf(v); ok {
@@ -158,13 +163,13 @@ func (t *Type) checkScalar(v any) *typeError {
 		if t.Nullable || t.Kind == KindDyn {
 			return nil
 		}
-		return &typeError{CodeWrongType, "is null; want " + t.describe()}
+		return &typeError{code: CodeWrongType, msg: "is null; want " + t.describe()}
 	}
 	switch t.Kind {
 	case KindString:
 		if s, ok := v.(string); ok {
 			if len(s) > MaxStringLen {
-				return &typeError{CodeTooLong, sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
+				return &typeError{code: CodeTooLong, msg: sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
 			}
 			return nil
 		}
@@ -185,13 +190,15 @@ func (t *Type) checkScalar(v any) *typeError {
 			return nil
 		}
 	}
-	return &typeError{CodeWrongType, sprintf("is %s; want %s", goTypeName(v), t.describe())}
+	return &typeError{code: CodeWrongType, msg: sprintf("is %s; want %s", goTypeName(v), t.describe())}
 }
 
 // wrap prefixes an inner error's message, keeping its code (the engine
 // wraps with %w, and takes the innermost *Error's code).
+//
+//go:noinline
 func (e *typeError) wrap(prefix string) *typeError {
-	return &typeError{e.code, prefix + " " + e.msg}
+	return &typeError{code: e.code, msg: prefix + " " + e.msg}
 }
 
 func (t *Type) checkComposite(v any) *typeError {
@@ -199,7 +206,7 @@ func (t *Type) checkComposite(v any) *typeError {
 	case KindList:
 		if items, ok := v.([]any); ok {
 			if len(items) > MaxListLen {
-				return &typeError{CodeWrongType, sprintf("has %d items; the limit is %d", len(items), MaxListLen)}
+				return &typeError{code: CodeWrongType, msg: sprintf("has %d items; the limit is %d", len(items), MaxListLen)}
 			}
 			for i, item := range items {
 				if err := t.Elem.checkComposite(item); err != nil {
@@ -209,16 +216,16 @@ func (t *Type) checkComposite(v any) *typeError {
 			return nil
 		}
 	case KindMap:
-		if m, ok := v.(map[string]any); ok {
+		if m, ok := v.(object); ok {
 			if len(m) > MaxListLen {
-				return &typeError{CodeWrongType, sprintf("has %d keys; the limit is %d", len(m), MaxListLen)}
+				return &typeError{code: CodeWrongType, msg: sprintf("has %d keys; the limit is %d", len(m), MaxListLen)}
 			}
-			for _, k := range sortedKeys(m) {
-				if err := checkString(k); err != nil {
-					return err.wrap(sprintf("key %q", k))
+			for _, f := range m {
+				if err := checkString(f.key); err != nil {
+					return err.wrap(sprintf("key %q", f.key))
 				}
-				if err := t.Elem.checkComposite(m[k]); err != nil {
-					return err.wrap(sprintf("key %q", k))
+				if err := t.Elem.checkComposite(f.val); err != nil {
+					return err.wrap(sprintf("key %q", f.key))
 				}
 			}
 			return nil
@@ -238,15 +245,15 @@ func (t *Type) checkComposite(v any) *typeError {
 	default:
 		return t.checkScalar(v)
 	}
-	return &typeError{CodeWrongType, sprintf("is %s; want %s", goTypeName(v), t.describe())}
+	return &typeError{code: CodeWrongType, msg: sprintf("is %s; want %s", goTypeName(v), t.describe())}
 }
 
 func checkString(s string) *typeError {
 	if len(s) > MaxStringLen {
-		return &typeError{CodeTooLong, sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
+		return &typeError{code: CodeTooLong, msg: sprintf("is %d bytes long; the limit is %d", len(s), MaxStringLen)}
 	}
 	if !utf8.ValidString(s) {
-		return &typeError{CodeInvalidUTF8, "is not valid UTF-8"}
+		return &typeError{code: CodeInvalidUTF8, msg: "is not valid UTF-8"}
 	}
 	return nil
 }
@@ -285,7 +292,7 @@ func goTypeName(v any) string {
 		return "a number with a fraction"
 	case []any:
 		return "a list"
-	case map[string]any:
+	case object:
 		return "an object"
 	}
 	return "a value of another Go type"
@@ -322,17 +329,17 @@ func (t *Type) celValue(v any) any {
 		}
 		return out
 	case KindMap:
-		m := v.(map[string]any)
-		out := &Map{}
-		for _, k := range sortedKeys(m) {
-			out.Keys = append(out.Keys, k)
-			out.Vals = append(out.Vals, t.Elem.celValue(m[k]))
+		m := v.(object)
+		out := &Map{Keys: make([]any, len(m)), Vals: make([]any, len(m))}
+		for i, f := range m {
+			out.Keys[i], out.Vals[i] = f.key, t.Elem.celValue(f.val)
 		}
 		return out
 	}
 	return dynOf(v).celValue(v)
 }
 
+//go:noinline
 func (p *Plan) declares(name string) bool {
 	for i := range p.Inputs {
 		if p.Inputs[i].Name == name {
@@ -340,22 +347,6 @@ func (p *Plan) declares(name string) bool {
 		}
 	}
 	return false
-}
-
-// sortedKeys are a checked map's keys in order: at most MaxListLen of
-// them, so an insertion sort, which keeps package sort's generic code
-// out of the decision module.
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		i := len(keys)
-		keys = append(keys, k)
-		for ; i > 0 && keys[i-1] > k; i-- {
-			keys[i] = keys[i-1]
-		}
-		keys[i] = k
-	}
-	return keys
 }
 
 // intOf is internal/number.Int for the values a plan meets: v as an

@@ -27,7 +27,7 @@ const maxNesting = 10000
 // given twice.
 //
 // A key equal to the name of one of inputs is that name, not a copy.
-func readObject(data []byte, inputs []Input) (map[string]any, *Error) {
+func readObject(data []byte, inputs []Input) (object, *Error) {
 	end, msg := scanValue(data, 0)
 	if msg != "" {
 		return nil, &Error{Code: CodeJSON, Message: msg}
@@ -37,11 +37,10 @@ func readObject(data []byte, inputs []Input) (map[string]any, *Error) {
 	}
 	b := &builder{data: data, inputs: inputs}
 	b.space()
-	v := b.value()
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, &Error{Code: CodeJSON, Message: "input is " + goTypeName(v) + "; want a JSON object"}
+	if b.data[b.i] != '{' {
+		return nil, &Error{Code: CodeJSON, Message: "input is " + goTypeName(b.value()) + "; want a JSON object"}
 	}
+	obj := b.object()
 	if b.twice {
 		return nil, &Error{Code: CodeJSON, Message: "input has " + strconv.Quote(b.dup) + " twice"}
 	}
@@ -395,6 +394,7 @@ func (s *scanner) eSign(c byte) int {
 	return s.fail(c, "in exponent of numeric literal")
 }
 
+//go:noinline
 func (s *scanner) fail(c byte, context string) int {
 	s.step = stError
 	s.err = "invalid character " + quoteChar(c) + " " + context
@@ -433,26 +433,7 @@ func (b *builder) space() {
 func (b *builder) value() any {
 	switch c := b.data[b.i]; c {
 	case '{':
-		b.i++
-		b.depth++
-		m := make(map[string]any, 8) // one group of slots: an input's usual size, grown past it
-		for b.space(); b.data[b.i] != '}'; b.space() {
-			k := b.key()
-			b.space()
-			b.i++ // :
-			b.space()
-			if _, seen := m[k]; seen && b.depth == 1 && !b.twice {
-				b.dup, b.twice = k, true
-			}
-			m[k] = b.value()
-			b.space()
-			if b.data[b.i] == ',' {
-				b.i++
-			}
-		}
-		b.i++
-		b.depth--
-		return m
+		return b.object()
 	case '[':
 		b.i++
 		b.depth++
@@ -494,6 +475,31 @@ func (b *builder) value() any {
 		return n
 	}
 	return jsonNumber(b.data[start:b.i])
+}
+
+// object reads an object.
+func (b *builder) object() object {
+	b.i++
+	b.depth++
+	read := make(object, 0, 8) // an input's usual size, one allocation
+	for b.space(); b.data[b.i] != '}'; b.space() {
+		k := b.key()
+		b.space()
+		b.i++ // :
+		b.space()
+		read = append(read, field{k, b.value()})
+		b.space()
+		if b.data[b.i] == ',' {
+			b.i++
+		}
+	}
+	b.i++
+	b.depth--
+	obj, twice, dup := makeObject(read)
+	if dup && b.depth == 0 {
+		b.dup, b.twice = twice, true
+	}
+	return obj
 }
 
 func isNumberByte(c byte) bool {

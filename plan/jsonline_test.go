@@ -60,6 +60,15 @@ func asNumberText(v any) any {
 	switch x := v.(type) {
 	case int64:
 		return jsonNumber(strconv.FormatInt(x, 10))
+	case object: // as a map, for reflect.DeepEqual with encoding/json's
+		m := make(map[string]any, len(x))
+		for i, f := range x {
+			if i > 0 && x[i-1].key >= f.key {
+				panic("object's keys are not sorted, each once")
+			}
+			m[f.key] = asNumberText(f.val)
+		}
+		return m
 	case []any:
 		for i := range x {
 			x[i] = asNumberText(x[i])
@@ -92,9 +101,10 @@ func fromJSONNumbers(v any) any {
 // encoding/json's, or "".
 func sameRead(line []byte) string {
 	want, wantMsg := readObjectRef(line)
-	got, gotErr := readObject(line, []Input{{Name: "a"}, {Name: "platform"}, {Name: "x"}})
-	if got != nil {
-		got = asNumberText(got).(map[string]any)
+	obj, gotErr := readObject(line, []Input{{Name: "a"}, {Name: "platform"}, {Name: "x"}})
+	var got map[string]any
+	if obj != nil {
+		got = asNumberText(obj).(map[string]any)
 	}
 	gotMsg := ""
 	if gotErr != nil {
@@ -126,6 +136,21 @@ var jsonLines = []string{
 	`{"a":1} ` + strings.Repeat(" ", 600) + `{`, strings.Repeat(" ", 700) + `{"a":1} x`,
 	`{"a":1}` + strings.Repeat(" ", 1000) + `"` + strings.Repeat("x", 2000) + `"`,
 	`{"a":"` + strings.Repeat("y", 3000) + `"} 7`,
+	manyKeys(40, 7, 31), manyKeys(13, 0, 12), `{"o":` + manyKeys(30, 3, 4) + `}`,
+}
+
+// manyKeys is an object of n keys in reverse order, key a given again
+// at b, past the insertion sort of a few keys.
+func manyKeys(n, a, b int) string {
+	s := "{"
+	for i := n - 1; i >= 0; i-- {
+		k := i
+		if i == b {
+			k = a
+		}
+		s += fmt.Sprintf(`"k%03d":%d,`, k, i)
+	}
+	return s[:len(s)-1] + "}"
 }
 
 // TestReadObjectMatchesEncodingJSON: readObject reads every line as the

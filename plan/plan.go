@@ -71,7 +71,10 @@ type Input struct {
 	Name     string
 	Type     *Type
 	Required bool
-	Default  any // a JSON value (nil, bool, int64, float64, string, []any, map[string]any) when not Required
+	// Default is a JSON value (nil, bool, int64, float64, string, []any,
+	// map[string]any) when not Required. Decode reads an object into
+	// the evaluator's own form, the one its input reader gives.
+	Default any
 }
 
 // Value is a named value: an expression (Expr >= 0) or, Import >= 0,

@@ -45,6 +45,8 @@ func split(s, sep string) []string {
 }
 
 // join is strings.Join.
+//
+//go:noinline
 func join(parts []string, sep string) string {
 	var b []byte
 	for i, p := range parts {

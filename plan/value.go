@@ -16,6 +16,8 @@ type Map struct {
 
 // find looks a key up as CEL does: numeric keys by value, across int,
 // uint and double.
+//
+//go:noinline
 func (m *Map) find(k any) (any, bool) {
 	for i, mk := range m.Keys {
 		if keyEqual(mk, k) {
@@ -40,6 +42,7 @@ func keyEqual(a, b any) bool {
 // evalError is a CEL error value: a failed call, carried up the tree
 // until a logical operator absorbs it or the expression ends.
 type evalError struct {
+	_    [0]func() // not comparable: no equality function in the module
 	msg  string
 	cost bool // the step budget ran out: CodeCostLimit
 }
@@ -51,6 +54,7 @@ func errorf(format string, args ...any) *evalError {
 // noOverload is cel-go's error for arguments no overload takes.
 var noOverload = &evalError{msg: "no such overload"}
 
+//go:noinline
 func noOverloadFor(f Func) *evalError { return &evalError{msg: "no such overload: " + f.String()} }
 
 func isError(v any) bool { _, ok := v.(*evalError); return ok }
@@ -64,6 +68,8 @@ func isNumber(v any) bool {
 }
 
 // typeName is the CEL name of a value's type.
+//
+//go:noinline
 func typeName(v any) string {
 	switch v.(type) {
 	case nil:

@@ -49,8 +49,10 @@ var (
 	// costliest steps of a decision in WebAssembly.
 	scratch = make([]byte, 0, 512)
 	// pinned keeps the host's buffers alive: Go's collector does not move
-	// memory, but it frees what nothing refers to.
-	pinned = map[unsafe.Pointer][]byte{}
+	// memory, but it frees what nothing refers to. A host holds a few
+	// (an input and an output buffer), so a slice searched in order
+	// serves, and keeps a map's code out of the module.
+	pinned [][]byte
 )
 
 //go:wasmexport dlroute_abi_version
@@ -62,13 +64,21 @@ func alloc(size uint32) unsafe.Pointer {
 		size = 1
 	}
 	buf := make([]byte, size)
-	p := unsafe.Pointer(&buf[0])
-	pinned[p] = buf
-	return p
+	pinned = append(pinned, buf)
+	return unsafe.Pointer(&buf[0])
 }
 
 //go:wasmexport dlroute_free
-func free(p unsafe.Pointer) { delete(pinned, p) }
+func free(p unsafe.Pointer) {
+	for i, buf := range pinned {
+		if unsafe.Pointer(&buf[0]) == p {
+			last := len(pinned) - 1
+			pinned[i], pinned[last] = pinned[last], nil
+			pinned = pinned[:last]
+			return
+		}
+	}
+}
 
 //go:wasmexport dlroute_load_set
 func loadFromSet(set unsafe.Pointer, setLen uint32, ref unsafe.Pointer, refLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
