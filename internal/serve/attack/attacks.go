@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing/fstest"
 
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/ruletest"
 )
 
@@ -77,7 +78,7 @@ func batchOf(n int, input string) string {
 func longRelease(ctx context.Context, t *Target) error {
 	batch := batchOf(10_000, tiny)
 	long := "jax==0.11.0+" + strings.Repeat("a", 60_000)
-	limit := "jax==0.11.0.dev1+" + strings.Repeat("a", 128-len("0.11.0.dev1+"))
+	limit := "jax==0.11.0.dev1+" + strings.Repeat("a", engine.MaxReleaseLen-len("0.11.0.dev1+"))
 	return together(4, func() error {
 		a, err := t.post(ctx, "?ruleset="+url.QueryEscape(long), batch)
 		if err != nil {

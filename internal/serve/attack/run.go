@@ -128,6 +128,9 @@ func Run(ctx context.Context, a Attack, bin, dir string) (Result, error) {
 	if err == nil && !srv.Running() {
 		err = fmt.Errorf("serve exited during the attack:\n%s", srv.Log())
 	}
+	if stopErr := srv.Stop(); err == nil && stopErr != nil {
+		err = fmt.Errorf("serve did not shut down cleanly after the attack (%v):\n%s", stopErr, srv.Log())
+	}
 	return res, err
 }
 

@@ -4,10 +4,11 @@
 // resident memory, how /healthz answers, whether the last good rules keep
 // deciding, and how long the operator's fix takes to be in force.
 //
-// Run is one attack against a fresh server; the tests in cmd/dlroute hold
-// each Result to its bounds (MaxPeakRSS, no failed probe), and its
-// benchmark reports the figures BENCHMARKS.md gives. The latencies are
-// figures, never verdicts: a busy machine makes them long, not wrong.
+// Run is one attack against a fresh server. TestServeUnderAttack holds
+// each Result to its bounds (MaxPeakRSS, no failed probe), against the
+// dlroute binary it builds; BenchmarkServeUnderAttack reports the figures
+// BENCHMARKS.md gives. The latencies are figures, never verdicts: a busy
+// machine makes them long, not wrong.
 package attack
 
 import (
