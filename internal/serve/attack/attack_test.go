@@ -2,11 +2,17 @@ package attack
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/internal/testenv"
 )
 
@@ -80,13 +86,78 @@ func BenchmarkServeUnderAttack(b *testing.B) {
 	}
 }
 
-// buildDlroute builds the dlroute command into a temporary folder: the
-// binary a user runs, without the test binary's -race.
+// TestServeStartsWithNoGoodRules: serve started on rules that both
+// engines refuse (2,000 guarded slow rules: issue 35's fifth break, which
+// once killed only `--engine wasm`) exits 1 and says why, the same on
+// both: the code, each position with its source line and a hint, and no
+// guest stack.
+func TestServeStartsWithNoGoodRules(t *testing.T) {
+	testenv.Short(t, "building dlroute and its module")
+	bin := buildDlroute(t)
+	dir := t.TempDir()
+	if err := ruletest.WriteDir(dir, ruletest.WithSlowRules(ruletest.Rules(), 2000)); err != nil {
+		t.Fatal(err)
+	}
+	said := map[string]string{}
+	for _, engine := range []string{"native", "wasm"} {
+		ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
+		out, err := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--keep", "off", "--engine", engine, "--rules", dir).CombinedOutput()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			t.Fatalf("serve --engine %s of rules that do not load: %v\n%s\nwant exit status 1", engine, err, out)
+		}
+		var why []string // the lines that say why, less the log's time and any line on building the module
+		for line := range strings.Lines(string(out)) {
+			if _, rest, ok := strings.Cut(line, " level="); ok && strings.HasPrefix(line, "time=") {
+				line = "level=" + rest
+			}
+			if !strings.HasPrefix(line, "building ") {
+				why = append(why, line)
+			}
+		}
+		said[engine] = strings.Join(why, "")
+		if !strings.Contains(said[engine], "code=decision_cost") || !strings.Contains(said[engine], "error: "+dir+"/jax/v3/rules.yaml:") ||
+			!strings.Contains(said[engine], "\nhint: ") || strings.Contains(said[engine], "goroutine ") || len(why) > 20 {
+			t.Errorf("serve --engine %s said:\n%s\nwant decision_cost at a position in jax/v3/rules.yaml, a hint, and no stack", engine, out)
+		}
+	}
+	if said["native"] != said["wasm"] {
+		t.Errorf("serve refuses the rules differently natively:\n%s\nand with --engine wasm:\n%s", said["native"], said["wasm"])
+	}
+}
+
+// buildDlroute builds the dlroute command, once for the test binary:
+// the binary a user runs, without the test binary's -race.
 func buildDlroute(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dlroute")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dlroute/dlroute/cmd/dlroute").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "dlroute-attack-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.dir, built.path = dir, filepath.Join(dir, "dlroute")
+		if out, err := exec.Command("go", "build", "-o", built.path, "github.com/dlroute/dlroute/cmd/dlroute").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.path
+}
+
+var built struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
