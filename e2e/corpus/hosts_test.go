@@ -46,13 +46,21 @@ var corpusHosts = []corpusHost{
 func startNode(t *testing.T, lines []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
 	node := nodeBinary(t)
 	module := moduleFile(t)
+	decision, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decisionFile := filepath.Join(t.TempDir(), "decision.wasm")
+	if err := os.WriteFile(decisionFile, decision, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stdin bytes.Buffer
 	enc := json.NewEncoder(&stdin)
 	for _, c := range lines {
 		enc.Encode(map[string]string{"ref": c.Ref, "stdin": base64.StdEncoding.EncodeToString(c.Stdin())})
 	}
 	cmd := exec.CommandContext(context.Background(), node, "testdata/corpus_node.mjs")
-	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+module)
+	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+module, wasmbuild.EnvDecision+"="+decisionFile)
 	cmd.Stdin = &stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
