@@ -78,7 +78,7 @@ func (e *Error) Error() string {
 func (p Position) String() string {
 	file := p.File
 	if !utf8.ValidString(file) || !printable(file) {
-		file = strconv.Quote(file)
+		file = quote(file)
 	}
 	switch {
 	case p.Line == 0:

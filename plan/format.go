@@ -1,6 +1,9 @@
 package plan
 
-import "strconv"
+import (
+	"strconv"
+	"unicode/utf8"
+)
 
 // sprintf formats the messages of this package as fmt.Sprintf would,
 // for the verbs they use: %s and %v of strings and errors, %d of
@@ -35,7 +38,7 @@ func appendArg(b []byte, verb byte, arg any) []byte {
 	switch x := arg.(type) {
 	case string:
 		if verb == 'q' {
-			return strconv.AppendQuote(b, x)
+			return appendQuote(b, x)
 		}
 		return append(b, x...)
 	case error:
@@ -55,3 +58,52 @@ func appendArg(b []byte, verb byte, arg any) []byte {
 	}
 	return append(b, "%!(BADTYPE)"...)
 }
+
+// appendQuote is strconv.AppendQuote, here because strconv's quoting
+// and its helpers were 5 KB of the decision module's brotli; printable
+// runes are strconv.IsPrint's. FuzzAppendQuote holds it to strconv's.
+func appendQuote(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if n == 1 && r == utf8.RuneError {
+			b = append(b, '\\', 'x', hex[s[i]>>4], hex[s[i]&0xf])
+			i++
+			continue
+		}
+		b = appendEscapedRune(b, r, s[i:i+n])
+		i += n
+	}
+	return append(b, '"')
+}
+
+func appendEscapedRune(b []byte, r rune, text string) []byte {
+	const controls, letters = "\a\b\f\n\r\t\v", "abfnrtv"
+	switch {
+	case r == '"' || r == '\\':
+		return append(b, '\\', byte(r))
+	case strconv.IsPrint(r):
+		return append(b, text...)
+	}
+	for i := range len(controls) {
+		if rune(controls[i]) == r {
+			return append(b, '\\', letters[i])
+		}
+	}
+	digits, escape := 2, byte('x')
+	switch {
+	case r < ' ' || r == 0x7f:
+	case r < 0x10000:
+		digits, escape = 4, 'u'
+	default:
+		digits, escape = 8, 'U'
+	}
+	b = append(b, '\\', escape)
+	for s := 4 * (digits - 1); s >= 0; s -= 4 {
+		b = append(b, hex[r>>s&0xf])
+	}
+	return b
+}
+
+// quote is strconv.Quote.
+func quote(s string) string { return string(appendQuote(nil, s)) }

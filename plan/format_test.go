@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 )
 
@@ -25,4 +26,19 @@ func TestSprintf(t *testing.T) {
 			t.Errorf("sprintf(%q, %v) = %q, want %q", c.format, c.args, got, want)
 		}
 	}
+}
+
+// FuzzAppendQuote holds appendQuote to strconv.Quote:
+//
+//	go test ./plan -run '^$' -fuzz FuzzAppendQuote -fuzztime 30s
+func FuzzAppendQuote(f *testing.F) {
+	for _, s := range []string{"", "a\"b\\c", "\a\b\f\n\r\t\v\x00\x1f\x7f", "é\u00a0\u200b\u2028\ufeff\U0001F600\U000E0001\U0010FFFF",
+		"\xff\xc3", "\ufffd", "'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := quote(s), strconv.Quote(s); got != want {
+			t.Errorf("quote(%q) = %s; want %s", s, got, want)
+		}
+	})
 }

@@ -248,7 +248,7 @@ func toInt(v any) any {
 		}
 		return int64(x)
 	case string:
-		if n, err := strconv.ParseInt(x, 10, 64); err == nil {
+		if n, ok := parseInt(x); ok {
 			return n
 		}
 		return &evalError{msg: "type conversion error from 'string' to 'int'"}

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"math"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -265,8 +264,7 @@ func asDouble(v any) (float64, bool) {
 	case float32:
 		return float64(x), true
 	case jsonNumber:
-		f, err := strconv.ParseFloat(string(x), 64)
-		return f, err == nil
+		return parseDouble(string(x))
 	}
 	if i, ok := intOf(v); ok {
 		return float64(i), true
@@ -366,10 +364,10 @@ func intOf(v any) (int64, bool) {
 			return int64(x), true
 		}
 	case jsonNumber:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+		if i, ok := parseInt(string(x)); ok {
 			return i, true
 		}
-		if f, err := strconv.ParseFloat(string(x), 64); err == nil {
+		if f, ok := parseDouble(string(x)); ok {
 			return intOf(f)
 		}
 	}

@@ -42,7 +42,7 @@ func readObject(data []byte, inputs []Input) (object, *Error) {
 	}
 	obj := b.object()
 	if b.twice {
-		return nil, &Error{Code: CodeJSON, Message: "input has " + strconv.Quote(b.dup) + " twice"}
+		return nil, &Error{Code: CodeJSON, Message: "input has " + quote(b.dup) + " twice"}
 	}
 	return obj, nil
 }
@@ -409,7 +409,7 @@ func quoteChar(c byte) string {
 	case '"':
 		return `'"'`
 	}
-	q := strconv.Quote(string(rune(c)))
+	q := quote(string(rune(c)))
 	return "'" + q[1:len(q)-1] + "'"
 }
 
