@@ -53,8 +53,7 @@ func (p *Plan) AppendDecide(dst, line []byte) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	var steps uint64
-	d, err := p.newFrame(in, &steps, p.StepLimit, nil).decide()
+	d, err := p.newFrame(in, nil, p.StepLimit, nil).decide()
 	if err != nil {
 		return dst, err
 	}
@@ -69,20 +68,31 @@ type frame struct {
 	slots []any
 	done  []any   // non-nil: a value's slot holds its result
 	steps *uint64 // shared with the imports' evaluations
+	count uint64  // the steps, where the frame starts the count
 	limit uint64  // the most steps, counted in *steps
 	fatal *Error  // a value that failed, or the budget spent
 	spent *evalError
 	trace *tracer // nil unless explaining
+	room  [24]any // the slots and marks of most plans
 }
 
 // newFrame binds a checked input's values, or their defaults; values
-// are left to be computed when read.
+// are left to be computed when read. It counts its steps in *steps, or
+// in its own count where steps is nil.
 func (p *Plan) newFrame(in object, steps *uint64, limit uint64, trace *tracer) *frame {
-	// One allocation for the slots and the values' marks: each is one
-	// of a decision's costliest steps in WebAssembly.
+	// One allocation for the frame, the slots and the values' marks
+	// where they fit in it: each is one of a decision's costliest steps
+	// in WebAssembly.
+	f := &frame{p: p, in: in, steps: steps, limit: limit, trace: trace}
 	n := len(p.Inputs) + len(p.Values) + p.Locals
-	room := make([]any, n+len(p.Values))
-	f := &frame{p: p, in: in, steps: steps, limit: limit, slots: room[:n:n], done: room[n:], trace: trace}
+	room := f.room[:]
+	if n+len(p.Values) > len(room) {
+		room = make([]any, n+len(p.Values))
+	}
+	f.slots, f.done = room[:n:n], room[n:n+len(p.Values)]
+	if steps == nil {
+		f.steps = &f.count
+	}
 	for i, decl := range p.Inputs {
 		v, ok := in.get(decl.Name)
 		if !ok {

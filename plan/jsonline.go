@@ -52,8 +52,7 @@ func readObject(data []byte, inputs []Input) (object, *Error) {
 // the error's message: encoding/json's SyntaxError and its offset, or
 // its "unexpected EOF" and the engine's words for an empty line.
 func scanValue(data []byte, start int) (end int, msg string) {
-	var room [16]byte // the stack's first levels, without an allocation
-	s := scanner{step: stBeginValue, stack: room[:0]}
+	s := scanner{step: stBeginValue}
 	for i := start; i < len(data); i++ {
 		if s.step == stInString { // most of a line: skip what cannot end the string
 			for i < len(data) && data[i] >= 0x20 && data[i] != '"' && data[i] != '\\' {
@@ -67,7 +66,7 @@ func scanValue(data []byte, start int) (end int, msg string) {
 		case resEnd:
 			return i, ""
 		case resEndComposite:
-			if len(s.stack) == 0 {
+			if s.depth == 0 {
 				return i + 1, ""
 			}
 		case resError:
@@ -145,8 +144,14 @@ const (
 )
 
 type scanner struct {
-	step  int
-	stack []byte // per open array or object: 'a', 'k' (an object, before a key's colon), 'v' (after it)
+	step int
+	// depth is how many arrays and objects are open; each has a state,
+	// 'a', 'k' (an object, before a key's colon) or 'v' (after it),
+	// the first levels' in low, without an allocation, the others' in
+	// high.
+	depth int
+	low   [16]byte
+	high  []byte
 	lit   string
 	litAt int
 	err   string
@@ -173,7 +178,7 @@ func (s *scanner) next(c byte) int {
 			return resContinue
 		}
 		if c == '}' {
-			s.stack[len(s.stack)-1] = 'v'
+			*s.top() = 'v'
 			return s.endValue(c)
 		}
 		return s.beginString(c)
@@ -301,8 +306,12 @@ func (s *scanner) beginValue(c byte) int {
 }
 
 func (s *scanner) push(c, state byte) int {
-	s.stack = append(s.stack, state)
-	if len(s.stack) > maxNesting {
+	if s.depth++; s.depth <= len(s.low) {
+		s.low[s.depth-1] = state
+	} else {
+		s.high = append(s.high[:s.depth-1-len(s.low)], state)
+	}
+	if s.depth > maxNesting {
 		return s.fail(c, "exceeded max depth")
 	}
 	return resContinue
@@ -320,8 +329,7 @@ func (s *scanner) beginString(c byte) int {
 }
 
 func (s *scanner) endValue(c byte) int {
-	n := len(s.stack)
-	if n == 0 {
+	if s.depth == 0 {
 		s.step = stEndTop
 		return s.endTop(c)
 	}
@@ -329,17 +337,18 @@ func (s *scanner) endValue(c byte) int {
 		s.step = stEndValue
 		return resContinue
 	}
-	switch s.stack[n-1] {
+	top := s.top()
+	switch *top {
 	case 'k':
 		if c == ':' {
-			s.stack[n-1] = 'v'
+			*top = 'v'
 			s.step = stBeginValue
 			return resContinue
 		}
 		return s.fail(c, "after object key")
 	case 'v':
 		if c == ',' {
-			s.stack[n-1] = 'k'
+			*top = 'k'
 			s.step = stBeginString
 			return resContinue
 		}
@@ -360,9 +369,16 @@ func (s *scanner) endValue(c byte) int {
 	return s.fail(c, "after array element")
 }
 
+// top is the innermost open array's or object's state.
+func (s *scanner) top() *byte {
+	if s.depth <= len(s.low) {
+		return &s.low[s.depth-1]
+	}
+	return &s.high[s.depth-1-len(s.low)]
+}
+
 func (s *scanner) pop() {
-	s.stack = s.stack[:len(s.stack)-1]
-	if len(s.stack) == 0 {
+	if s.depth--; s.depth == 0 {
 		s.step = stEndTop
 	} else {
 		s.step = stEndValue
