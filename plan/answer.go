@@ -2,7 +2,6 @@ package plan
 
 import (
 	"math/bits"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -12,49 +11,55 @@ import (
 // with "copy", "capsule" and "flags" where set, or
 // {"error":{"type":"BufferError","message":"..."},"rule":...,"ruleset":...}.
 func (d Decision) AppendJSON(b []byte) []byte {
-	b = append(b, '{')
+	w := &jsonWriter{b: b}
+	w.decision(&d)
+	return w.b
+}
+
+func (w *jsonWriter) decision(d *Decision) {
+	w.lit("{")
 	if d.ErrorType == "" {
 		if d.DeviceType != "" { // "" only in the zero decision of a failed import's explanation
-			b = append(b, `"device_type":`...)
-			b = appendString(b, d.DeviceType)
-			b = append(b, ',')
+			w.lit(`"device_type":`)
+			w.str(d.DeviceType)
+			w.lit(",")
 		}
-		b = append(b, `"device_type_code":`...)
-		b = strconv.AppendInt(b, d.DeviceTypeCode, 10)
-		b = append(b, `,"device_id":`...)
-		b = strconv.AppendInt(b, d.DeviceID, 10)
+		w.lit(`"device_type_code":`)
+		w.int64(d.DeviceTypeCode)
+		w.lit(`,"device_id":`)
+		w.int64(d.DeviceID)
 		if d.Copy {
-			b = append(b, `,"copy":true`...)
+			w.lit(`,"copy":true`)
 		}
 		if d.Capsule != "" {
-			b = append(b, `,"capsule":`...)
-			b = appendString(b, d.Capsule)
+			w.lit(`,"capsule":`)
+			w.str(d.Capsule)
 		}
 		if d.Flags != 0 {
-			b = append(b, `,"flags":[`...)
+			w.lit(`,"flags":[`)
 			for f, first := d.Flags, true; f != 0; first = false {
 				bit := bits.TrailingZeros64(f)
 				if !first {
-					b = append(b, ',')
+					w.lit(",")
 				}
-				b = appendString(b, flagsString(1<<bit))
+				w.str(flagsString(1 << bit))
 				f &^= 1 << bit
 			}
-			b = append(b, ']')
+			w.lit("]")
 		}
-		b = append(b, ',')
+		w.lit(",")
 	} else {
-		b = append(b, `"error":{"type":`...)
-		b = appendString(b, d.ErrorType)
-		b = append(b, `,"message":`...)
-		b = appendString(b, d.ErrorMessage)
-		b = append(b, "},"...)
+		w.lit(`"error":{"type":`)
+		w.str(d.ErrorType)
+		w.lit(`,"message":`)
+		w.str(d.ErrorMessage)
+		w.lit("},")
 	}
-	b = append(b, `"rule":`...)
-	b = appendString(b, d.Rule)
-	b = append(b, `,"ruleset":`...)
-	b = appendString(b, d.RuleSet)
-	return append(b, '}')
+	w.lit(`"rule":`)
+	w.str(d.Rule)
+	w.lit(`,"ruleset":`)
+	w.str(d.RuleSet)
+	w.lit("}")
 }
 
 const hex = "0123456789abcdef"

@@ -94,28 +94,30 @@ func (p Position) String() string {
 // {"code":...,"message":...} with "position", "source" and "hint" where
 // set, HTML characters escaped.
 func (e *Error) AppendJSON(b []byte) []byte {
-	b = append(b, `{"code":`...)
-	b = appendQuoted(b, string(e.Code), true)
-	b = append(b, `,"message":`...)
-	b = appendQuoted(b, e.Message, true)
+	w := &jsonWriter{b: b}
+	w.lit(`{"code":`)
+	w.html(string(e.Code))
+	w.lit(`,"message":`)
+	w.html(e.Message)
 	if e.Pos != nil {
-		b = append(b, `,"position":{"file":`...)
-		b = appendQuoted(b, e.Pos.File, true)
-		b = append(b, `,"line":`...)
-		b = strconv.AppendInt(b, int64(e.Pos.Line), 10)
-		b = append(b, `,"column":`...)
-		b = strconv.AppendInt(b, int64(e.Pos.Column), 10)
-		b = append(b, '}')
+		w.lit(`,"position":{"file":`)
+		w.html(e.Pos.File)
+		w.lit(`,"line":`)
+		w.int64(int64(e.Pos.Line))
+		w.lit(`,"column":`)
+		w.int64(int64(e.Pos.Column))
+		w.lit("}")
 	}
 	if e.Source != "" {
-		b = append(b, `,"source":`...)
-		b = appendQuoted(b, e.Source, true)
+		w.lit(`,"source":`)
+		w.html(e.Source)
 	}
 	if e.Hint != "" {
-		b = append(b, `,"hint":`...)
-		b = appendQuoted(b, e.Hint, true)
+		w.lit(`,"hint":`)
+		w.html(e.Hint)
 	}
-	return append(b, '}')
+	w.lit("}")
+	return w.b
 }
 
 //go:noinline

@@ -162,6 +162,12 @@ func (w *jsonWriter) lit(s string) { w.b = append(w.b, s...) }
 //go:noinline
 func (w *jsonWriter) str(s string) { w.b = appendString(w.b, s) }
 
+// html writes s quoted with HTML's characters escaped, as json.Marshal
+// does.
+//
+//go:noinline
+func (w *jsonWriter) html(s string) { w.b = appendQuoted(w.b, s, true) }
+
 //go:noinline
 func (w *jsonWriter) int64(n int64) { w.b = strconv.AppendInt(w.b, n, 10) }
 
@@ -172,7 +178,7 @@ func (w *jsonWriter) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
 // HTML escaping.
 func (w *jsonWriter) explanation(x *explanation) {
 	w.lit(`{"decision":`)
-	w.b = x.decision.AppendJSON(w.b)
+	w.decision(&x.decision)
 	w.lit(`,"trace":{"rules":`)
 	if len(x.rules) == 0 {
 		w.lit("null") // the engine's nil slice
