@@ -21,15 +21,13 @@ import argparse
 import json
 import sys
 
-from . import DlrouteError, library_version, load
+from . import DlrouteError, check, library_version, load
 from ._version import __version__
 
 
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else argv
     if args_in[:1] == ["check"]:
-        from . import check
-
         return check.main(args_in[1:])
     p = argparse.ArgumentParser(prog="python -m dlroute", description="dlroute's rules, in process")
     sub = p.add_subparsers(dest="command", required=True)

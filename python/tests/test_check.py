@@ -156,10 +156,10 @@ def test_every_exchange_is_counted_even_where_the_engine_cannot_answer() -> None
     first."""
     if not (check.installed("numpy") and check.installed("jax")):
         pytest.skip("needs numpy and jax")
-    from dlroute._check_exchange import COPIES
+    from dlroute.check._exchange import COPIES
 
     report = check.run(["numpy", "jax"], ruleset=["jax@v2"])
-    checkers = {lib: check._checkers()[lib]() for lib in ("numpy", "jax")}
+    checkers = {lib: check.CHECKERS[lib]() for lib in ("numpy", "jax")}
     for p, c in (("numpy", "jax"), ("jax", "numpy")):
         rows = [r for r in report.results if r.library == f"{p}->{c}"]
         assert len(rows) == len(checkers[p].arrays()) * len(COPIES) * len(checkers[c].devices())

@@ -19,7 +19,8 @@ import pytest
 
 import dlroute
 from dlroute import check
-from dlroute._check_jax import JaxChecker
+from dlroute.check import _base
+from dlroute.check._jax import JaxChecker
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +61,6 @@ def test_another_era_differs_where_the_release_does(export_rules: dlroute.RuleSe
     calls = [(mv, dl) for mv in [(1, 0), (0, 5), (1,)] for dl in [(1, 0), (2, 0), (3, 0), (20, 0)]]
     for other in others:
         rs = eng.ruleset(other)
-        assert any(check.decided_export(rs.explain(dict(base, max_version=list(mv), dl_device=list(dl))))
+        assert any(_base.decided_export(rs.explain(dict(base, max_version=list(mv), dl_device=list(dl))))
                    != real.export({"max_version": mv, "dl_device": dl}) for mv, dl in calls), \
             f"{other} decides like jax {jax.__version__} ({export_rules.ref}) on every call"

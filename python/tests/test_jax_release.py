@@ -19,7 +19,8 @@ import pytest
 
 import dlroute
 from dlroute import check
-from dlroute._check_jax import MEMORY_KINDS, PLATFORM_VERSIONS, JaxChecker
+from dlroute.check import _base
+from dlroute.check._jax import MEMORY_KINDS, PLATFORM_VERSIONS, JaxChecker
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def test_other_eras_differ_from_the_installed_release(release_rules: dlroute.Rul
             continue
         rs = eng.ruleset(other)
         differs = any(
-            check.decided_device(rs.explain(inp)) != real.device(inp)
+            _base.decided_device(rs.explain(inp)) != real.device(inp)
             for inp in ({"platform": p, "platform_version": pv, "memory_kind": mk, "local_hardware_id": 0,
                          "shards": 1} for p, pv, mk in itertools.product(["gpu", "tpu"], PLATFORM_VERSIONS,
                                                                         MEMORY_KINDS)))

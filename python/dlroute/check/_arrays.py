@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from ._capsules import CapsuleProducer, make_capsule, read_capsule
-from .check import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import,
+from .._capsules import CapsuleProducer, make_capsule, read_capsule
+from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import,
                     observed_export, raised, values)
 
 Explain = Callable[[dict[str, Any]], dict[str, Any]]

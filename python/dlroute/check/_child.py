@@ -5,7 +5,7 @@ call in a fresh interpreter and reads what happened from its exit: the
 outcome it printed, or the signal that ended it with the text the library
 printed before (``what():  ...``), as ``{"raise": ["SIGABRT", text]}``.
 
-``python -m dlroute._child SPEC`` runs one SPEC (JSON): ``{"kind":
+``python -m dlroute.check._child SPEC`` runs one SPEC (JSON): ``{"kind":
 "import", "library": ..., "inp": ..., "dflt": ...}``, a checker's
 ``import_`` of the capsule the case describes, or ``{"kind": "exchange",
 "producer": ..., "expr": ..., "consumer": ..., "copy": ..., "device_at":
@@ -21,8 +21,12 @@ import re
 import signal
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
+
+from ._base import consumed
+from ._libraries import CHECKERS
 
 #: How long a child may run: an import or an exchange of a small array
 #: takes well under a second once the libraries are imported (torch's
@@ -34,10 +38,10 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     """The outcome of spec run in a child interpreter (this one's
     executable, the package on its path)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
                                                       env.get("PYTHONPATH")]))
     try:
-        r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dlroute._child", json.dumps(spec)],
+        r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dlroute.check._child", json.dumps(spec)],
                            capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
     except subprocess.TimeoutExpired:
         return {"child": f"did not end within {TIMEOUT_S} s"}
@@ -51,13 +55,8 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _main(spec: dict[str, Any]) -> dict[str, Any]:
-    import warnings
-
     warnings.simplefilter("ignore")
-    from ._check_exchange import consumed
-    from .check import _checkers
-
-    checkers = _checkers()
+    checkers = CHECKERS
     if spec["kind"] == "import":
         return checkers[spec["library"]]().import_(spec["inp"], spec["dflt"])
     producer = checkers[spec["producer"]]()

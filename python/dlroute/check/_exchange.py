@@ -11,31 +11,15 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from .check import Checker, Outcome, Result, raised
-from .errors import DlrouteError
+from ..errors import DlrouteError
+from ..interop import array_of
+from ._base import Checker, Outcome, Result, consumed
+from ._child import run_child
 
 COPIES = [None, True, False]
 
 
-def pointer(x: Any) -> int:
-    """The address of x's data, however its library says it."""
-    for read in (lambda: x.ctypes.data, lambda: x.data_ptr(), lambda: x.unsafe_buffer_pointer(),
-                 lambda: x.data.ptr):
-        try:
-            return int(read())
-        except (AttributeError, TypeError):
-            continue
-    raise TypeError(f"cannot read the data pointer of a {type(x).__qualname__}")
-
-
-def _device(y: Any) -> list[int]:
-    code, device_id = y.__dlpack_device__()
-    return [int(code), int(device_id)]
-
-
 def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str]) -> list[Result]:
-    from .interop import array_of
-
     out: list[Result] = []
     for (p, producer), (c, consumer) in itertools.permutations(checkers.items(), 2):
         p_ref, c_ref = refs.get(p), refs.get(c)
@@ -59,8 +43,6 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
             want: Outcome = ({"raise": [cell.error_type, cell.error_message]} if cell.outcome == "error"
                              else {"device": list(cell.device or ()), "copy": cell.copies})
             if _may_abort(x) or cell.error_type == "SIGABRT":
-                from ._child import run_child
-
                 # the device by its place in the consumer's list: a JAX device is no JSON
                 got = run_child({"kind": "exchange", "producer": p, "expr": what, "consumer": c,
                                  "copy": copy, "device_at": at})
@@ -85,16 +67,6 @@ def _size(x: Any) -> int:
     """How many elements x has (torch's numel, numpy's and JAX's size)."""
     numel = getattr(x, "numel", None)
     return int(numel() if callable(numel) else getattr(x, "size", 1))
-
-
-def consumed(consumer: Checker, x: Any, kwargs: dict[str, Any]) -> Outcome:
-    """What the consumer's from_dlpack made of x: its device and whether it
-    shares x's memory, or the exception."""
-    try:
-        y = consumer.consume(x, kwargs)
-        return {"device": _device(y), "copy": pointer(y) != pointer(x)}
-    except Exception as e:
-        return raised(e)
 
 
 def _unanswered(label: str, refs: str, name: str, e: DlrouteError, consumed: Any) -> Result:

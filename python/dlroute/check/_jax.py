@@ -12,7 +12,7 @@
   device's repr and str); a case that states other facts (a cuda client,
   two devices) is unreachable here. Beside the cases, every combination of
   ``stream``, ``max_version``, ``dl_device`` and ``copy`` below.
-- ``jax-import`` (``jax.dlpack.from_dlpack``): in ``_check_jax_import``.
+- ``jax-import`` (``jax.dlpack.from_dlpack``): in ``_jax_import``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import itertools
 from types import SimpleNamespace
 from typing import Any, Iterable
 
-from ._check_jax_import import ImportChecks
-from .check import Checker, Outcome, Unreachable, decided_device, decided_export, observed_export, raised
+from ._jax_import import ImportChecks
+from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, observed_export, raised
 
 PLATFORMS = ["cpu", "gpu", "tpu", "METAL", "neuron", ""]
 PLATFORM_VERSIONS = [

@@ -25,10 +25,10 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Iterable
 
-from ._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
+from .._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
                         _get_name, _get_pointer, _keep, _new)
-from ._check_arrays import Recorder, _as_json
-from .check import Outcome, Unreachable, decided_import, raised, values
+from ._arrays import Recorder, _as_json
+from ._base import Outcome, Unreachable, decided_import, pointer, raised, values
 
 COPIES = [None, True, False]
 
@@ -110,12 +110,6 @@ class _Producer(Recorder):
         return self.text
 
 
-def pointer(x: Any) -> int:
-    from ._check_exchange import pointer as read
-
-    return read(x)
-
-
 class ImportChecks:
     """jax-import's cases and sweeps, for JaxChecker (self.jax, self.jnp,
     self.xla_bridge)."""
@@ -183,7 +177,7 @@ class ImportChecks:
         return Scope()
 
     def _request(self, inp: dict[str, Any], explanation: dict[str, Any]) -> tuple[Outcome, Outcome]:
-        """As _check_arrays.request: the calls of a recording producer, and
+        """As _arrays.request: the calls of a recording producer, and
         the request the rules decide."""
         attempt = inp.get("attempt", 1)
         device = tuple(inp.get("producer_device", [1, 0]))
