@@ -1,0 +1,364 @@
+"""What the runner's parts share (:mod:`dlroute.check`): its results and
+report, the rules directory and the version chosen for a release, the
+outcomes decided and observed, and :class:`Checker`, one library's side."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Iterable
+
+from .. import _capsules
+from .._engine import load
+from ..errors import NoRuleSetError, UncheckedReleaseWarning
+
+#: The libraries the runner knows, in the order it reports them.
+LIBRARIES = ("numpy", "torch", "jax", "cupy")
+
+FLAG_BITS = {"DLPACK_FLAG_BITMASK_READ_ONLY": 1, "DLPACK_FLAG_BITMASK_IS_COPIED": 2,
+             "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED": 4}
+
+#: An observed or decided outcome: a dict such as {"raise": ["BufferError",
+#: "..."]} or {"device": [1, 0], "capsule": "dltensor", "copy": False}.
+Outcome = dict
+
+
+class Unreachable(Exception):
+    """A case this machine cannot run; the message says why."""
+
+
+@dataclass
+class Result:
+    """One case run (or not): ``status`` is "agree", "differ" or
+    "unreachable" (``why`` says why); ``want`` is what the rules decide,
+    ``got`` what the library did."""
+
+    library: str
+    ref: str
+    case: str
+    status: str
+    why: str | None = None
+    want: Outcome | None = None
+    got: Outcome | None = None
+
+
+@dataclass
+class Target:
+    """A library installed here and the rule-set version run against it.
+    ``covered``: that version's manifest covers ``release``; otherwise it is
+    the nearest, and the table says whether it holds."""
+
+    library: str
+    ruleset: str
+    release: str
+    ref: str
+    covered: bool
+    range: str
+    #: how the manifest says this release was checked ("run", "source"), or None
+    checked: str | None = None
+
+
+@dataclass
+class Report:
+    """Every result, by library, and the targets they were run against."""
+
+    targets: list[Target] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def differences(self) -> int:
+        return sum(r.status == "differ" for r in self.results)
+
+    def counts(self) -> list[dict[str, Any]]:
+        """One row per (library, ref): cases run, agree, differ, unreachable
+        and the reasons, each with its count."""
+        rows: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in self.results:
+            row = rows.setdefault((r.library, r.ref), {"library": r.library, "ref": r.ref, "run": 0, "agree": 0,
+                                                      "differ": 0, "unreachable": 0, "reasons": {}})
+            row[r.status] += 1
+            if r.status == "unreachable":
+                row["reasons"][r.why] = row["reasons"].get(r.why, 0) + 1
+            else:
+                row["run"] += 1
+        return list(rows.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"targets": [asdict(t) for t in self.targets], "summary": self.counts(), "notes": self.notes,
+                "differences": [asdict(r) for r in self.results if r.status == "differ"],
+                "unreachable": [asdict(r) for r in self.results if r.status == "unreachable"]}
+
+
+# --- rules and releases ---------------------------------------------------------
+
+
+def rules_dir(path: str | Path | None = None) -> Path:
+    """The rules directory: ``path``; else the checkout's ``rules/`` where
+    the package runs from a checkout; else the package's installed copy."""
+    if path is not None:
+        return Path(path)
+    package = Path(__file__).resolve().parent.parent
+    checkout = package.parent.parent / "rules"
+    if (package.parent.parent / "go.mod").is_file() and checkout.is_dir():
+        return checkout
+    return package / "_rules"
+
+
+def _yaml(path: Path) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise ImportError("python -m dlroute check reads tests.yaml with PyYAML: pip install pyyaml") from None
+    return yaml.safe_load(path.read_text())
+
+
+def release_tuple(release: str) -> tuple[int, ...]:
+    """The base release of a version string: 2.15.0+cu132 and 1.13.0a0+gitunknown
+    read as (2, 15, 0) and (1, 13, 0)."""
+    m = re.match(r"\d+(?:\.\d+)*", release)
+    if not m:
+        raise ValueError(f"{release!r} is not a release number")
+    return tuple(int(p) for p in m.group(0).split("."))
+
+
+def _padded(t: tuple[int, ...], n: int = 4) -> tuple[int, ...]:
+    return t + (0,) * (n - len(t))
+
+
+def checked_as(root: Path, ref: str, release: str) -> str | None:
+    """How ref's manifest says release was checked against its real code
+    (mirrors.releases.checked: "run" or "source"), or None. The release is
+    read by its base release, as choose_version reads it: 2.15.0+cpu is
+    2.15.0."""
+    rel = _releases(root, ref)
+    base = _padded(release_tuple(release))
+    for key, how in (rel.get("checked") or {}).items():
+        if _padded(release_tuple(str(key))) == base:
+            return how
+    return None
+
+
+def choose_version(root: Path, name: str, release: str, engine: Any = None) -> tuple[str, bool, str]:
+    """The version of rule set ``name`` that ``engine.ruleset(f"{name}=={release}")``
+    gives a user of ``release`` (the engine's own choice, ``engine`` loaded
+    from ``root`` when None), as (ref, covered, "first-last"): covered
+    unless the release is newer than every range (the engine answers it
+    with the newest version and a warning). Where the engine refuses, a
+    release older than every range or in a gap between two, it is the
+    nearest version by release, with covered False: what a range would
+    grow to cover."""
+    own = engine is None
+    if own:
+        engine = load(str(root))
+    try:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always", UncheckedReleaseWarning)
+            ref = engine.ruleset(f"{name}=={release}").ref
+    except NoRuleSetError:
+        return _nearest(root, name, release)  # or raises, where two ranges hold it
+    finally:
+        if own:
+            engine.close()
+    newer = any(issubclass(w.category, UncheckedReleaseWarning) and w.message.details.get("newer")
+                for w in record)
+    return ref, not newer, _span(root, ref)
+
+
+def _releases(root: Path, ref: str) -> dict[str, Any]:
+    """mirrors.releases of ref's manifest, or {}."""
+    name, version = ref.split("@")
+    path = root / name / version / "manifest.yaml"
+    return ((_yaml(path).get("mirrors") or {}).get("releases") or {}) if path.is_file() else {}
+
+
+def _span(root: Path, ref: str) -> str:
+    rel = _releases(root, ref)
+    return f"{rel.get('first', '')}-{rel.get('last', '')}"
+
+
+def _nearest(root: Path, name: str, release: str) -> tuple[str, bool, str]:
+    """The version of name whose range is nearest release, which the engine
+    gives no version for, with covered False; a LookupError naming them
+    where two ranges hold it, which the engine refuses too."""
+    base = _padded(release_tuple(release))
+    best: tuple[int, str] | None = None
+    covering: list[str] = []
+    for manifest in sorted((root / name).glob("*/manifest.yaml")):
+        ref = f"{name}@{manifest.parent.name}"
+        rel = _releases(root, ref)
+        if not rel:
+            continue
+        first, last = (_padded(release_tuple(str(rel[end]))) for end in ("first", "last"))
+        if first <= base <= last:
+            covering.append(f"{ref} ({_span(root, ref)})")
+        gap = min(abs(_distance(base, first)), abs(_distance(base, last)))
+        if best is None or gap < best[0]:
+            best = (gap, ref)
+    if len(covering) > 1:
+        raise LookupError(f"{release} lies in the releases of {len(covering)} versions of {name}: "
+                          + ", ".join(covering) + "; a release is covered by one version only")
+    if best is None:
+        raise LookupError(f"no version of {name} names the releases it mirrors")
+    return best[1], False, _span(root, best[1])
+
+
+def _distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    return sum((x - y) * 1000 ** (len(a) - i) for i, (x, y) in enumerate(zip(a, b)))
+
+
+def load_cases(root: Path, ref: str) -> list[dict[str, Any]]:
+    name, version = ref.split("@")
+    return _yaml(root / name / version / "tests.yaml")["cases"]
+
+
+# --- decisions as outcomes ------------------------------------------------------
+
+
+def values(explanation: dict[str, Any]) -> dict[str, Any]:
+    """The values the rules computed, by name."""
+    return {v["name"]: v.get("value") for v in explanation["trace"]["values"]}
+
+
+def raised(e: BaseException) -> Outcome:
+    return {"raise": [type(e).__name__, str(e)]}
+
+
+def decided_export(explanation: dict[str, Any]) -> Outcome:
+    """A decision of a producer's ``__dlpack__`` as the capsule it makes.
+    The DLPack version is compared where the rules state it (a value named
+    ``export_version``)."""
+    d = explanation["decision"]
+    if "error" in d:
+        return {"raise": [d["error"]["type"], d["error"]["message"]]}
+    out: Outcome = {"device": [d["device_type_code"], d["device_id"]], "capsule": d.get("capsule", "dltensor"),
+                    "copy": bool(d.get("copy", False))}
+    if out["capsule"] == "dltensor_versioned":
+        out["flags"] = sum(FLAG_BITS[f] for f in d.get("flags", []))
+        version = values(explanation).get("export_version")
+        if version is not None:
+            out["version"] = list(version)
+    return out
+
+
+def decided_device(explanation: dict[str, Any]) -> Outcome:
+    d = explanation["decision"]
+    if "error" in d:
+        return {"raise": [d["error"]["type"], d["error"]["message"]]}
+    return {"device": [d["device_type_code"], d["device_id"]]}
+
+
+def decided_import(explanation: dict[str, Any]) -> Outcome:
+    """A consumer's import decided: the array's device and whether it copies."""
+    d = explanation["decision"]
+    if "error" in d:
+        return {"raise": [d["error"]["type"], d["error"]["message"]]}
+    return {"device": [d["device_type_code"], d["device_id"]], "copy": bool(d.get("copy", False))}
+
+
+def observed_export(capsule: Any, pointer: int | None) -> Outcome:
+    """What a real capsule says, in decided_export's form (``want`` says
+    whether to compare the version: the rules may not state it)."""
+    c = _capsules.read_capsule(capsule)
+    out: Outcome = {"device": list(c["device"]), "capsule": c["capsule"],
+                    "copy": pointer is not None and c["data"] != pointer}
+    if c["capsule"] == "dltensor_versioned":
+        out["flags"] = c["flags"]
+        out["version"] = list(c["version"])
+    return out
+
+
+def compare(want: Outcome, got: Outcome) -> bool:
+    """Byte for byte, over what the rules state: a version the rules leave
+    unstated is not compared."""
+    if "version" in got and "version" not in want:
+        got = {k: v for k, v in got.items() if k != "version"}
+    return want == got
+
+
+# --- running --------------------------------------------------------------------
+
+
+class Checker:
+    """One library's side: ``rulesets`` it is checked by, and ``run(name,
+    input, explanation)`` giving the observed outcome and the decided one, or
+    raising Unreachable. ``sweeps`` are generated cases beside tests.yaml's."""
+
+    library: str = ""
+    rulesets: tuple[str, ...] = ()
+
+    def release(self) -> str:
+        return version(self.library)
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        """(decided, observed) for one case of rule set ``name``'s version
+        ``rs``; raises Unreachable."""
+        raise NotImplementedError
+
+    def sweeps(self, name: str, rs: Any) -> Iterable[tuple[str, Outcome, Outcome]]:
+        """Generated cases beside tests.yaml's: (name, decided, observed)."""
+        return ()
+
+    #: The expressions of the real arrays this library makes for the
+    #: exchanges (one of each class whose exchanges can differ), evaluated
+    #: by :meth:`make`.
+    ARRAYS: tuple[str, ...] = ()
+
+    def namespace(self) -> dict[str, Any]:
+        """The names ARRAYS' expressions use."""
+        return {}
+
+    def make(self, expr: str) -> Any:
+        """The array expr makes (one of ARRAYS; a child makes it again)."""
+        return eval(expr, self.namespace())  # noqa: S307 - the runner's own expressions
+
+    def arrays(self) -> list[tuple[str, Any]]:
+        """Real arrays this library makes here, for the exchanges: each as
+        its expression and the array."""
+        return [(expr, self.make(expr)) for expr in self.ARRAYS]
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        """``from_dlpack(x, **kwargs)``; None where it is no consumer."""
+        raise NotImplementedError
+
+    def devices(self) -> list[Any]:
+        """The ``device=`` values its from_dlpack is asked with (None: not passed)."""
+        return [None]
+
+    def consumer_inputs(self) -> dict[str, Any]:
+        """Its rule set's inputs that say what this process is, as a
+        consumer: torch's cuda_driver, numpy's ml_dtypes."""
+        return {}
+
+
+# --- what a library made -------------------------------------------------------
+
+
+def pointer(x: Any) -> int:
+    """The address of x's data, however its library says it."""
+    for read in (lambda: x.ctypes.data, lambda: x.data_ptr(), lambda: x.unsafe_buffer_pointer(),
+                 lambda: x.data.ptr):
+        try:
+            return int(read())
+        except (AttributeError, TypeError):
+            continue
+    raise TypeError(f"cannot read the data pointer of a {type(x).__qualname__}")
+
+
+def _device(y: Any) -> list[int]:
+    code, device_id = y.__dlpack_device__()
+    return [int(code), int(device_id)]
+
+
+def consumed(consumer: Checker, x: Any, kwargs: dict[str, Any]) -> Outcome:
+    """What the consumer's from_dlpack made of x: its device and whether it
+    shares x's memory, or the exception."""
+    try:
+        y = consumer.consume(x, kwargs)
+        return {"device": _device(y), "copy": pointer(y) != pointer(x)}
+    except Exception as e:
+        return raised(e)

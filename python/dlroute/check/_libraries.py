@@ -1,0 +1,13 @@
+"""The runner's libraries by name: each one's :class:`~dlroute.check._base.Checker`."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ._arrays import CupyChecker, NumpyChecker, TorchChecker
+from ._base import Checker
+from ._jax import JaxChecker
+
+#: The checker of each library :data:`~dlroute.check.LIBRARIES` names.
+CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": TorchChecker, "jax": JaxChecker,
+                                              "cupy": CupyChecker}
