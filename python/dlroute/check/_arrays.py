@@ -16,7 +16,7 @@ import inspect
 from typing import Any, Callable
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import,
+from ._base import (Checker, Outcome, Unreachable, run_child, decided_device, decided_export, decided_import,
                     observed_export, raised, values)
 
 Explain = Callable[[dict[str, Any]], dict[str, Any]]
@@ -198,8 +198,6 @@ class NumpyChecker(Checker):
                     except ImportError:
                         raise Unreachable("needs ml_dtypes installed") from None
                 else:  # a process that has not imported it (this one has: jax did)
-                    from ._child import run_child
-
                     return empty_aware(inp, decided_import(explanation),
                                        run_child({"kind": "import", "library": "numpy", "inp": inp, "dflt": dflt}))
             return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
@@ -387,8 +385,6 @@ class TorchChecker(Checker):
                 code = torch.utils.dlpack.DLDeviceType(code)  # as torch's and jax's __dlpack_device__ return it
             return request(torch.from_dlpack, inp, explanation, (code, device_id))
         if negative_strides(inp):
-            from ._child import run_child
-
             return empty_aware(inp, decided_import(explanation),
                                run_child({"kind": "import", "library": "torch", "inp": inp, "dflt": dflt}))
         return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))

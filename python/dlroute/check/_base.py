@@ -5,7 +5,11 @@ outcomes decided and observed, and :class:`Checker`, one library's side."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 import warnings
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
@@ -362,3 +366,32 @@ def consumed(consumer: Checker, x: Any, kwargs: dict[str, Any]) -> Outcome:
         return {"device": _device(y), "copy": pointer(y) != pointer(x)}
     except Exception as e:
         return raised(e)
+
+
+# --- a call that may kill the interpreter, in a child (_child.py) ----------------
+
+
+#: How long a child may run: an import or an exchange of a small array
+#: takes well under a second once the libraries are imported (torch's
+#: import is the most of it).
+TIMEOUT_S = 180
+
+
+def run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    """The outcome of spec run in a child interpreter (this one's
+    executable, the package on its path)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                      env.get("PYTHONPATH")]))
+    try:
+        r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dlroute.check._child", json.dumps(spec)],
+                           capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    except subprocess.TimeoutExpired:
+        return {"child": f"did not end within {TIMEOUT_S} s"}
+    if r.returncode < 0:
+        what = re.findall(r"what\(\):\s+(.*)", r.stderr)
+        return {"raise": [signal.Signals(-r.returncode).name, what[-1].strip() if what else ""]}
+    lines = r.stdout.strip().splitlines()
+    if r.returncode != 0 or not lines:
+        return {"child": f"exit {r.returncode}: {r.stderr.strip()[-600:]}"}
+    return json.loads(lines[-1])

@@ -13,8 +13,7 @@ from typing import Any
 
 from ..errors import DlrouteError
 from ..interop import array_of
-from ._base import Checker, Outcome, Result, consumed
-from ._child import run_child
+from ._base import Checker, Outcome, Result, consumed, run_child
 
 COPIES = [None, True, False]
 
