@@ -12,13 +12,13 @@ import { InputForm } from "./form.js";
 import { examples, applyTo, insertedLine } from "./examples.js";
 import { examplesMenu } from "./menu.js";
 import { decodeState, StateError, tarball } from "./share.js";
-import { h, renderDecision, renderTrace, renderTests, renderProblems } from "./views.js";
+import { h, renderDecision, renderTrace, renderTests, renderTestsOffer, renderProblems } from "./views.js";
 import { renderDiff } from "./diff.js";
 import { Workspace } from "./workspace.js";
 import { installAPI } from "./api.js";
 import { followRules } from "./live.js";
 import { newState, selectRef, setInput, noteChange, takeChange, recordDecision, testsDue, recordTests, forgetTests, nextReveal } from "./state.js";
-import { decide, decidingStep } from "./decide.js";
+import { decide, decidingStep, planned } from "./decide.js";
 import { inputObject, keepDeclared } from "./input.js";
 import { Files } from "./files.js";
 import { ShareLink, linkState, fromLink } from "./link.js";
@@ -76,7 +76,12 @@ function schedule(kind = "other") {
 async function refresh() {
   if (refreshing) return; // refreshPending stays set: this one runs the next
   refreshPending = false;
-  if (!st.engine) return; // start() decides once the module is ready
+  if (!st.engine && !planned(st, st.ref)) {
+    // start() decides once an engine is ready; after it, what the plans
+    // lack (an edit) waits for the compiler module, which decides it.
+    if (st.booted) wantCompiler();
+    return;
+  }
   refreshing = true;
   const started = performance.now();
   const change = takeChange(st, started);
@@ -169,6 +174,12 @@ function showInputProblem(text) {
 // report, as rules that do not load are.
 async function afterDecision() {
   if (refreshing || refreshPending) return; // the next decision runs it
+  if (!idleStarted) {
+    // The plans decide, and hold no tests: the tests wait for the
+    // compiler module, which the person starts (or an edit does).
+    if (st.testedHandle === undefined) renderTestsOffer($("tests"), () => wantCompiler());
+    return;
+  }
   const handle = st.handle, ref = st.ref, input = st.inputText;
   try {
     await idleTask(async (idle) => {
@@ -210,6 +221,13 @@ function idleTask(fn) {
 // start another from the compiled module and decide again.
 async function engineFailed(e) {
   console.error(e);
+  if (!st.engine) {
+    // The decision module failed: the compiler module decides instead.
+    st.plans = null;
+    showMessage(`The decision module stopped (${e.message}); the page decides with the compiler module instead.`, "warn");
+    wantCompiler();
+    return;
+  }
   showMessage(`The engine stopped (${e.message}). It is being restarted; your edits are kept.`, "error");
   try {
     await st.engine.restart();
@@ -260,7 +278,11 @@ async function chooseRef(ref) {
   selectRef(st, ref);
   $("ruleset").value = ref;
   files.build();
-  if (!st.engine) return;
+  if (!st.engine) {
+    const desc = st.described?.[ref]; // rules.json's, where the plans decide
+    if (desc) showInput(keepDeclared(st.inputText, desc.inputs.map((d) => d.name)));
+    return;
+  }
   try {
     const desc = await exclusive(async () => (await st.engine.describe((await st.ws.original(ref)).handle || (await st.ws.current(ref)).handle)).json());
     showInput(keepDeclared(st.inputText, desc.inputs.map((d) => d.name)));
@@ -334,7 +356,7 @@ async function rulesReloaded() {
   if (ref !== st.ref || !files.sameTabs()) await chooseRef(ref);
   else files.reloadTexts();
   schedule();
-  $("status").textContent = statusText(st.source, st.revision, st.engine?.wasm);
+  $("status").textContent = statusText(st.source, st.revision, st.engine?.wasm ?? st.plans?.wasm);
   loadInterop();
 }
 
@@ -414,15 +436,22 @@ async function copyLink() {
 async function start() {
   // ?ruleset=, unless the address is a link to a state (which names its own).
   const asked = !location.hash && new URLSearchParams(location.search).get("ruleset");
-  // The module compiles and starts in its worker (boot.js started it)
-  // while the page is built.
-  const engine = Engine.start(window.dlrouteBoot);
-  engine.catch(() => {}); // awaited below
+  // The decision module compiles and starts in its worker (boot.js
+  // started it) while the page is built. Where the site has none, or it
+  // fails, the compiler module starts at once and decides.
+  const plans = Engine.start(window.dlrouteBoot.plans);
+  plans.catch((e) => {
+    console.error("the decision module did not start; the compiler module decides", e);
+    wantCompiler();
+  });
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
   const built = performance.now();
   st.ws = new Workspace(served.files);
+  st.parsed = served.parsed;
+  st.planRefs = new Set(served.plans?.refs ?? []);
+  st.described = served.described ?? {};
   st.source = served.source;
   st.revision = served.revision ?? "";
   selectRef(st, st.ws.newest("jax") ?? st.ws.refs[0]);
@@ -463,20 +492,49 @@ async function start() {
   performance.measure("dlroute:build-page", { start: built, end: "dlroute:page" });
   loadInterop(); // the question's answer needs no engine
   showServed(served.first);
-  st.engine = st.ws.engine = await engine;
-  st.engine.setParsed(served.parsed);
+  st.plans = await plans.catch(() => null);
+  // A live server may have published other rules between plans.bin and
+  // rules.json: take the plans rules.json names.
+  if (st.plans && served.live && served.plans && st.plans.etag !== served.plans.etag) await st.plans.follow("plans.bin", served.plans.etag).catch(() => (st.plans = null));
+  if (!st.plans || st.ws.edits.size || asked) await wantCompiler(false);
   if (asked) await chooseAsked(asked);
+  st.booted = true;
   performance.mark("dlroute:ready");
   await refresh();
-  idleStarted = st.engine.adopt().then(async (e) => {
-    await e.setParsed(served.parsed);
-    return (st.idle = st.ws.twin(e));
-  });
-  $("status").textContent = statusText(st.source, st.revision, st.engine.wasm);
+  $("status").textContent = statusText(st.source, st.revision, st.engine?.wasm ?? st.plans?.wasm);
   if (served.live) followRules(st, rulesReloaded);
 }
 
+// wantCompiler starts the compiler module (dlroute.wasm, the engine that
+// compiles rules from their text and runs their tests) in a worker of
+// its own, once, and a second instance of it for the tests (st.idle):
+// when an edit, a link with edits, ?ruleset= or the tests need it, or
+// the page has no plans. When it has started it decides from then on,
+// and, with decideAgain, decides again (the edit, the tests). It answers
+// the start's promise.
+let compilerStarted = null;
+function wantCompiler(decideAgain = true) {
+  if (!compilerStarted) performance.mark("dlroute:compiler-asked");
+  compilerStarted ??= Engine.start(window.dlrouteBoot.start("start", ["dlroute.wasm"]), st.plans ? "compiler-" : "").then((engine) => {
+    engine.setParsed(st.parsed);
+    st.engine = st.ws.engine = engine;
+    idleStarted = engine.adopt().then(async (e) => {
+      await e.setParsed(st.parsed);
+      return (st.idle = st.ws.twin(e));
+    });
+    $("status").textContent = statusText(st.source, st.revision, engine.wasm);
+    if (decideAgain) schedule();
+    return engine;
+  });
+  compilerStarted.catch((e) => {
+    console.error(e);
+    showMessage(`The compiler module could not start (${e.message}); the rules cannot be edited or tested. Reload the page; the link keeps your edits.`, "error");
+  });
+  return compilerStarted;
+}
+
 installAPI(st, exclusive, {
+  compiler: () => wantCompiler(),
   state: () => linkState(st),
   async link() {
     await link.update();

@@ -20,21 +20,29 @@ import { checkInput, inputErrorText } from "./input.js";
 //	              (engine.workMs; the rest is messages and waiting)
 //
 // now is the clock (performance.now in the page).
+//
+// Until the compiler module has started (st.engine), a version as served
+// that the plans hold (planned) is explained by the decision module
+// instead (st.plans): the same explanation, byte for byte, with the
+// inputs rules.json describes (st.described); handle is then 0.
 export async function decide(st, now) {
-  const t0 = now(), w0 = st.engine.workMs ?? 0;
-  const { handle, errors } = await st.ws.current(st.ref);
+  const plans = planned(st, st.ref);
+  const engine = plans ? st.plans : st.engine;
+  const t0 = now(), w0 = engine.workMs ?? 0;
+  const { handle, errors } = plans ? { handle: 0, errors: null } : await st.ws.current(st.ref);
   const out = { handle, problems: errors ?? [], inputs: null, inputProblem: "", decided: null, stale: "", ms: { rules: now() - t0, explain: undefined, worker: undefined } };
-  if (handle) out.inputs = (await st.engine.describe(handle)).json().inputs;
+  if (plans) out.inputs = st.described?.[st.ref]?.inputs ?? null;
+  else if (handle) out.inputs = (await st.engine.describe(handle)).json().inputs;
   const input = checkInput(st.inputText);
   out.inputProblem = input.problem;
-  if (!handle) {
+  if (!handle && !plans) {
     const n = out.problems.length;
     out.stale = `The rules do not load (${n} ${n === 1 ? "error" : "errors"}, marked in the editor). This is the last decision they made.`;
   } else if (input.problem) {
     out.stale = STALE_INPUT;
   } else {
     const t1 = now();
-    const r = await st.engine.explainJSON(handle, st.inputText);
+    const r = plans ? await st.plans.explain(st.ref, st.inputText) : await st.engine.explainJSON(handle, st.inputText);
     const ms = now() - t1;
     out.ms.explain = ms;
     if (r.ok) {
@@ -42,14 +50,24 @@ export async function decide(st, now) {
     } else if (r.status === "input_error") {
       out.inputProblem = inputErrorText(r.json());
       out.stale = STALE_INPUT;
+    } else if (r.status !== "eval_error" && plans) {
+      // no_ruleset, load_error: plans.bin is not what rules.json says.
+      throw new Error(`the decision module answered ${r.status} for ${st.ref}: ${r.text}`);
     } else {
       const e = r.json();
       out.problems = [e];
       out.stale = `The rules could not decide this input (${e.code}). This is the last decision they made.`;
     }
   }
-  out.ms.worker = (st.engine.workMs ?? 0) - w0;
+  out.ms.worker = (engine.workMs ?? 0) - w0;
   return out;
+}
+
+// planned says whether ref, as the page has it now, is decided with the
+// plans: the compiler module has not started, the plans hold ref
+// (st.planRefs), and no file ref reads is edited.
+export function planned(st, ref) {
+  return !st.engine && !!st.plans && !!st.planRefs?.has(ref) && !st.ws.editedPaths(ref).length;
 }
 
 const STALE_INPUT = "The input has a problem (above). This is the decision for the last valid input.";

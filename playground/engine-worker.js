@@ -3,6 +3,12 @@
 // a decision, a load or the module's start. The page talks to it through
 // worker.js: each message is one Engine call, answered in order.
 //
+//	{id, op: "plans", args: [wasm, plans]} start the decision module with
+//	                                 the set of plans (plans.js): the
+//	                                 page's first worker, which decides
+//	                                 until the compiler module is needed
+//	{id, op: "decide"|"explain", args: [ref, line]} a decision of the plans
+//	{id, op: "follow", args: [url, etag]} other plans, where rules.json names them
 //	{id, op: "start", args: [url]}   compile (streaming) and start the module
 //	{id, op: "module"}               the compiled module, to start a second worker with
 //	{id, op: "adopt", args: [module]} start a module another worker compiled
@@ -18,8 +24,10 @@
 // network: the page's status line and measures read them.
 
 import { Engine, Result } from "./engine.js";
+import { Decisions } from "./plans.js";
 
 let engine = null;
+let decisions = null; // the decision module, in a worker started with "plans"
 const started = performance.now(); // the worker's script running, for the page's marks
 
 const print = (fd, line) => (fd === 2 ? console.error : console.log)(`dlroute.wasm: ${line}`);
@@ -32,22 +40,22 @@ const at = (name) => {
 };
 
 async function call(op, args) {
+  if (op === "plans") {
+    decisions = await Decisions.start(args[0], args[1], print);
+    return startAnswer(args[0]);
+  }
+  if (op === "decide" || op === "explain") {
+    try {
+      return decisions[op](args[0], args[1]);
+    } catch (e) {
+      await decisions.restart(); // a trap leaves the instance unusable
+      throw e;
+    }
+  }
+  if (op === "follow") return decisions.follow(args[0], args[1]);
   if (op === "start") {
     engine = await Engine.instantiate(args[0], print);
-    const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith("/dlroute.wasm"));
-    const from = (ms) => ms && performance.timeOrigin + ms;
-    return {
-      canDiff: engine.canDiff,
-      marks: {
-        worker: performance.timeOrigin + started,
-        "wasm-request": from(wasm?.requestStart),
-        "wasm-response": from(wasm?.responseStart),
-        "wasm-fetched": from(wasm?.responseEnd),
-        compiled: at("dlroute:compiled"),
-        initialized: at("dlroute:initialized"),
-      },
-      wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, name: wasm.name },
-    };
+    return startAnswer(args[0]);
   }
   // The second instance, for the work that waits for the typing to pause
   // (worker.js, Engine.adopt): the module the first worker compiled,
@@ -67,6 +75,27 @@ async function call(op, args) {
   if (r instanceof Result) return { status: r.status, text: r.text };
   if (r?.error instanceof Result) return { error: { status: r.error.status, text: r.error.text } };
   return r ?? null;
+}
+
+// startAnswer is a start's answer: when this worker's module (at url)
+// was asked for, arrived, was compiled and started, and how it came.
+function startAnswer(url) {
+  const name = "/" + url.split("/").pop();
+  const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith(name));
+  const from = (ms) => ms && performance.timeOrigin + ms;
+  return {
+    canDiff: engine?.canDiff ?? false,
+    etag: decisions?.etag,
+    marks: {
+      worker: performance.timeOrigin + started,
+      "wasm-request": from(wasm?.requestStart),
+      "wasm-response": from(wasm?.responseStart),
+      "wasm-fetched": from(wasm?.responseEnd),
+      compiled: at("dlroute:compiled"),
+      initialized: at("dlroute:initialized"),
+    },
+    wasm: wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, name: wasm.name },
+  };
 }
 
 self.onmessage = async ({ data: { id, op, args } }) => {

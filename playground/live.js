@@ -42,6 +42,20 @@ async function pull(st, revision, reloaded) {
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
   if (served.revision === st.revision) return;
+  // The plans of the new rules, where the decision module decides; where
+  // they cannot be had, the compiler module decides from now on.
+  if (st.plans && !st.engine) {
+    try {
+      if (!served.plans) throw new Error("the new rules have no plans");
+      await st.plans.follow("plans.bin", served.plans.etag);
+    } catch (err) {
+      console.error(err);
+      st.plans = null;
+    }
+  }
+  st.planRefs = new Set(served.plans?.refs ?? []);
+  st.described = served.described ?? {};
+  st.parsed = served.parsed;
   st.engine?.setParsed(served.parsed);
   st.idle?.engine.setParsed(served.parsed);
   const report = st.ws.rebase(served.files);

@@ -20,8 +20,13 @@
 //   - events: with Options.Live, a stream of server-sent events that
 //     tells the page when Publish replaced rules.json, or when rules were
 //     refused (live.go);
-//   - dlroute.wasm: the module, as application/wasm, gzip-compressed once
-//     (Options.ModuleGzip, or by New).
+//   - dlroute.wasm: the compiler module, as application/wasm,
+//     gzip-compressed once (Options.ModuleGzip, or by New);
+//   - decision.wasm and plans.bin, with Options.Decision: the decision
+//     module (wasm/decision) and the plans of the rules served, which the
+//     page decides with until it needs the compiler module (plans.go).
+//     rules.json's "plans" names the plans.bin of its rules, and
+//     "described" lists every version's declared inputs.
 //
 // Every response carries ContentSecurityPolicy and an ETag; a client that
 // accepts gzip gets every resource compressed.
@@ -50,9 +55,11 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
 	shipped "github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasm/node"
 )
@@ -92,6 +99,11 @@ type Options struct {
 	// keeps the compressed module saves New the work); New compresses
 	// Module itself otherwise.
 	ModuleGzip []byte
+	// Decision is the decision module (wasm/decision, ABI version 2, as
+	// internal/wasmbuild.Decision builds it), which the page decides
+	// with from its first decision, loading Module only when it needs
+	// what plans lack. Without it the page runs Module alone.
+	Decision []byte
 	// InteropTimeout bounds the deciding of interop.json; 0 means
 	// InteropTimeout.
 	InteropTimeout time.Duration
@@ -100,9 +112,11 @@ type Options struct {
 // Handler serves the playground. It is safe for concurrent use: only
 // rules.json and interop.json change after New, by Publish.
 type Handler struct {
-	files   map[string]*resource // by URL path without the leading '/'; not rules.json nor interop.json
-	live    *hub                 // rules.json, and the pages to tell when it changes
-	interop *interopSite         // interop.json of the rules rules.json holds
+	files    map[string]*resource     // by URL path without the leading '/'; not rules.json, plans.bin nor interop.json
+	live     *hub                     // rules.json, and the pages to tell when it changes
+	interop  *interopSite             // interop.json of the rules rules.json holds
+	decision bool                     // Options.Decision was given: rules.json names plans
+	plans    atomic.Pointer[resource] // plans.bin of the rules rules.json holds; nil without plans
 }
 
 // resource is one file, as it is sent: its bytes, compressed once.
@@ -119,6 +133,7 @@ var contentTypes = map[string]string{
 	".svg":  "image/svg+xml",
 	".json": "application/json",
 	".wasm": "application/wasm",
+	".bin":  "application/octet-stream",
 }
 
 // New prepares every resource: it reads the rules, and compresses them,
@@ -132,7 +147,7 @@ func New(opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &Handler{files: map[string]*resource{}, interop: &interopSite{timeout: opts.InteropTimeout}}
+	h := &Handler{files: map[string]*resource{}, interop: &interopSite{timeout: opts.InteropTimeout}, decision: len(opts.Decision) > 0}
 	for name, data := range files {
 		gz := opts.ModuleGzip
 		if name != "dlroute.wasm" || gz == nil {
@@ -144,7 +159,9 @@ func New(opts Options) (*Handler, error) {
 	}
 	st := rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}
 	h.live = newHub(st, h.files["rules.json"])
+	h.plans.Store(h.files["plans.bin"])
 	delete(h.files, "rules.json")
+	delete(h.files, "plans.bin")
 	h.interop.publish(opts.Rules, st)
 	return h, nil
 }
@@ -152,9 +169,7 @@ func New(opts Options) (*Handler, error) {
 // newResource prepares a file to send: its type, its ETag, and gz, or
 // data compressed when gz is nil.
 func newResource(name string, data, gz []byte) (*resource, error) {
-	r := &resource{body: data, gz: gz, contentType: contentTypes[path.Ext(name)]}
-	sum := sha256.Sum256(data)
-	r.etag = `"` + hex.EncodeToString(sum[:12]) + `"`
+	r := &resource{body: data, gz: gz, contentType: contentTypes[path.Ext(name)], etag: etagOf(data)}
 	if r.gz == nil {
 		var err error
 		if r.gz, err = compress(data); err != nil {
@@ -164,8 +179,16 @@ func newResource(name string, data, gz []byte) (*resource, error) {
 	return r, nil
 }
 
+// etagOf is a file's ETag: a hash of its bytes.
+func etagOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
 // Files returns the site's files by name: the assets, the modules shared
-// with wasm/node, rules.json, interop.json and dlroute.wasm.
+// with wasm/node, rules.json, interop.json and dlroute.wasm; with
+// Options.Decision, decision.wasm and plans.bin (where the rules have
+// plans).
 func Files(opts Options) (map[string][]byte, error) {
 	files, err := pageFiles(opts)
 	if err != nil {
@@ -181,6 +204,9 @@ func Files(opts Options) (map[string][]byte, error) {
 // asked for.
 func pageFiles(opts Options) (map[string][]byte, error) {
 	files := map[string][]byte{"dlroute.wasm": opts.Module}
+	if len(opts.Decision) > 0 {
+		files["decision.wasm"] = opts.Decision
+	}
 	for _, dir := range []fs.FS{assets, node.Shared} {
 		if err := addFiles(files, dir); err != nil {
 			return nil, err
@@ -188,8 +214,12 @@ func pageFiles(opts Options) (map[string][]byte, error) {
 	}
 	var err error
 	doc := rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}
-	if files["rules.json"], err = rulesJSON(opts.Rules, doc); err != nil {
+	var plans []byte
+	if files["rules.json"], plans, err = rulesJSON(opts.Rules, doc, len(opts.Decision) > 0); err != nil {
 		return nil, err
+	}
+	if plans != nil {
+		files["plans.bin"] = plans
 	}
 	return files, nil
 }
@@ -219,10 +249,13 @@ func addFiles(files map[string][]byte, dir fs.FS) error {
 // and, for the embedded rules, their engine.ParsedFile: the module takes
 // the file the page hands it as the host's word, and a served directory's
 // is no more trusted than anyone who can write to it
-// (engine.Options.TrustParsed).
-func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
+// (engine.Options.TrustParsed). withPlans adds the plans of those rules
+// (plans.go): returned as plans.bin, named by rules.json's "plans", with
+// every version's description in "described"; plans is nil where the
+// rules have none.
+func rulesJSON(rules fs.FS, doc rulesState, withPlans bool) (data, plans []byte, err error) {
 	if rules == nil {
-		return nil, errors.New("playground: no rules")
+		return nil, nil, errors.New("playground: no rules")
 	}
 	out := struct {
 		Source   string            `json:"source"`
@@ -234,8 +267,12 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 		Parsed []byte `json:"parsed,omitempty"`
 		// First is the page's first decision, decided here (first.go).
 		First *firstDecision `json:"first,omitempty"`
-	}{doc.source, doc.revision, doc.live, map[string]string{}, nil, nil}
-	err := fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
+		// Plans names plans.bin and the versions it holds, and
+		// Described is every version's dlroute_describe (plans.go).
+		Plans     *plansDoc                  `json:"plans,omitempty"`
+		Described map[string]abi.Description `json:"described,omitempty"`
+	}{Source: doc.source, Revision: doc.revision, Live: doc.live, Files: map[string]string{}}
+	err = fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -249,18 +286,24 @@ func rulesJSON(rules fs.FS, doc rulesState) ([]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("playground: reading the rules: %w", err)
+		return nil, nil, fmt.Errorf("playground: reading the rules: %w", err)
 	}
 	if _, err := fs.Stat(rules, engine.ParsedFile); err == nil && shipped.Embedded(rules) {
 		if out.Parsed, err = engine.ReadFile(rules, engine.ParsedFile); err != nil {
-			return nil, fmt.Errorf("playground: reading the rules: %w", err)
+			return nil, nil, fmt.Errorf("playground: reading the rules: %w", err)
 		}
 	}
 	if len(out.Files) == 0 {
-		return nil, errors.New("playground: the rules directory holds no <name>/<version>/ files")
+		return nil, nil, errors.New("playground: the rules directory holds no <name>/<version>/ files")
 	}
 	out.First = decideFirst(rules)
-	return json.Marshal(out)
+	if sp := plansIf(withPlans, rules); sp != nil {
+		plans = sp.set
+		out.Plans = &plansDoc{ETag: etagOf(sp.set), Refs: sp.refs}
+		out.Described = sp.described
+	}
+	data, err = json.Marshal(out)
+	return data, plans, err
 }
 
 // compress is New's gzip of a module handed over uncompressed. A host
@@ -305,6 +348,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch name {
 	case "rules.json":
 		r, ok = h.live.rules(), true
+	case "plans.bin":
+		r = h.plans.Load()
+		ok = r != nil
 	case "interop.json":
 		var err error
 		if r, err = h.interop.get(); err != nil {

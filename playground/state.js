@@ -13,7 +13,12 @@
 export function newState() {
   return Object.seal({
     // The engine and the rules it has.
-    engine: null, // app.js: the Engine (engine.js), once the module is ready
+    engine: null, // app.js: the Engine (engine.js) of the compiler module, once it has started (app.js wantCompiler)
+    plans: null, // app.js, live.js: the decision module's worker (worker.js Engine, decide), null where it has none or it failed
+    planRefs: null, // app.js, live.js: the versions the plans hold (rules.json's plans.refs)
+    described: null, // app.js, live.js: every version's dlroute_describe by ref (rules.json's described)
+    parsed: null, // app.js, live.js: rules.json's parsed, for every load of the compiler module
+    booted: false, // app.js: the page has started: a change the plans cannot decide starts the compiler module
     ws: null, // app.js: the Workspace (workspace.js), the files as served and as edited
     idle: null, // app.js: the Workspace's twin on the second engine, for the tests and what changed; null until it starts
     source: "", // app.js: where the rules come from, as rules.json says ("embedded", a directory)

@@ -12,8 +12,10 @@
 // and the marks dlroute:script, page, ready, first-decision and
 // engine-first-decision on the way (the engine's worker adds worker,
 // wasm-request, wasm-response, wasm-fetched, compiled and initialized,
-// worker.js), and dlroute:answer, the question on the first screen
-// answered. The page's
+// worker.js: the decision module's, and the compiler module's after
+// compiler-, where the page decides with plans first), dlroute:answer,
+// the question on the first screen answered, and
+// dlroute:compiler-asked, the page starting the compiler module. The page's
 // own work on its main thread is measured in parts (app.js measured):
 //
 //	dlroute:build-page     the page built from rules.json, before the engine is ready

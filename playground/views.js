@@ -248,6 +248,24 @@ function byteLength(s) {
 // renderTests fills the tests panel from dlroute_test's report (null: the
 // rules did not load). The panel's data-state, which its colour follows,
 // is "pass", "fail", or "none" for no tests run: an error, not a pass.
+// renderTestsOffer fills the tests panel before the compiler module,
+// which runs the tests, has started: the page decides with plans, which
+// hold no tests; run() starts it, and the tests run when it has.
+export function renderTestsOffer(panel, run) {
+  panel.dataset.state = "offer";
+  const summary = panel.querySelector('[data-testid="tests-summary"]');
+  summary.textContent = "not run yet";
+  summary.dataset.passed = "";
+  summary.dataset.failed = "";
+  const button = h("button", { class: "link", "data-testid": "run-tests", onclick: () => {
+    button.disabled = true;
+    summary.textContent = "loading the compiler module…";
+    run();
+  } }, "Run the tests");
+  panel.querySelector('[data-testid="tests-list"]').replaceChildren(h("li", {}, button,
+    h("span", { class: "muted" }, " (they run in the compiler module, which loads when you edit the rules or ask)")));
+}
+
 export function renderTests(panel, report, { onCase, onPosition }) {
   const summary = panel.querySelector('[data-testid="tests-summary"]');
   const list = panel.querySelector('[data-testid="tests-list"]');

@@ -1,8 +1,10 @@
 // EngineWorker is the page's side of the engine's Web Worker
 // (engine-worker.js): the Engine's methods (engine.js), each answered by a
-// promise, in the order they were called. The worker is started by boot.js
-// as the page's first script, so that the module downloads and compiles
-// while the page's own modules load.
+// promise, in the order they were called. boot.js, the page's first
+// script, starts the decision module's worker, so that decision.wasm and
+// plans.bin download and compile while the page's own modules load; the
+// compiler module's worker starts when the page needs it (app.js
+// wantCompiler), by boot.js's start too.
 
 import { Result } from "./engine.js";
 
@@ -31,17 +33,18 @@ export class Engine {
     };
   }
 
-  // start takes the worker boot.js started, and waits for the module to
-  // be fetched and started in it; the marks of its compiling and starting
-  // go on the page's timeline.
-  static async start({ worker, started: answer }) {
+  // start takes a worker boot.js started, and waits for its module to be
+  // fetched and started in it; the marks of its compiling and starting
+  // go on the page's timeline, their names after prefix.
+  static async start({ worker, started: answer }, prefix = "") {
     const engine = new Engine(worker);
     const { value: started, error } = await answer;
     if (error) throw Object.assign(new Error(error.message), { name: error.name });
     engine.canDiff = started.canDiff;
     engine.wasm = started.wasm;
+    engine.etag = started.etag; // plans.bin's, in the decision module's worker
     for (const [name, ms] of Object.entries(started.marks)) {
-      if (ms !== undefined) performance.mark(`dlroute:${name}`, { startTime: ms - performance.timeOrigin });
+      if (ms !== undefined) performance.mark(`dlroute:${prefix}${name}`, { startTime: ms - performance.timeOrigin });
     }
     return engine;
   }
@@ -97,4 +100,14 @@ export class Engine {
   resolveJSON(handle, line) { return this.#answer("resolveJSON", handle, line); }
   explainJSON(handle, line) { return this.#answer("explainJSON", handle, line); }
   diff(a, b) { return this.#answer("diff", a, b); }
+
+  // decide, explain and follow are the decision module's (a worker
+  // started with "plans"): a decision of ref's plan, with its trace, and
+  // other plans where rules.json names them (etag).
+  decide(ref, line) { return this.#answer("decide", ref, line); }
+  explain(ref, line) { return this.#answer("explain", ref, line); }
+  async follow(url, etag) {
+    await this.#call("follow", url, etag);
+    this.etag = etag;
+  }
 }

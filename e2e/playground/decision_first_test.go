@@ -1,0 +1,217 @@
+package playground
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/plan"
+	"github.com/dlroute/dlroute/playground"
+	"github.com/dlroute/dlroute/rules"
+)
+
+// The page decides with the decision module (decision.wasm, plans.bin)
+// from its first decision, and starts the compiler module (dlroute.wasm)
+// after it, for the trace and the tests and any edit. These tests serve
+// the playground's handler in the test, with Options.Decision, as
+// `dlroute playground` serves it once it hands the handler the decision
+// module.
+
+// decisionSite serves the playground of the embedded rules with the
+// compiler module and, withDecision, the decision module, and returns
+// its URL.
+func decisionSite(t *testing.T, withDecision bool) string {
+	t.Helper()
+	testenv.Short(t, "the playground in a browser")
+	ctx := context.Background()
+	module, gz, err := wasmbuild.Gzipped(ctx, wasmbuild.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := playground.Options{Rules: rules.FS, Source: "embedded", Module: module, ModuleGzip: gz}
+	if withDecision {
+		if opts.Decision, _, err = wasmbuild.Decision(ctx, wasmbuild.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := playground.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+// firstLoad is what a cold load of the page did on its way to its own
+// engine's first decision.
+type firstLoad struct {
+	// EngineCold is navigation start to the page's engine's first
+	// decision; CompilerAsked when the page started the compiler module
+	// (0: it had not by then).
+	EngineCold, CompilerAsked float64
+	// LongestBefore is the longest main-thread task up to the engine's
+	// first decision, LongestAll up to the tests shown; Tasks are the
+	// long tasks, "@start+ms".
+	LongestBefore, LongestAll float64
+	Tasks                     []string
+}
+
+func (p page) firstLoad() firstLoad {
+	p.t.Helper()
+	return eval[firstLoad](p, `(() => {
+		const first = performance.getEntriesByName('dlroute:engine-first-decision')[0]?.startTime ?? 0;
+		const asked = performance.getEntriesByName('dlroute:compiler-asked')[0]?.startTime;
+		const tasks = window.__longTasks ?? [];
+		return {
+			EngineCold: performance.getEntriesByName('dlroute:cold-to-engine-decision')[0]?.duration ?? 0,
+			CompilerAsked: asked !== undefined && asked < first ? asked : 0,
+			LongestBefore: Math.max(0, ...tasks.filter((e) => e.start < first).map((e) => e.ms)),
+			LongestAll: Math.max(0, ...tasks.map((e) => e.ms)),
+			Tasks: tasks.map((e) => '@' + Math.round(e.start) + '+' + Math.round(e.ms)),
+		};
+	})()`)
+}
+
+// TestDecisionFirstAnswersAsTheEngine: the page's first decision is the
+// decision module's, made before the page asks for the compiler module;
+// the page's answers with the decision module are the native engine's,
+// byte for byte, for every test case of every embedded version that
+// rules/plans.bin holds; the first screen's trace is the decision
+// module's; and the compiler module starts for the tests when they are
+// asked for, and compiles an edit of the rules.
+func TestDecisionFirstAnswersAsTheEngine(t *testing.T) {
+	ctx := browser(t)
+	url := decisionSite(t, true)
+	p := coldTab(t, ctx, 1280, 720, 1)
+	p.open(url)
+	p.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+
+	p.waitFor("the page's engine's first decision", `performance.getEntriesByName('dlroute:engine-first-decision').length > 0`)
+	first := p.firstLoad()
+	if first.EngineCold == 0 {
+		t.Fatal("the page's engine made no first decision")
+	}
+	if first.CompilerAsked != 0 {
+		t.Errorf("the page asked for the compiler module at %.0f ms, before its own first decision at %.0f ms; want it asked for after", first.CompilerAsked, first.EngineCold)
+	}
+
+	// The trace is the decision module's, and the page has not started
+	// the compiler module: no edit, no tests asked for.
+	if !eval[bool](p, `!!document.querySelector('[data-testid=trace] ol.rules li') && !!document.querySelector('[data-testid=markers-tried]')`) {
+		t.Errorf("the first screen has no trace, or not the fix for an unknown platform: %q", p.text("trace"))
+	}
+	if eval[bool](p, `performance.getEntriesByName('dlroute:compiler-asked').length > 0`) {
+		t.Errorf("the page started the compiler module with no edit and no tests asked for")
+	}
+
+	refs, lines, want := nativeLines(t)
+	type answer struct{ Status, Output, By string }
+	refsJSON, _ := json.Marshal(refs)
+	linesJSON, _ := json.Marshal(lines)
+	got := eval[[]answer](p, fmt.Sprintf(`(async () => {
+		const refs = %s, lines = %s, out = [];
+		for (let i = 0; i < refs.length; i++) {
+			const by = window.dlroute.decidedBy(refs[i]);
+			const r = await window.dlroute.resolveJSON(refs[i], lines[i]);
+			out.push({Status: r.status, Output: r.output, By: by});
+		}
+		return out;
+	})()`, refsJSON, linesJSON))
+	if len(got) != len(want) {
+		t.Fatalf("the page answered %d lines of %d", len(got), len(want))
+	}
+	planned := map[string]bool{}
+	entries, err := plan.DecodeSet(rules.Plans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		planned[e.Ref] = true
+	}
+	differ, byDecision := 0, 0
+	for i, a := range got {
+		if want := map[bool]string{true: "decision", false: "compiler"}[planned[refs[i]]]; a.By != want {
+			t.Errorf("%s: the page decided with the %s module; want the %s module (rules/plans.bin holds %d versions)", refs[i], a.By, want, len(entries))
+		}
+		if a.By == "decision" {
+			byDecision++
+		}
+		if a.Status != "ok" || a.Output != want[i] {
+			if differ++; differ <= 10 {
+				t.Errorf("%s: resolveJSON(%s) in the page = %s %s; natively %s", refs[i], lines[i], a.Status, a.Output, want[i])
+			}
+		}
+	}
+	t.Logf("%d lines of %d versions, %d of them by the decision module: %d differ from the native engine", len(got), countRefs(refs), byDecision, differ)
+
+	// The tests, asked for, and an edit: the compiler module's.
+	p.waitForTests()
+	p.typeInto("editor-rules.yaml", "when: platform == 'gpu' && gpu_matches.size() == 0", true, " &&")
+	p.waitFor("the edit's error on its line", `!!document.querySelector('[data-testid=editors] .gl.is-err')`)
+}
+
+func countRefs(refs []string) int {
+	seen := map[string]bool{}
+	for _, r := range refs {
+		seen[r] = true
+	}
+	return len(seen)
+}
+
+// TestDecisionFirstColdLoad measures the page's own engine's first
+// decision, cold (no cache, a browser context of its own per load), at
+// 1x CPU, with the decision module and without it (the compiler module
+// alone, as the page decided before), five loads each, alternating, and
+// the longest main-thread task up to that decision and up to the tests
+// shown. It records the figures BENCHMARKS.md reports in
+// testout/playground/timings.json ("decision_first") and holds them to
+// nothing: figures, not verdicts.
+func TestDecisionFirstColdLoad(t *testing.T) {
+	ctx := browser(t)
+	sites := map[string]string{"compiler": decisionSite(t, false), "decision": decisionSite(t, true)}
+	load, _ := os.ReadFile("/proc/loadavg")
+	report := map[string]any{"loadavg": strings.TrimSpace(string(load))}
+	runs := map[string][]firstLoad{}
+	for i := 0; i < 5; i++ {
+		for _, name := range []string{"compiler", "decision"} {
+			tab, closeTab := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+			q := coldTabOf(t, page{t, tab}, 1280, 720, 1)
+			q.open(sites[name])
+			q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
+			q.waitForTests()
+			f := q.firstLoad()
+			closeTab()
+			runs[name] = append(runs[name], f)
+			t.Logf("%s, load %d: the engine's first decision at %.0f ms; longest main-thread task %.0f ms before it, %.0f ms in all; long tasks %v", name, i+1, f.EngineCold, f.LongestBefore, f.LongestAll, f.Tasks)
+		}
+	}
+	for name, fs := range runs {
+		var cold, before, all []float64
+		for _, f := range fs {
+			cold, before, all = append(cold, f.EngineCold), append(before, f.LongestBefore), append(all, f.LongestAll)
+		}
+		report[name] = map[string]any{"engine_first_decision_ms": cold, "engine_first_decision_median_ms": median(cold),
+			"longest_task_before_ms": before, "longest_task_all_ms": all}
+		t.Logf("%s: the engine's first decision %v ms, median %.0f; longest main-thread task before it %v ms, in all %v ms (load %s)", name, cold, median(cold), before, all, report["loadavg"])
+	}
+	mergeTimings(t, map[string]any{"decision_first": report})
+}
+
+// waitForTests waits for the tests to pass, first asking for them where
+// the page offers to run them (it decides with plans, which hold none,
+// until the compiler module has started).
+func (p page) waitForTests() {
+	p.t.Helper()
+	p.waitFor("the tests run or offered", `['pass', 'fail', 'offer'].includes(document.querySelector('[data-testid=tests]').dataset.state)`)
+	eval[bool](p, `(document.querySelector('[data-testid=run-tests]')?.click(), true)`)
+	p.waitFor("the tests", `document.querySelector('[data-testid=tests]').dataset.state === 'pass'`)
+}

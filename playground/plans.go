@@ -1,0 +1,90 @@
+package playground
+
+import (
+	"io/fs"
+
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/plan"
+	shipped "github.com/dlroute/dlroute/rules"
+)
+
+// The page decides with the decision module (wasm/decision, ABI version
+// 2) and the plans of the rules served, from its first decision: 2 MB of
+// module, where the compiler module is 24 MB and starts in seconds. The
+// compiler module loads when the page needs what plans lack: rules the
+// person edited, and the trace and the tests (RATIONALE.md, "Why does the
+// page decide with plans first?").
+
+// servedPlans is what the page decides with before the compiler module
+// has started: plans.bin, the versions it holds, and every version's
+// description (what dlroute_describe answers), from which the page builds
+// its input form.
+type servedPlans struct {
+	set       []byte                     // plans.bin: plan.EncodeSet of refs' plans
+	refs      []string                   // the versions set holds
+	described map[string]abi.Description // by ref: every version that compiles
+}
+
+// rulesPlans compiles rules natively, without their tests, into the plans
+// the page decides with: the embedded rules' plans.bin as generated, or a
+// served directory's, built here. A version outside the CEL a plan holds
+// (engine.CodePlanUnsupported) is left out of the set, and the page
+// decides it with the compiler module; rules that do not load give no
+// plans at all, and the page shows their errors from the compiler
+// module, as before.
+func rulesPlans(rules fs.FS) *servedPlans {
+	embedded := shipped.Embedded(rules)
+	cat, err := engine.Load(rules, engine.Options{SkipTests: true, TrustParsed: embedded})
+	if err != nil {
+		return nil
+	}
+	out := &servedPlans{described: map[string]abi.Description{}}
+	var entries []plan.Entry
+	if embedded {
+		// rules/plans.bin as generated: the versions it holds (a version
+		// added since it was generated is the compiler module's, until
+		// `go generate ./rules`, which rules/plans_test.go asks for).
+		if entries, err = plan.DecodeSet(shipped.Plans); err != nil {
+			return nil
+		}
+		for _, e := range entries {
+			out.refs = append(out.refs, e.Ref)
+		}
+		out.set = shipped.Plans
+	}
+	for _, rs := range cat.RuleSets() {
+		out.described[rs.Ref()] = abi.Description{Ref: rs.Ref(), Inputs: rs.Inputs(), Rules: rs.RuleIDs(), DeviceTypes: rs.DeviceTypes()}
+		if embedded {
+			continue
+		}
+		data, err := rs.Plan()
+		if err != nil {
+			continue
+		}
+		entries = append(entries, plan.Entry{Ref: rs.Ref(), Plan: data})
+		out.refs = append(out.refs, rs.Ref())
+	}
+	if !embedded {
+		out.set = plan.EncodeSet(entries)
+	}
+	return out
+}
+
+// plansIf is rulesPlans(rules) when with is set, else nil.
+func plansIf(with bool, rules fs.FS) *servedPlans {
+	if !with {
+		return nil
+	}
+	return rulesPlans(rules)
+}
+
+// plansDoc is rules.json's "plans": which plans.bin goes with these rules
+// (its ETag) and the versions it holds, so that the page decides a
+// version with the decision module only where plans.bin has it, and
+// fetches plans.bin again when the rules changed under a page that had
+// fetched it before.
+type plansDoc struct {
+	ETag string   `json:"etag"`
+	Refs []string `json:"refs"`
+}
