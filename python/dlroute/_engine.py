@@ -372,7 +372,8 @@ class RuleSet:
             key = _key(input)
             hit = None if key is None else self._decisions.get(key)
         if hit is not None:
-            return _copy(hit)
+            out = hit.copy()  # a flat decision is the caller's after a shallow copy
+            return _copy(hit) if "error" in out or "flags" in out else out  # type: ignore[return-value]
         decision: Decision = self._decide("dlroute_resolve_json", self._line(input))
         if key is not None:
             self._decisions.put(key, decision)
