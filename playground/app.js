@@ -442,7 +442,7 @@ async function start() {
   const plans = Engine.start(window.dlrouteBoot.plans);
   plans.catch((e) => {
     console.error("the decision module did not start; the compiler module decides", e);
-    wantCompiler();
+    wantCompiler(false); // start() decides once it has started
   });
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
@@ -492,6 +492,7 @@ async function start() {
   performance.measure("dlroute:build-page", { start: built, end: "dlroute:page" });
   loadInterop(); // the question's answer needs no engine
   showServed(served.first);
+  servedShown();
   st.plans = await plans.catch(() => null);
   // A live server may have published other rules between plans.bin and
   // rules.json: take the plans rules.json names.
@@ -513,9 +514,12 @@ async function start() {
 // and, with decideAgain, decides again (the edit, the tests). It answers
 // the start's promise.
 let compilerStarted = null;
+let servedShown; // resolves once start() has read rules.json and shown the server's decision
+const shown = new Promise((ok) => (servedShown = ok));
 function wantCompiler(decideAgain = true) {
   if (!compilerStarted) performance.mark("dlroute:compiler-asked");
-  compilerStarted ??= Engine.start(window.dlrouteBoot.start("start", ["dlroute.wasm"]), st.plans ? "compiler-" : "").then((engine) => {
+  compilerStarted ??= Engine.start(window.dlrouteBoot.start("start", ["dlroute.wasm"]), st.plans ? "compiler-" : "").then(async (engine) => {
+    await shown; // the rules it loads, and the server's decision first
     engine.setParsed(st.parsed);
     st.engine = st.ws.engine = engine;
     idleStarted = engine.adopt().then(async (e) => {
