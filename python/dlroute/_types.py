@@ -4,7 +4,14 @@ returns and what an exchange's step is."""
 from __future__ import annotations
 
 import enum
-from typing import Literal, NotRequired, TypedDict
+import sys
+from typing import TYPE_CHECKING, Literal, TypedDict
+
+if sys.version_info >= (3, 11) or TYPE_CHECKING:
+    from typing import NotRequired
+# Python 3.10 (the last numpy 1.22 has wheels for) has no NotRequired: the
+# annotations below are strings (the __future__ import), read by type
+# checkers only, so the package imports there too.
 
 
 #: A DLPack device type, as dlpack.h names it.

@@ -145,6 +145,11 @@ def _one(lib: str, ref: str, name: str, call: Callable[[], tuple[Outcome, Outcom
         want, got = call()
     except Unreachable as e:
         return Result(lib, ref, name, "unreachable", str(e))
+    except Exception as e:
+        # An exception the runner did not expect while it set the case up
+        # or read what happened: no traceback that ends the run, but a
+        # difference, so the run fails and says where.
+        return Result(lib, ref, name, "differ", None, None, {"runner_failed": f"{type(e).__name__}: {e}"})
     return Result(lib, ref, name, "agree" if compare(want, got) else "differ", None, want, got)
 
 

@@ -12,6 +12,7 @@ saying which.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable
 
@@ -63,7 +64,49 @@ class Recorder:
         self.calls.append(list(kwargs.items()))
         if len(self.calls) <= self.failures:
             raise TypeError(self.fail)
-        return np.arange(6.0).__dlpack__(max_version=kwargs.get("max_version"))
+        return numpy_capsule(np, kwargs.get("max_version"))
+
+
+@functools.lru_cache(maxsize=None)
+def takes_max_version(np: Any) -> bool:
+    """This numpy's ``__dlpack__`` takes ``max_version`` (numpy 2.1 on;
+    before, it is a TypeError), asked of numpy itself."""
+    try:
+        np.arange(1.0).__dlpack__(max_version=(1, 0))
+    except TypeError:
+        return False
+    return True
+
+
+def numpy_capsule(np: Any, max_version: Any = None) -> Any:
+    """``np.arange(6.0).__dlpack__(max_version=max_version)``, asked
+    without max_version where this numpy does not take it (its capsule is
+    then the unversioned one, what an older numpy hands any consumer)."""
+    x = np.arange(6.0)
+    return x.__dlpack__(max_version=max_version) if takes_max_version(np) else x.__dlpack__()
+
+
+def numpy_reader(np: Any) -> Callable[[Any], Any] | None:
+    """The function this numpy imports a producer with: ``np.from_dlpack``,
+    or numpy 1.22's private ``np._from_dlpack``; None where it has neither.
+    The runner's own means of making an array from a capsule, not a call a
+    case checks (those call ``np.from_dlpack`` as a user does)."""
+    return getattr(np, "from_dlpack", None) or getattr(np, "_from_dlpack", None)
+
+
+@functools.lru_cache(maxsize=None)
+def reads_versioned(np: Any) -> bool:
+    """This numpy imports a ``dltensor_versioned`` capsule (numpy 2.1 on;
+    before, ``ValueError: PyCapsule_GetPointer called with incorrect
+    name``), asked of numpy itself."""
+    read = numpy_reader(np)
+    if read is None:
+        return False
+    try:
+        read(CapsuleProducer(make_capsule((1, 0), versioned=True)))
+    except Exception:  # any refusal: the runner then hands it unversioned capsules
+        return False
+    return True
 
 
 def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict[str, Any],
@@ -77,8 +120,11 @@ def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict
     # release's from_dlpack does not take it (its TypeError is the outcome).
     # A keyword the case names in keywords is passed even as None
     # (from_dlpack(x, copy=None), which torch 1.13 refuses).
-    kwargs = {k: inp.get(k) for k in ("device", "copy")
-              if inp.get(k) is not None or k in inp.get("keywords", [])}
+    # In the case's keywords order (Python names the first it refuses),
+    # then device before copy, as dlroute's own exchanges pass them.
+    named = [k for k in inp.get("keywords", []) if k in ("device", "copy")]
+    kwargs = {k: inp.get(k) for k in named + [k for k in ("device", "copy") if k not in named]
+              if inp.get(k) is not None or k in named}
     decision, vals = explanation["decision"], values(explanation)
     try:
         consumer(producer, **kwargs)
@@ -138,6 +184,16 @@ def empty_aware(inp: dict[str, Any], want: Outcome, got: Outcome) -> tuple[Outco
     return want, got
 
 
+def _numpy_dtype(np: Any, dtype: tuple[int, int, int]) -> Any:
+    """The numpy dtype of a DLPack (code, bits, lanes): bool, int, uint,
+    float or complex; Unreachable for one numpy has no dtype of."""
+    code, bits, lanes = dtype
+    kind = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}.get(code)
+    if kind is None or lanes != 1 or bits % 8:
+        raise Unreachable(f"needs an array of DLPack dtype {list(dtype)}, which numpy has no dtype of")
+    return np.dtype(f"{kind}{bits // 8}")
+
+
 def _read_only(x: Any) -> Any:
     x.flags.writeable = False
     return x
@@ -167,14 +223,33 @@ class NumpyChecker(Checker):
         __dlpack_device__ case on kDLCUDAHost reads the unversioned branch)."""
         np = self.np
         dev = tuple(inp.get("origin_device", [1, 0]))
+        dtype = (inp.get("dtype_code", 2), inp.get("dtype_bits", 64), inp.get("dtype_lanes", 1))
         if dev == (1, 0):
-            x = np.arange(6.0)
+            x = np.arange(6.0).astype(_numpy_dtype(np, dtype))
         else:
             unversioned = inp["call"] == "__dlpack_device__" and dev == (3, 0)
-            x = np.from_dlpack(CapsuleProducer(make_capsule(dev, versioned=not unversioned)))
+            facts: dict[str, Any] = {} if dtype == (2, 64, 1) else {"dtype": dtype, "shape": [6]}
+            x = self.imported(dev, versioned=not unversioned, **facts)
         if not inp.get("writeable", True):
             x.flags.writeable = False
         return x
+
+    def imported(self, device: tuple[int, int] = (1, 0), *, versioned: bool = True, **facts: Any) -> Any:
+        """An array numpy imports from a capsule made by hand on device:
+        versioned where asked and this numpy reads versioned capsules (2.1
+        on), else unversioned; read by ``np.from_dlpack`` (numpy 1.22's
+        ``np._from_dlpack``). Raises Unreachable where this numpy imports
+        none, or refuses the capsule: a case on such an array cannot be
+        made here."""
+        read = numpy_reader(self.np)
+        if read is None:
+            raise Unreachable("needs a numpy that imports DLPack capsules (np.from_dlpack, numpy 1.22 on)")
+        capsule = make_capsule(device, versioned=versioned and reads_versioned(self.np), **facts)
+        try:
+            return read(CapsuleProducer(capsule, device))
+        except Exception as e:
+            raise Unreachable(f"needs an array imported on {list(device)}, which this numpy refuses: "
+                              f"{type(e).__name__}: {e}") from None
 
     def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
         np = self.np
@@ -186,7 +261,9 @@ class NumpyChecker(Checker):
             x = self.array(inp)
             return decided_export(explanation), export(x, dlpack_kwargs(inp), x.ctypes.data)
         if call == "request":
-            return request(np.from_dlpack, inp, explanation)
+            # Looked up inside the call, as a user's np.from_dlpack(x) is:
+            # numpy 1.22 has none, and its AttributeError is the outcome.
+            return request(lambda *a, **k: np.from_dlpack(*a, **k), inp, explanation)
         if call == "from_dlpack":
             import sys
 
@@ -211,10 +288,10 @@ class NumpyChecker(Checker):
         dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
         versioned = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned") == "dltensor_versioned"
         version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
-        own = read_capsule(np.arange(1.0).__dlpack__(max_version=(1, 0)))["version"]
+        own = read_capsule(numpy_capsule(np, (1, 0)))["version"]  # None: numpy makes no versioned capsule
         facts = capsule_facts(inp, dflt)
         if dev == (1, 0) and versioned and version == own and not facts:
-            capsule = np.arange(6.0).__dlpack__(max_version=(1, 0))
+            capsule = numpy_capsule(np, (1, 0))
         else:
             capsule = make_capsule(dev, versioned=versioned, version=version, **facts)
         pointer = read_capsule(capsule)["data"]
@@ -227,11 +304,12 @@ class NumpyChecker(Checker):
     ARRAYS = ("np.arange(6.0)", "_read_only(np.arange(6.0))", "np.array([True, False, True])",
               "np.arange(4.0).astype(np.complex64)", "np.arange(4, dtype=np.uint16)", "np.array(3.0)",
               "np.zeros((0,))", "np.arange(8.0)[::2]", "np.arange(6.0).reshape(2, 3).T", "np.arange(8.0)[::-1]",
-              "np.arange(8.0).reshape(2, 4)[:, ::-1]", "np.from_dlpack(_capsule())",
-              "np.from_dlpack(_capsule((3, 0)))")
+              "np.arange(8.0).reshape(2, 4)[:, ::-1]", "_imported()", "_imported((3, 0))")
 
     def namespace(self) -> dict[str, Any]:
-        return {"np": self.np, "_read_only": _read_only, "_capsule": _capsule}
+        # _imported: an array numpy imported (np.from_dlpack(_capsule()),
+        # unversioned where this numpy reads no versioned capsule).
+        return {"np": self.np, "_read_only": _read_only, "_capsule": _capsule, "_imported": self.imported}
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.np.from_dlpack(x, **kwargs)

@@ -117,7 +117,8 @@ def _yaml(path: Path) -> Any:
     try:
         import yaml
     except ImportError:
-        raise ImportError("python -m dlroute check reads tests.yaml with PyYAML: pip install pyyaml") from None
+        raise ImportError("python -m dlroute check reads tests.yaml with PyYAML, which it was installed "
+                          "without\nhint: pip install 'dlroute[check]' (or pip install pyyaml)") from None
     return yaml.safe_load(path.read_text())
 
 
@@ -322,8 +323,17 @@ class Checker:
 
     def arrays(self) -> list[tuple[str, Any]]:
         """Real arrays this library makes here, for the exchanges: each as
-        its expression and the array."""
-        return [(expr, self.make(expr)) for expr in self.ARRAYS]
+        its expression and the array, or an :class:`Unreachable` saying why
+        this library cannot make it here (its own exception)."""
+        out: list[tuple[str, Any]] = []
+        for expr in self.ARRAYS:
+            try:
+                out.append((expr, self.make(expr)))
+            except Unreachable as e:
+                out.append((expr, e))
+            except Exception as e:  # the library's own refusal: the array cannot be made here
+                out.append((expr, Unreachable(f"{self.library} cannot make it here: {type(e).__name__}: {e}")))
+        return out
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         """``from_dlpack(x, **kwargs)``; None where it is no consumer."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import DlrouteError
 from ..interop import array_of
-from ._base import Checker, Outcome, Result, consumed, run_child
+from ._base import Checker, Outcome, Result, Unreachable, consumed, run_child
 
 COPIES = [None, True, False]
 
@@ -30,6 +30,9 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
             kwargs = {k: v for k, v in (("copy", copy), ("device", device)) if v is not None}
             name = f"{c}.from_dlpack({what}{''.join(f', {k}={v!r}' for k, v in kwargs.items())})"
             refs_label = f"{p_ref} -> {c_ref}"
+            if isinstance(x, Unreachable):  # the producer could not make it here
+                out.append(Result(label, refs_label, name, "unreachable", str(x)))
+                continue
             if device == "cuda" and not _has_cuda(consumer) and not getattr(consumer, "no_driver", False):
                 out.append(Result(label, refs_label, name, "unreachable", "needs a CUDA device"))
                 continue
