@@ -6,7 +6,8 @@
 // Node.js), e2e/node (the Node.js package, its types, the decision
 // module's client), e2e/corpus (the corpus on Node.js and Python),
 // e2e/python (the Python package on its pinned stacks), e2e/readme (the
-// README's commands) and e2e/jstools (tsc, ESLint and axe-core). This
+// README's commands), e2e/jstools (tsc, ESLint and axe-core) and
+// e2e/wasmhost (the compiler module over every shipped rule set). This
 // package's own test, TestHostPartsInstalled, names first what the tier
 // needs that no registry provides.
 package e2e

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/machine"
-	"github.com/dlroute/dlroute/rules"
 )
 
 // testArray is 4 KiB of bytes that stand for an array on a device.
@@ -44,9 +44,10 @@ func (f copierFunc) CopyToHost(ctx context.Context, src machine.Buffer) (machine
 // exchanger is an exchange from either engine.
 type exchanger func(ctx context.Context, line []byte, src machine.Buffer) (ExchangeResult, error)
 
-// nativeExchanger decides with the native engine and carries out with c.
+// nativeExchanger decides with the native engine (the embedded rules,
+// loaded once: nativeCatalog) and carries out with c.
 func nativeExchanger(t testing.TB, ref string, c machine.Copier) exchanger {
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := nativeCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +96,12 @@ func sameResult(a, b ExchangeResult, aErr, bErr error) string {
 // TestExchangeEnginesAgree carries out every case of every rule set with
 // both engines over the same buffer: the same decision, the same buffer
 // exported (a copy's bytes equal to the source's, in new memory), or the
-// same error. The runner's table of buffers is empty after each.
+// same error. The runner's table of buffers is empty after each. Here the
+// jax and exchange rule sets; e2e/wasmhost's TestExchangeEnginesAgree
+// carries out every shipped rule set's cases.
 func TestExchangeEnginesAgree(t *testing.T) {
 	ctx := context.Background()
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := engine.Load(ruletest.Rules(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

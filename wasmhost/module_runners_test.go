@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -30,10 +31,10 @@ func TestModuleRunnersShareTheCompiledCode(t *testing.T) {
 		return r
 	}
 	embedded, forked := start(), start()
-	if err := embedded.Load(ctx, rules.FS); err != nil {
+	if err := embedded.Load(ctx, ruletest.Rules()); err != nil {
 		t.Fatal(err)
 	}
-	fork := copyRules(t)
+	fork := ruletest.Rules()
 	fork["jax/v3/rules.yaml"].Data = bytes.Replace(fork["jax/v3/rules.yaml"].Data,
 		[]byte("{marker: oneapi,"), []byte("{marker: nvfork, device: kDLCUDA}\n      - {marker: oneapi,"), 1)
 	if err := forked.Load(ctx, fork); err != nil {

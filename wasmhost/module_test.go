@@ -5,29 +5,10 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/rules"
 )
-
-func copyRules(t *testing.T) fstest.MapFS {
-	t.Helper()
-	out := fstest.MapFS{}
-	archive, err := abi.PackFS(rules.FS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fsys, err := abi.UnpackFS(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, f := range fsys.(fstest.MapFS) {
-		out[name] = &fstest.MapFile{Data: append([]byte(nil), f.Data...)}
-	}
-	return out
-}
 
 // fakeModule is a WebAssembly module that exports every function a
 // dlroute module exports, each returning version: not ours if version is

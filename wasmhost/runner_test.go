@@ -46,7 +46,10 @@ func needModule(t testing.TB) {
 	testenv.Short(t, "the wazero host")
 }
 
-// newRunner starts a runner with the embedded rules loaded.
+// newRunner starts a runner with the embedded jax and exchange rule sets
+// loaded (ruletest.Rules, every version): the rule sets these tests read.
+// Every shipped set costs each runner a load four times as long;
+// e2e/wasmhost loads them all, once.
 func newRunner(t testing.TB, host Host) *Runner {
 	t.Helper()
 	needModule(t)
@@ -56,7 +59,7 @@ func newRunner(t testing.TB, host Host) *Runner {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(ctx) })
-	if err := r.Load(ctx, rules.FS); err != nil {
+	if err := r.Load(ctx, ruletest.Rules()); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -72,13 +75,14 @@ func encode(t testing.TB, v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// TestConformance: every case of every embedded rule set decides the same
-// natively, through the module's binary entry (Decision.Equal, and the
+// TestConformance: every case of the jax and exchange rule sets, every
+// version, decides the same natively, through the module's binary entry (Decision.Equal, and the
 // same JSON), and through its JSON entry (the same bytes). The exchange's
 // copy, capsule and flags cross the binary entry as an export decision.
+// e2e/wasmhost's TestConformance compares every shipped rule set.
 func TestConformance(t *testing.T) {
 	ctx := context.Background()
-	cat, err := engine.Load(rules.FS, engine.Options{})
+	cat, err := engine.Load(ruletest.Rules(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +305,7 @@ func TestHostPanicDoesNotKillTheProcess(t *testing.T) {
 func TestLoadRefusesBrokenRulesAndKeepsServing(t *testing.T) {
 	ctx := context.Background()
 	r := newRunner(t, Host{})
-	fsys := copyRules(t)
+	fsys := ruletest.Rules()
 	fsys["jax/v3/rules.yaml"].Data = bytes.Replace(fsys["jax/v3/rules.yaml"].Data, []byte("shards != 1"), []byte("shards >> 1"), 1)
 	err := r.Load(ctx, fsys)
 	if e := engine.Errors(err); len(e) == 0 || e[0].Code != engine.CodeCELSyntax || e[0].Pos == nil || e[0].Pos.File != "rules/jax/v3/rules.yaml" {
@@ -360,7 +364,7 @@ func TestCallDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close(ctx)
-	if err := r.Load(ctx, rules.FS); err != nil {
+	if err := r.Load(ctx, ruletest.Rules()); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := r.RuleSet(ctx, "jax")
