@@ -61,7 +61,9 @@ export function installAPI(st, exclusive, { state, link, compiler }) {
     timings() {
       const m = (name) => performance.getEntriesByName(name).map((e) => e.duration);
       const at = (name) => performance.getEntriesByName(name)[0]?.startTime;
-      const wasm = st.engine?.wasm;
+      // The compiler module once it has started, else the decision module,
+      // as their workers fetched them (the status line shows the same).
+      const wasm = st.engine?.wasm ?? st.plans?.wasm;
       return {
         cold: m("dlroute:cold-to-first-decision")[0], // the server's decision where the page opened on its case
         engineCold: m("dlroute:cold-to-engine-decision")[0], // the page's engine's first decision

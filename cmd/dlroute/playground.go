@@ -58,6 +58,12 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 		return 1
 	}
 	opts.Module, opts.ModuleGzip = module, gz
+	// The page decides with the decision module and the rules' plans from
+	// the start; it fetches the compiler module when the person edits.
+	if opts.Decision, _, err = wasmbuild.Decision(ctx, wasmbuild.Options{Progress: stderr}); err != nil {
+		printError(stderr, err)
+		return 1
+	}
 	if follow != nil {
 		if s := follow.start(ctx, *rulesDir); s != nil {
 			opts.Rules, opts.Revision = s.FS(), s.Revision()

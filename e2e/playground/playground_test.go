@@ -518,7 +518,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		q.run("a 1280x720 viewport", chromedp.EmulateViewport(1280, 720))
 		q.open(url)
 		q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
-		q.waitFor("the tests", `document.querySelector('[data-testid=tests]').dataset.state === 'pass'`)
+		q.waitForTests()
 		// The header is one row: every item overlaps every other vertically.
 		if rows := eval[bool](q, `(() => {
 			const boxes = [...document.querySelector('header').children].map((e) => e.getBoundingClientRect()).filter((r) => r.width > 0 && r.height > 0);
