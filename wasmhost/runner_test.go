@@ -77,7 +77,7 @@ func encode(t testing.TB, v any) []byte {
 
 // TestConformance: every case of the jax and exchange rule sets, every
 // version, decides the same natively, through the module's binary entry (Decision.Equal, and the
-// same JSON), and through its JSON entry (the same bytes). The exchange's
+// same JSON), through its JSON entry (the same bytes), and explains alike. The exchange's
 // copy, capsule and flags cross the binary entry as an export decision.
 // e2e/wasmhost's TestConformance compares every shipped rule set.
 func TestConformance(t *testing.T) {
@@ -92,6 +92,9 @@ func TestConformance(t *testing.T) {
 		wasm, err := r.RuleSet(ctx, native.Ref())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if wasm.Ref() != native.Ref() {
+			t.Errorf("the module's rule set for %s says it is %s", native.Ref(), wasm.Ref())
 		}
 		for _, c := range native.Cases() {
 			n++
@@ -111,6 +114,13 @@ func TestConformance(t *testing.T) {
 			gotLine, err := wasm.ResolveJSON(ctx, line)
 			if err != nil || !bytes.Equal(gotLine, wantJSON) {
 				t.Errorf("%s %s: JSON entry got %s (%v), native %s", native.Ref(), c.Name, gotLine, err, wantJSON)
+			}
+			wantExplain, err := native.ExplainJSON(ctx, line)
+			if err != nil {
+				t.Fatalf("%s: native explain: %v", c.Name, err)
+			}
+			if got, err := wasm.ExplainJSON(ctx, line); err != nil || !bytes.Equal(got, wantExplain) {
+				t.Errorf("%s %s: explained %s (%v), native %s", native.Ref(), c.Name, got, err, wantExplain)
 			}
 		}
 	}
