@@ -323,7 +323,7 @@ def test_pip_install(tmp_path: Path) -> None:
         assert "dlroute/_lib/libdlroute.so" in z.namelist()
     for field in ("Author: The dlroute maintainers", "Project-URL: Source, https://github.com/dlroute/dlroute",
                   "Classifier: Programming Language :: Python :: 3 :: Only", "Classifier: Typing :: Typed",
-                  f"Version: {__version__}", "Requires-Python: >=3.11"):
+                  f"Version: {__version__}", "Requires-Python: >=3.10"):
         assert field in meta, field
     outside = {k: v for k, v in os.environ.items() if k not in ("DLROUTE_LIB", "PYTHONPATH")}
     pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
