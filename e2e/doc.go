@@ -4,7 +4,7 @@
 // Python stacks, curl. Its packages run the dlroute of this checkout:
 // e2e/playground (the page in headless Chromium, its modules in
 // Node.js), e2e/node (the Node.js package, its types, the decision
-// module's client), e2e/corpus (the corpus on Node.js and Python),
+// module's client), e2e/corpus (the corpus on Python),
 // e2e/python (the Python package on its pinned stacks), e2e/readme (the
 // README's commands), e2e/jstools (tsc, ESLint and axe-core) and
 // e2e/wasmhost (the compiler module over every shipped rule set). This

@@ -1,15 +1,14 @@
 package corpus_test
 
-// The hosts the corpus (corpus_test.go) runs through here: the module
-// through Node.js (wasm/node/resolve.mjs's way, in one process) and the
-// Python package over the C library. (wazero and the C library's example
-// are the core's: cmd/dlroute's TestCorpus; the browser is
-// e2e/playground's TestCorpusInBrowser.)
+// The hosts the corpus (corpus_test.go) runs through here: the Python
+// package over the C library. (wazero and the C library's example are the
+// core's: cmd/dlroute's TestCorpus; the browser is e2e/playground's
+// TestCorpusInBrowser; the Node.js package is e2e/node's
+// TestPackageDecidesTheCorpus, which also checks that no answer needs
+// the compiler module.)
 
 import (
 	"bytes"
-	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,82 +35,7 @@ type corpusHost struct {
 }
 
 var corpusHosts = []corpusHost{
-	{"node", startNode},
 	{"python", startPython},
-}
-
-// startNode answers every corpus in one node process (testdata/
-// corpus_node.mjs, which answers each as wasm/node/resolve.mjs would): the
-// module starts once, not once per rule-set version.
-func startNode(t *testing.T, lines []corpus.RuleSet) func(*testing.T, corpus.RuleSet) corpus.Answers {
-	node := nodeBinary(t)
-	module := moduleFile(t)
-	decision, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	decisionFile := filepath.Join(t.TempDir(), "decision.wasm")
-	if err := os.WriteFile(decisionFile, decision, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var stdin bytes.Buffer
-	enc := json.NewEncoder(&stdin)
-	for _, c := range lines {
-		enc.Encode(map[string]string{"ref": c.Ref, "stdin": base64.StdEncoding.EncodeToString(c.Stdin())})
-	}
-	cmd := exec.CommandContext(context.Background(), node, "testdata/corpus_node.mjs")
-	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+module, wasmbuild.EnvDecision+"="+decisionFile)
-	cmd.Stdin = &stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil || stderr.Len() > 0 {
-		t.Fatalf("node corpus_node.mjs: %v\n%s", err, stderr.String())
-	}
-	got := map[string]corpus.Answers{}
-	dec := json.NewDecoder(&stdout)
-	for dec.More() {
-		var a struct {
-			Ref    string `json:"ref"`
-			Stdout string `json:"stdout"`
-			Status int    `json:"status"`
-		}
-		if err := dec.Decode(&a); err != nil {
-			t.Fatalf("node corpus_node.mjs: %v", err)
-		}
-		got[a.Ref] = corpus.SplitAnswers([]byte(a.Stdout), a.Status)
-	}
-	return func(t *testing.T, c corpus.RuleSet) corpus.Answers {
-		a, ok := got[c.Ref]
-		if !ok {
-			t.Fatalf("node corpus_node.mjs gave no answers for %s", c.Ref)
-		}
-		return a
-	}
-}
-
-// nodeBinary finds node, or skips: only where it is absent.
-func nodeBinary(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, "node is not installed, so the Node.js host does not run (apt-get install -y nodejs; .ci/run installs it)")
-	}
-	return p
-}
-
-// moduleFile writes the module built from this checkout to a file of the
-// test's own, which no other build's cache pruning can remove.
-func moduleFile(t *testing.T) string {
-	t.Helper()
-	data, _, err := wasmbuild.Module(context.Background(), wasmbuild.Options{Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "dlroute.wasm")
-	if err := os.WriteFile(p, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 // startPython runs the Python package's `python -m dlroute resolve` over

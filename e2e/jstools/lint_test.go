@@ -11,7 +11,7 @@ import (
 // TestLint runs ESLint (_npm/eslint.config.mjs: the
 // recommended rules, each file with the globals of where it runs) over
 // every JavaScript file of the repository: the page's modules and their
-// tests, the Node package, and the corpus's Node host.
+// tests, and the Node package with its tests.
 func TestLint(t *testing.T) {
 	testenv.Short(t, "ESLint")
 	eslint := Path(t, ".bin/eslint")
@@ -20,7 +20,7 @@ func TestLint(t *testing.T) {
 	}
 	root := filepath.Join(Dir(), "..", "..", "..")
 	cmd := exec.Command(eslint, "--max-warnings", "0", "--config", filepath.Join(Dir(), "eslint.config.mjs"),
-		"playground", "wasm/node", "e2e/corpus/testdata")
+		"playground", "wasm/node")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("eslint: %v\n%s", err, out)

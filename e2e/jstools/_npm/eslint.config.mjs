@@ -11,7 +11,7 @@ export default [
     languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: { ...globals.browser } },
   },
   {
-    files: ["**/*.mjs", "playground/test/**", "wasm/node/test/**", "e2e/corpus/testdata/*.mjs"],
+    files: ["**/*.mjs", "playground/test/**", "wasm/node/test/**"],
     languageOptions: { ecmaVersion: 2024, sourceType: "module", globals: { ...globals.node } },
   },
   {
