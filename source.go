@@ -29,7 +29,7 @@
 //
 // Every dlroute binary, however it was built (`go install`, `go build -o`,
 // `go run`) and wherever it runs, builds the modules it uses from exactly
-// the code it was itself built from: internal/wasmbuild builds each on
+// the code it was itself built from: internal/build/wasmbuild builds each on
 // first use from its source here and caches it by a hash of those files.
 // ModuleSource is the compiler module's (wasm/, cel-go inside);
 // DecisionSource the decision module's (wasm/decision: package plan
@@ -44,7 +44,7 @@ import "embed"
 // module is built from (their tests too, which the build skips and the
 // hash leaves out).
 //
-//go:embed go.mod go.sum wasm/*.go engine/*.go internal/abi/*.go internal/answer/*.go internal/exchange/*.go internal/guest/*.go internal/memo/*.go internal/number/*.go plan/*.go
+//go:embed go.mod go.sum wasm/*.go engine/*.go internal/contract/*.go wasm/internal/guest/*.go internal/memo/*.go internal/number/*.go plan/*.go
 var ModuleSource embed.FS
 
 // DecisionSource is go.mod, go.sum and the Go files of the decision

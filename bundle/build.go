@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/dlroute/dlroute/internal/rootfs"
+	"github.com/dlroute/dlroute/internal/fsutil/rootfs"
 )
 
 // BuildOptions configure Build. The zero value builds an unsigned bundle

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/bundle"
-	"github.com/dlroute/dlroute/internal/fuzzbound"
+	"github.com/dlroute/dlroute/internal/testkit/fuzzbound"
 )
 
 // The key the signed seeds are signed with. It signs nothing else: it is

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/bundle"
-	"github.com/dlroute/dlroute/internal/rootfs"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/fsutil/rootfs"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 )
 
 // TestBuildRefusesLinksOut: over a folder read inside itself

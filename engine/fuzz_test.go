@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/fuzzbound"
+	"github.com/dlroute/dlroute/internal/testkit/fuzzbound"
 )
 
 // FuzzLoad feeds arbitrary rules.yaml text to the loader (the other three

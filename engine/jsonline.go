@@ -5,7 +5,7 @@ import "context"
 // The JSON line contract. `dlroute resolve --json` reads one input object
 // per line and writes one line for each; every host (the command line,
 // serve, the WebAssembly guest, the C library) decides a line through
-// these methods, and answers it through internal/answer, which owns the
+// these methods, and answers it through internal/contract, which owns the
 // line limit, the memo and the error line, so that the bytes are the
 // same everywhere.
 

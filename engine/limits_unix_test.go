@@ -15,7 +15,7 @@ import (
 	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 )
 
 // rulesDir writes jax@v3 to a folder and returns it, with the path of its

@@ -6,7 +6,7 @@ import (
 	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 )
 
 // TestSkipTests: a version compiled without its tests.yaml decides every

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/capi"
-	"github.com/dlroute/dlroute/internal/ctest"
+	"github.com/dlroute/dlroute/internal/testkit/ctest"
+	"github.com/dlroute/dlroute/libdlroute/internal/capi"
 )
 
 // TestInterop runs testdata/interop.c: each request answered through the
-// C library is, byte for byte and status for status, what internal/capi
+// C library is, byte for byte and status for status, what libdlroute/internal/capi
 // answers it in Go: the cell or the matrix as `dlroute interop --json`
-// writes it (internal/capi's tests pin that), or the error object.
+// writes it (libdlroute/internal/capi's tests pin that), or the error object.
 func TestInterop(t *testing.T) {
 	prog := ctest.Program(t, ".", "testdata/interop.c")
 	h, out, st := capi.Open("", "")

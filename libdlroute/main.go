@@ -4,7 +4,7 @@
 //
 // dlroute.h is its contract. The C half (dlroute.c) checks what it can
 // without Go and refuses calls from a forked child; this file converts C
-// pointers to slices and calls internal/capi, which does the work and is
+// pointers to slices and calls libdlroute/internal/capi, which does the work and is
 // tested as plain Go. Nothing here may panic into the caller: every
 // export recovers and reports DLROUTE_INTERNAL.
 package main
@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dlroute/dlroute/internal/capi"
+	"github.com/dlroute/dlroute/libdlroute/internal/capi"
 )
 
 func main() {}

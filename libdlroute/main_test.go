@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/answer"
-	"github.com/dlroute/dlroute/internal/capi"
-	"github.com/dlroute/dlroute/internal/ctest"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/ctest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
+	"github.com/dlroute/dlroute/libdlroute/internal/capi"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -61,7 +61,7 @@ func TestExample(t *testing.T) {
 		var want bytes.Buffer
 		for _, in := range inputs {
 			out, err := rs.ResolveJSON(context.Background(), []byte(in))
-			want.Write(answer.Line(1, out, err))
+			want.Write(contract.Line(1, out, err))
 			want.WriteByte('\n')
 		}
 		cmd := exec.Command(prog, ref)

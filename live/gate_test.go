@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/bundle"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
 )

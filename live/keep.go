@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/dlroute/dlroute/bundle"
-	"github.com/dlroute/dlroute/internal/atomicfile"
+	"github.com/dlroute/dlroute/internal/fsutil/atomicfile"
 )
 
 // keep writes the activated bundle to path so that the next Open can

@@ -8,7 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
 )

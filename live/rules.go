@@ -11,7 +11,7 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/atomicfile"
+	"github.com/dlroute/dlroute/internal/fsutil/atomicfile"
 )
 
 // Config configures Open. Only Source is required.

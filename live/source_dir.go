@@ -13,7 +13,7 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/rootfs"
+	"github.com/dlroute/dlroute/internal/fsutil/rootfs"
 )
 
 // Dir is a rules directory on disk, <name>/<version>/<file>, watched with

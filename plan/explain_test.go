@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/corpus"
+	"github.com/dlroute/dlroute/internal/testkit/corpus"
 	"github.com/dlroute/dlroute/plan"
 	"github.com/dlroute/dlroute/rules"
 )

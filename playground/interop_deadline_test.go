@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	shipped "github.com/dlroute/dlroute/rules"
 )
 

@@ -4,7 +4,7 @@ import (
 	"io/fs"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/plan"
 	shipped "github.com/dlroute/dlroute/rules"
 )
@@ -21,9 +21,9 @@ import (
 // description (what dlroute_describe answers), from which the page builds
 // its input form.
 type servedPlans struct {
-	set       []byte                     // plans.bin: plan.EncodeSet of refs' plans
-	refs      []string                   // the versions set holds
-	described map[string]abi.Description // by ref: every version that compiles
+	set       []byte                          // plans.bin: plan.EncodeSet of refs' plans
+	refs      []string                        // the versions set holds
+	described map[string]contract.Description // by ref: every version that compiles
 }
 
 // rulesPlans compiles rules natively, without their tests, into the plans
@@ -39,7 +39,7 @@ func rulesPlans(rules fs.FS) *servedPlans {
 	if err != nil {
 		return nil
 	}
-	out := &servedPlans{described: map[string]abi.Description{}}
+	out := &servedPlans{described: map[string]contract.Description{}}
 	var entries []plan.Entry
 	if embedded {
 		// rules/plans.bin as generated: the versions it holds (a version
@@ -54,7 +54,7 @@ func rulesPlans(rules fs.FS) *servedPlans {
 		out.set = shipped.Plans
 	}
 	for _, rs := range cat.RuleSets() {
-		out.described[rs.Ref()] = abi.Description{Ref: rs.Ref(), Inputs: rs.Inputs(), Rules: rs.RuleIDs(), DeviceTypes: rs.DeviceTypes()}
+		out.described[rs.Ref()] = contract.Description{Ref: rs.Ref(), Inputs: rs.Inputs(), Rules: rs.RuleIDs(), DeviceTypes: rs.DeviceTypes()}
 		if embedded {
 			continue
 		}

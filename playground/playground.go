@@ -59,13 +59,13 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/contract"
 	shipped "github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasm/node"
 )
 
 // The page's assets. The module is not among them: it is built from the
-// checkout by internal/wasmbuild and handed to New.
+// checkout by internal/build/wasmbuild and handed to New.
 //
 //go:embed index.html style.css favicon.svg *.js
 var assets embed.FS
@@ -100,7 +100,7 @@ type Options struct {
 	// Module itself otherwise.
 	ModuleGzip []byte
 	// Decision is the decision module (wasm/decision, ABI version 2, as
-	// internal/wasmbuild.Decision builds it), which the page decides
+	// internal/build/wasmbuild.Decision builds it), which the page decides
 	// with from its first decision, loading Module only when it needs
 	// what plans lack. Without it the page runs Module alone.
 	Decision []byte
@@ -269,8 +269,8 @@ func rulesJSON(rules fs.FS, doc rulesState, withPlans bool) (data, plans []byte,
 		First *firstDecision `json:"first,omitempty"`
 		// Plans names plans.bin and the versions it holds, and
 		// Described is every version's dlroute_describe (plans.go).
-		Plans     *plansDoc                  `json:"plans,omitempty"`
-		Described map[string]abi.Description `json:"described,omitempty"`
+		Plans     *plansDoc                       `json:"plans,omitempty"`
+		Described map[string]contract.Description `json:"described,omitempty"`
 	}{Source: doc.source, Revision: doc.revision, Live: doc.live, Files: map[string]string{}}
 	err = fs.WalkDir(rules, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -308,7 +308,7 @@ func rulesJSON(rules fs.FS, doc rulesState, withPlans bool) (data, plans []byte,
 
 // compress is New's gzip of a module handed over uncompressed. A host
 // that serves the module often hands New its cached compressed form
-// instead (internal/wasmbuild.Gzipped), so this level is for the rare
+// instead (internal/build/wasmbuild.Gzipped), so this level is for the rare
 // caller that does not: gzip's default.
 func compress(data []byte) ([]byte, error) {
 	var b bytes.Buffer

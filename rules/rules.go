@@ -14,7 +14,7 @@ import (
 // (engine.Options.TrustParsed); and plans.bin, every version's plan
 // (engine.WritePlans), which the decision module embeds.
 //
-//go:generate go run ../internal/parsedgen
+//go:generate go run ../internal/build/parsedgen
 //go:embed */* parsed.bin plans.bin
 var FS embed.FS
 

@@ -7,7 +7,7 @@
 //	GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o dlroute.wasm ./wasm
 //
 // This file only turns the exports' pointers into slices and calls package
-// internal/guest, which does the work. ABI.md documents every export,
+// wasm/internal/guest, which does the work. ABI.md documents every export,
 // import and status.
 package main
 
@@ -17,8 +17,8 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/guest"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/wasm/internal/guest"
 )
 
 func main() {}
@@ -31,7 +31,7 @@ var (
 )
 
 //go:wasmexport dlroute_abi_version
-func abiVersion() uint32 { return abi.Version }
+func abiVersion() uint32 { return contract.Version }
 
 //go:wasmexport dlroute_alloc
 func alloc(size uint32) unsafe.Pointer {
@@ -62,8 +62,8 @@ func loadLazy(in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32
 //go:wasmexport dlroute_ruleset
 func ruleset(ref unsafe.Pointer, refLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
 	h, data, status := g.RuleSet(string(bytesAt(ref, refLen)))
-	if status == abi.StatusOK {
-		return abi.Pack(abi.StatusOK, h)
+	if status == contract.StatusOK {
+		return contract.Pack(contract.StatusOK, h)
 	}
 	return write(out, outCap, data, status)
 }
@@ -95,16 +95,16 @@ func explainJSON(h uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, 
 //go:wasmexport dlroute_exchange
 func exchange(h, buffer uint32, in unsafe.Pointer, inLen uint32, out unsafe.Pointer, outCap uint32) uint64 {
 	n, status := g.Exchange(context.Background(), h, buffer, bytesAt(in, inLen), bytesAt(out, outCap))
-	return abi.Pack(status, n)
+	return contract.Pack(status, n)
 }
 
 //go:wasmexport dlroute_copy_to_host
 func copyToHost(buffer uint32) uint64 {
 	handle, s := copyHost(buffer)
-	if s != abi.HostOK {
-		return abi.Pack(abi.StatusHostError, s)
+	if s != contract.HostOK {
+		return contract.Pack(contract.StatusHostError, s)
 	}
-	return abi.Pack(abi.StatusOK, handle)
+	return contract.Pack(contract.StatusOK, handle)
 }
 
 //go:wasmimport dlroute_host platform_version
@@ -126,13 +126,13 @@ func askHost(device int) (string, error) {
 	for range 2 {
 		var n uint32
 		switch s := hostPlatformVersion(int32(device), unsafe.Pointer(&buf[0]), uint32(len(buf)), unsafe.Pointer(&n)); s {
-		case abi.HostOK:
+		case contract.HostOK:
 			return string(buf[:n]), nil
-		case abi.HostTooSmall:
+		case contract.HostTooSmall:
 			buf = make([]byte, n)
-		case abi.HostUnavailable:
+		case contract.HostUnavailable:
 			return "", guest.ErrNoAnswer
-		case abi.HostFailed:
+		case contract.HostFailed:
 			return "", errors.New("the host could not read it")
 		default:
 			return "", fmt.Errorf("platform_version returned status %d", s)
@@ -150,10 +150,10 @@ func bytesAt(p unsafe.Pointer, n uint32) []byte {
 
 // write copies data to the host's output buffer and packs the status with
 // its length, or says how large the buffer must be.
-func write(out unsafe.Pointer, outCap uint32, data []byte, status abi.Status) uint64 {
+func write(out unsafe.Pointer, outCap uint32, data []byte, status contract.Status) uint64 {
 	if uint32(len(data)) > outCap {
-		return abi.Pack(abi.StatusTooSmall, uint32(len(data)))
+		return contract.Pack(contract.StatusTooSmall, uint32(len(data)))
 	}
 	copy(bytesAt(out, outCap), data)
-	return abi.Pack(status, uint32(len(data)))
+	return contract.Pack(status, uint32(len(data)))
 }

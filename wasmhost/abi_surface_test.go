@@ -12,7 +12,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/contract"
 )
 
 // abiGolden is what a host sees of the module: its ABI version and every
@@ -80,7 +80,7 @@ func abiSurface(t *testing.T, module []byte) string {
 # built from the checkout against this file; rewrite it with
 #   go test ./wasmhost -run ABISurface -update-abi
 abi_version %d
-`, abi.Version)
+`, contract.Version)
 	return header + strings.Join(lines, "\n") + "\n"
 }
 

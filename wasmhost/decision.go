@@ -12,17 +12,17 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/contract"
 )
 
 // DecisionABIVersion is the ABI version of the decision module
-// (wasm/decision/ABI.md). The compiler module's is abi.Version, 1.
+// (wasm/decision/ABI.md). The compiler module's is contract.Version, 1.
 const DecisionABIVersion = 2
 
 // DecisionConfig configures CompileDecision.
 type DecisionConfig struct {
 	// Module is the decision module, built from wasm/decision
-	// (internal/wasmbuild.Decision builds it from the checkout).
+	// (internal/build/wasmbuild.Decision builds it from the checkout).
 	Module []byte
 	// Cache, when set, holds wazero's compiled code between runtimes (a
 	// wazero.NewCompilationCacheWithDir keeps it between processes): a
@@ -156,16 +156,16 @@ func (d *Decider) load(ctx context.Context, planBytes []byte, ref string) error 
 		return err
 	}
 	switch status {
-	case abi.StatusOK:
+	case contract.StatusOK:
 		d.handle = n
 		return nil
-	case abi.StatusLoadError:
+	case contract.StatusLoadError:
 		var list []*engine.Error
 		if err := json.Unmarshal(out, &list); err != nil || len(list) != 1 {
 			return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("%s answered load_error with %q", name, out)}
 		}
 		return list[0]
-	case abi.StatusNoRuleSet:
+	case contract.StatusNoRuleSet:
 		e := &engine.Error{}
 		if err := json.Unmarshal(out, e); err != nil || e.Code == "" {
 			return moduleAnswer(name, status, out)
@@ -206,9 +206,9 @@ func (d *Decider) answerJSON(ctx context.Context, fn api.Function, name string, 
 		return nil, err
 	}
 	switch status {
-	case abi.StatusOK:
+	case contract.StatusOK:
 		return out, nil
-	case abi.StatusInputError, abi.StatusEvalError:
+	case contract.StatusInputError, contract.StatusEvalError:
 		e := &engine.Error{}
 		if err := json.Unmarshal(out, e); err != nil || e.Code == "" {
 			return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("%s answered %s with %q", name, status, out)}
@@ -222,12 +222,12 @@ func (d *Decider) answerJSON(ctx context.Context, fn api.Function, name string, 
 // JSON with status ok, or an error object (the JSON of an engine.Error)
 // with input_error or eval_error. err is a canceled context or a module
 // that broke its ABI.
-func (d *Decider) Decide(ctx context.Context, line []byte) ([]byte, abi.Status, error) {
+func (d *Decider) Decide(ctx context.Context, line []byte) ([]byte, contract.Status, error) {
 	return d.answer(ctx, d.decide, line)
 }
 
 // answer calls export fn, dlroute_decide or dlroute_explain, on line.
-func (d *Decider) answer(ctx context.Context, fn api.Function, line []byte) ([]byte, abi.Status, error) {
+func (d *Decider) answer(ctx context.Context, fn api.Function, line []byte) ([]byte, contract.Status, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -280,7 +280,7 @@ func (d *Decider) grow(ctx context.Context, b *buffer, size uint32) error {
 // growing it on too_small (twice at most), and returns the output, the
 // status and the result's low 32 bits: with handle set, an ok result
 // carries a handle there and no output.
-func (d *Decider) call(ctx context.Context, fn api.Function, args []uint64, handle bool) ([]byte, abi.Status, uint32, error) {
+func (d *Decider) call(ctx context.Context, fn api.Function, args []uint64, handle bool) ([]byte, contract.Status, uint32, error) {
 	if err := d.grow(ctx, &d.out, 512); err != nil {
 		return nil, 0, 0, err
 	}
@@ -289,9 +289,9 @@ func (d *Decider) call(ctx context.Context, fn api.Function, args []uint64, hand
 		if err != nil {
 			return nil, 0, 0, &engine.Error{Code: CodeModule, Message: "the decision module trapped: " + err.Error()}
 		}
-		status, n := abi.Unpack(res[0])
+		status, n := contract.Unpack(res[0])
 		switch {
-		case status == abi.StatusTooSmall:
+		case status == contract.StatusTooSmall:
 			if n <= d.out.cap {
 				return nil, 0, 0, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("too_small asking for %d bytes of a %d-byte buffer", n, d.out.cap)}
 			}
@@ -299,7 +299,7 @@ func (d *Decider) call(ctx context.Context, fn api.Function, args []uint64, hand
 				return nil, 0, 0, err
 			}
 			continue
-		case status == abi.StatusOK && handle, status == abi.StatusBadHandle:
+		case status == contract.StatusOK && handle, status == contract.StatusBadHandle:
 			return nil, status, n, nil
 		}
 		out, ok := d.mod.Memory().Read(d.out.ptr, n)
@@ -311,6 +311,6 @@ func (d *Decider) call(ctx context.Context, fn api.Function, args []uint64, hand
 	return nil, 0, 0, &engine.Error{Code: CodeModule, Message: "too_small three times in one call"}
 }
 
-func moduleAnswer(export string, status abi.Status, out []byte) error {
+func moduleAnswer(export string, status contract.Status, out []byte) error {
 	return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("%s answered %s with %q", export, status, out)}
 }

@@ -15,10 +15,9 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/answer"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/plan"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -87,9 +86,9 @@ func TestDecisionMatchesEngine(t *testing.T) {
 			}
 			for _, line := range lines {
 				want, werr := rs.ResolveJSON(ctx, line)
-				wantStatus := abi.StatusOK
+				wantStatus := contract.StatusOK
 				if werr != nil {
-					want, wantStatus = abi.ErrorJSON(werr), answer.Classify(werr)
+					want, wantStatus = contract.ErrorJSON(werr), contract.Classify(werr)
 				}
 				got, status, err := d.Decide(ctx, line)
 				if err != nil {
@@ -139,7 +138,7 @@ func TestDecisionExplainMatchesEngine(t *testing.T) {
 				got, gerr := d.ExplainJSON(ctx, line)
 				var ge *engine.Error
 				switch {
-				case werr != nil && (!errors.As(gerr, &ge) || !bytes.Equal(abi.ErrorJSON(ge), abi.ErrorJSON(werr))):
+				case werr != nil && (!errors.As(gerr, &ge) || !bytes.Equal(contract.ErrorJSON(ge), contract.ErrorJSON(werr))):
 					t.Errorf("ExplainJSON(%s) = %v; want the error %v", line, gerr, werr)
 				case werr == nil && (gerr != nil || !bytes.Equal(got, want)):
 					t.Errorf("ExplainJSON(%s)\n got %.300s, %v\nwant %.300s", line, got, gerr, want)
@@ -161,7 +160,7 @@ func TestExplainJSONErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close(ctx)
-	for _, line := range []string{`{"platform":"gpu"}`, `{"platform":"gpu",`, `{"platform":"` + strings.Repeat("x", answer.MaxLineLen) + `"}`} {
+	for _, line := range []string{`{"platform":"gpu"}`, `{"platform":"gpu",`, `{"platform":"` + strings.Repeat("x", contract.MaxLineLen) + `"}`} {
 		_, derr := d.DecideJSON(ctx, []byte(line))
 		_, xerr := d.ExplainJSON(ctx, []byte(line))
 		var e *engine.Error
@@ -200,7 +199,7 @@ func TestDecideJSONErrors(t *testing.T) {
 		{`{"platform":"gpu"}`, engine.CodeMissingField},
 		{`{"platform":"gpu","platform_version":"cuda","local_hardware_id":"0"}`, engine.CodeWrongType},
 		{`{"platform":"gpu",`, engine.CodeJSON},
-		{`{"platform":"` + strings.Repeat("x", answer.MaxLineLen) + `"}`, engine.CodeTooLong},
+		{`{"platform":"` + strings.Repeat("x", contract.MaxLineLen) + `"}`, engine.CodeTooLong},
 	} {
 		_, err := d.DecideJSON(ctx, []byte(c.line))
 		var e *engine.Error
@@ -208,8 +207,8 @@ func TestDecideJSONErrors(t *testing.T) {
 			t.Errorf("DecideJSON(%.40s...) = %v, want an input error %s", c.line, err, c.code)
 		}
 	}
-	if _, err := d.DecideJSON(ctx, []byte(`{"platform":"`+strings.Repeat("x", answer.MaxLineLen)+`"}`)); err == nil || err.Error() != answer.TooLong().Error() {
-		t.Errorf("a line past MaxLineLen: %v, want %v", err, answer.TooLong())
+	if _, err := d.DecideJSON(ctx, []byte(`{"platform":"`+strings.Repeat("x", contract.MaxLineLen)+`"}`)); err == nil || err.Error() != contract.TooLong().Error() {
+		t.Errorf("a line past MaxLineLen: %v, want %v", err, contract.TooLong())
 	}
 	out, err := d.DecideJSON(ctx, []byte(`{"platform":"cpu","platform_version":"cpu","local_hardware_id":0}`))
 	if err != nil || !bytes.Contains(out, []byte(`"device_type":"kDLCPU"`)) {
@@ -418,7 +417,7 @@ func TestDecisionReleasedHandle(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := []byte(`{"platform":"cpu","platform_version":"cpu","local_hardware_id":0}`)
-	if _, status, err := d.Decide(ctx, line); err != nil || status != abi.StatusBadHandle {
+	if _, status, err := d.Decide(ctx, line); err != nil || status != contract.StatusBadHandle {
 		t.Errorf("Decide after release = %s, %v; want bad_handle", status, err)
 	}
 	var e *engine.Error

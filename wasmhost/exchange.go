@@ -7,15 +7,15 @@ import (
 	"fmt"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/exchange"
+	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/machine"
 )
 
 // Codes of an *ExchangeError: an exchange the rules decided and the host
 // could not carry out. Like the engine's codes they are stable.
 const (
-	CodeCopyFailed = exchange.CodeCopyFailed // the copier tried and failed; the cause is the copier's error
-	CodeNoCopier   = exchange.CodeNoCopier   // no copier of this host makes the copy decided (a copy on a GPU)
+	CodeCopyFailed = contract.CodeCopyFailed // the copier tried and failed; the cause is the copier's error
+	CodeNoCopier   = contract.CodeNoCopier   // no copier of this host makes the copy decided (a copy on a GPU)
 )
 
 // ExchangeError is an exchange the rules decided and the host could not
@@ -44,7 +44,7 @@ func exchangeError(e *engine.Error, cause error) *ExchangeError {
 // copyFailed is the error of a copier that failed, the same from either
 // engine.
 func copyFailed(cause error) *ExchangeError {
-	return exchangeError(exchange.CopyFailed(cause.Error()), cause)
+	return exchangeError(contract.CopyFailed(cause.Error()), cause)
 }
 
 // ExchangeResult is an exchange carried out: the decision, and what was
@@ -65,20 +65,20 @@ type ExchangeResult struct {
 // copy anywhere else (copy=True on a GPU) is an *ExchangeError with
 // CodeNoCopier, and a copier's failure one with CodeCopyFailed.
 func CarryOut(ctx context.Context, d engine.Decision, src machine.Buffer, c machine.Copier) (ExchangeResult, error) {
-	step, err := exchange.StepOf(d)
+	step, err := contract.StepOf(d)
 	if err != nil {
 		return ExchangeResult{}, exchangeError(engine.Errors(err)[0], nil)
 	}
 	res := ExchangeResult{Decision: d}
 	switch step {
-	case exchange.StepRaise:
+	case contract.StepRaise:
 		return res, nil
-	case exchange.StepInPlace:
+	case contract.StepInPlace:
 		res.Buffer = inPlace(d, src)
 		return res, nil
 	}
 	if c == nil {
-		return ExchangeResult{}, exchangeError(exchange.NoCopier(), nil)
+		return ExchangeResult{}, exchangeError(contract.NoCopier(), nil)
 	}
 	// As the host function does: a copier that hangs past ctx, or panics,
 	// is a failed copy.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasmhost"

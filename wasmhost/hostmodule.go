@@ -8,7 +8,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/machine"
 )
 
@@ -26,9 +26,9 @@ type Host struct {
 }
 
 // instantiate instantiates the host functions into r, as the module
-// abi.HostModule the guest imports them from.
+// contract.HostModule the guest imports them from.
 func instantiate(ctx context.Context, r wazero.Runtime, h Host) (api.Closer, error) {
-	b := r.NewHostModuleBuilder(abi.HostModule)
+	b := r.NewHostModuleBuilder(contract.HostModule)
 	b.NewFunctionBuilder().
 		WithGoModuleFunction(api.GoModuleFunc(h.platformVersion), []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("device", "buf", "buf_cap", "len_out").WithResultNames("status").
@@ -54,25 +54,25 @@ func (h Host) platformVersion(ctx context.Context, m api.Module, stack []uint64)
 
 func (h Host) writePlatformVersion(ctx context.Context, mem api.Memory, device int, buf, bufCap, lenOut uint32) uint32 {
 	if h.PlatformVersion == nil {
-		return abi.HostUnavailable
+		return contract.HostUnavailable
 	}
 	if device < 0 {
-		return abi.HostFailed
+		return contract.HostFailed
 	}
 	v, err := withDeadline(ctx, func(ctx context.Context) (string, error) { return h.PlatformVersion(ctx, device) })
 	if err != nil {
-		return abi.HostFailed
+		return contract.HostFailed
 	}
 	if !mem.WriteUint32Le(lenOut, uint32(len(v))) {
-		return abi.HostFault
+		return contract.HostFault
 	}
 	if uint32(len(v)) > bufCap {
-		return abi.HostTooSmall
+		return contract.HostTooSmall
 	}
 	if !mem.WriteString(buf, v) {
-		return abi.HostFault
+		return contract.HostFault
 	}
-	return abi.HostOK
+	return contract.HostOK
 }
 
 // copyToHost is copy_to_host(buffer, handle_out) -> status: it copies the
@@ -87,26 +87,26 @@ func (h Host) copyToHost(ctx context.Context, m api.Module, stack []uint64) {
 
 func (h Host) copy(ctx context.Context, mem api.Memory, buffer, out uint32) uint32 {
 	if h.buffers == nil || h.Copier == nil {
-		return abi.HostUnavailable
+		return contract.HostUnavailable
 	}
 	if _, ok := mem.Read(out, 4); !ok {
-		return abi.HostFault // checked first: a copy nobody can receive is not made
+		return contract.HostFault // checked first: a copy nobody can receive is not made
 	}
 	src, ok := h.buffers.get(buffer)
 	if !ok {
-		return abi.HostUnavailable
+		return contract.HostUnavailable
 	}
 	dst, err := withDeadline(ctx, func(ctx context.Context) (machine.Buffer, error) { return h.Copier.CopyToHost(ctx, src) })
 	if err != nil {
 		h.buffers.note(buffer, 0, err) // the guest sees a status; RuleSet.Exchange reports the error
-		return abi.HostFailed
+		return contract.HostFailed
 	}
 	var handle [4]byte
 	dstHandle := h.buffers.add(dst)
 	h.buffers.note(buffer, dstHandle, nil)
 	binary.LittleEndian.PutUint32(handle[:], dstHandle)
 	mem.Write(out, handle[:])
-	return abi.HostOK
+	return contract.HostOK
 }
 
 // withDeadline runs f, the host's own code, and gives up when ctx ends:

@@ -7,7 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 )
 
 // LoadLazy compiles only what RuleSet asks for, in every instance: a

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/contract"
 )
 
 // fakeModule is a WebAssembly module that exports every function a
 // dlroute module exports, each returning version: not ours if version is
-// not abi.Version. Hand-assembled: type () -> i32, one function, i32.const.
+// not contract.Version. Hand-assembled: type () -> i32, one function, i32.const.
 func fakeModule(version byte) []byte {
 	b := []byte("\x00asm\x01\x00\x00\x00")
 	b = append(b, 1, 5, 1, 0x60, 0, 1, 0x7f) // type section
@@ -42,7 +42,7 @@ func TestNewRunnerRefusesModules(t *testing.T) {
 		{"empty", nil, "not WebAssembly"},
 		{"not WebAssembly", []byte("#!/bin/sh\necho hello\n"), "not WebAssembly"},
 		{"truncated", module[:len(module)/2], "does not compile"},
-		{"another ABI version", fakeModule(abi.Version + 1), "ABI version 2"},
+		{"another ABI version", fakeModule(contract.Version + 1), "ABI version 2"},
 	}
 	for _, tt := range tests {
 		_, err := NewRunner(ctx, RunnerConfig{Module: tt.module, CacheDir: t.TempDir()})

@@ -9,8 +9,7 @@ import (
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/answer"
+	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/internal/memo"
 )
 
@@ -21,10 +20,10 @@ import (
 type RuleSet struct {
 	r           *Runner
 	gen         int
-	desc        abi.Description
+	desc        contract.Description
 	deviceNames map[int64]string
 	memo        *memo.Memo[engine.Decision]
-	lines       *answer.Answerer // ResolveJSON's, in front of the module
+	lines       *contract.Answerer // ResolveJSON's, in front of the module
 }
 
 // RuleSet returns the rule set named by ref ("jax", "jax@v2") from the
@@ -37,7 +36,7 @@ func (r *Runner) RuleSet(ctx context.Context, ref string) (*RuleSet, error) {
 		return rs, nil
 	}
 	rs = &RuleSet{r: r, gen: gen, deviceNames: map[int64]string{}, memo: memo.New[engine.Decision](r.cfg.MemoSize)}
-	rs.lines = answer.New(rs.resolveJSON, r.cfg.MemoSize)
+	rs.lines = contract.NewAnswerer(rs.resolveJSON, r.cfg.MemoSize)
 	err := r.with(ctx, func(inst *instance) error {
 		h, err := inst.handle(ctx, ref)
 		if err != nil {
@@ -47,7 +46,7 @@ func (r *Runner) RuleSet(ctx context.Context, ref string) (*RuleSet, error) {
 		if err != nil {
 			return err
 		}
-		if status != abi.StatusOK {
+		if status != contract.StatusOK {
 			return &engine.Error{Code: CodeModule, Message: "dlroute_describe: " + status.String()}
 		}
 		return json.Unmarshal(out, &rs.desc)
@@ -86,8 +85,8 @@ func (inst *instance) handle(ctx context.Context, ref string) (uint32, error) {
 	if err := inst.fns["dlroute_ruleset"].CallWithStack(ctx, stack); err != nil {
 		return 0, inst.trapped(err)
 	}
-	status, v := abi.Unpack(stack[0])
-	if status == abi.StatusOK {
+	status, v := contract.Unpack(stack[0])
+	if status == contract.StatusOK {
 		inst.handles[ref] = v
 		return v, nil
 	}
@@ -118,12 +117,12 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 	// A copy goes into the module, so that buf stays on the stack and a
 	// memoised call allocates nothing.
 	err = rs.call(ctx, "dlroute_resolve", slices.Clone(key), func(out []byte) error {
-		bd, err := abi.DecodeDecision(out)
+		bd, err := contract.DecodeDecision(out)
 		if err != nil || int(bd.Rule) >= len(rs.desc.Rules) {
 			return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module answered a decision that does not decode: %v", err)}
 		}
 		d = engine.Decision{Rule: rs.desc.Rules[bd.Rule], RuleSet: rs.desc.Ref}
-		if bd.Kind == abi.KindException {
+		if bd.Kind == contract.KindException {
 			d.Error = &engine.Exception{Type: bd.Type, Message: bd.Message}
 			return nil
 		}
@@ -139,7 +138,7 @@ func (rs *RuleSet) Resolve(ctx context.Context, in engine.Input) (engine.Decisio
 }
 
 // capsuleNames is the capsule kind of each code of a binary decision.
-var capsuleNames = [...]string{abi.CapsuleNone: "", abi.CapsuleUnversioned: engine.CapsuleUnversioned, abi.CapsuleVersioned: engine.CapsuleVersioned}
+var capsuleNames = [...]string{contract.CapsuleNone: "", contract.CapsuleUnversioned: engine.CapsuleUnversioned, contract.CapsuleVersioned: engine.CapsuleVersioned}
 
 // ResolveJSON decides one JSON input through the module's JSON entry, for
 // `dlroute resolve --json`: the decision's JSON, byte for byte what the
@@ -189,7 +188,7 @@ func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode f
 		if err != nil {
 			return err
 		}
-		if status != abi.StatusOK {
+		if status != contract.StatusOK {
 			return moduleError(status, out)
 		}
 		return decode(out)
@@ -198,9 +197,9 @@ func (rs *RuleSet) call(ctx context.Context, name string, input []byte, decode f
 
 // moduleError turns an error status and its error object into an
 // *engine.Error, or load_error's list into an engine.ErrorList.
-func moduleError(status abi.Status, out []byte) error {
+func moduleError(status contract.Status, out []byte) error {
 	var list engine.ErrorList
-	if status == abi.StatusLoadError && json.Unmarshal(out, &list) == nil && len(list) > 0 {
+	if status == contract.StatusLoadError && json.Unmarshal(out, &list) == nil && len(list) > 0 {
 		return list // a version dlroute_load_lazy left to dlroute_ruleset does not compile
 	}
 	var e engine.Error
@@ -220,7 +219,7 @@ func (rs *RuleSet) encode(b []byte, in engine.Input) ([]byte, error) {
 			found++
 		}
 		var err error
-		if b, err = abi.AppendField(b, v, ok); err != nil {
+		if b, err = contract.AppendField(b, v, ok); err != nil {
 			return b, &engine.Error{Code: engine.CodeWrongType, Message: fmt.Sprintf("input %s %v", d.Name, err)}
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
+	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -209,9 +209,9 @@ func (r *Runner) load(ctx context.Context, fsys fs.FS, export string) error {
 	// The module takes an archive's parsed.bin as this host's word, so
 	// only the embedded rules' goes with them; any other directory's
 	// expressions are parsed from their text (engine.Options.TrustParsed).
-	pack := abi.PackText
+	pack := contract.PackText
 	if rules.Embedded(fsys) {
-		pack = abi.PackFS
+		pack = contract.PackFS
 	}
 	archive, err := pack(fsys)
 	if err != nil {
@@ -222,7 +222,7 @@ func (r *Runner) load(ctx context.Context, fsys fs.FS, export string) error {
 		if err != nil {
 			return err
 		}
-		if status != abi.StatusOK {
+		if status != contract.StatusOK {
 			var list engine.ErrorList
 			if json.Unmarshal(out, &list) != nil || len(list) == 0 {
 				return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("%s returned %s: %s", export, status, out)}
@@ -356,7 +356,7 @@ func (r *Runner) refresh(ctx context.Context, inst *instance) error {
 	if err != nil {
 		return err
 	}
-	if status != abi.StatusOK {
+	if status != contract.StatusOK {
 		return &engine.Error{Code: CodeModule, Message: fmt.Sprintf("rules that loaded in one instance failed in another: %s", status)}
 	}
 	inst.gen, inst.handles = gen, map[string]uint32{}
@@ -408,13 +408,13 @@ func (r *Runner) newInstance(ctx context.Context) (*instance, error) {
 		}
 	}
 	v, err := inst.fns["dlroute_abi_version"].Call(ctx)
-	if err != nil || uint32(v[0]) != abi.Version {
+	if err != nil || uint32(v[0]) != contract.Version {
 		inst.close()
 		got := "?"
 		if err == nil {
 			got = fmt.Sprint(uint32(v[0]))
 		}
-		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module has ABI version %s; this host speaks version %d", got, abi.Version),
+		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("the module has ABI version %s; this host speaks version %d", got, contract.Version),
 			Hint: "rebuild the module from this source, or use a host of its version"}
 	}
 	if err := inst.grow(ctx, 4096, 4096); err != nil {
@@ -484,7 +484,7 @@ var takesInput = map[string]bool{"dlroute_load": true, "dlroute_load_lazy": true
 // (args..., output buffer) when it has no input, and returns a packed status
 // and length, growing the output buffer when it is too small. The
 // returned bytes are valid until the next call.
-func (inst *instance) call(ctx context.Context, name string, input []byte, args ...uint64) ([]byte, abi.Status, error) {
+func (inst *instance) call(ctx context.Context, name string, input []byte, args ...uint64) ([]byte, contract.Status, error) {
 	if err := inst.grow(ctx, uint32(len(input)), 0); err != nil {
 		return nil, 0, err
 	}
@@ -505,8 +505,8 @@ func (inst *instance) call(ctx context.Context, name string, input []byte, args 
 		if err := inst.fns[name].CallWithStack(ctx, stack); err != nil {
 			return nil, 0, inst.trapped(err)
 		}
-		status, n := abi.Unpack(stack[0])
-		if status == abi.StatusTooSmall {
+		status, n := contract.Unpack(stack[0])
+		if status == contract.StatusTooSmall {
 			if n <= inst.outCap {
 				break // the module asked for what it has: it is confused
 			}

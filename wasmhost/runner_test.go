@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/ruletest"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -215,17 +215,17 @@ func TestCopyToHost(t *testing.T) {
 	r := newRunner(t, Host{buffers: buffers, Copier: machine.HostCopier{}})
 	data := []byte("an array of bytes standing for a pinned host buffer")
 	src := buffers.add(machine.Buffer{DeviceType: machine.DeviceCUDAHost, Data: data, Size: int64(len(data))})
-	var status abi.Status
+	var status contract.Status
 	var handle uint32
 	err := r.with(ctx, func(inst *instance) error {
 		res, err := inst.fns["dlroute_copy_to_host"].Call(ctx, uint64(src))
 		if err != nil {
 			return err
 		}
-		status, handle = abi.Unpack(res[0])
+		status, handle = contract.Unpack(res[0])
 		return nil
 	})
-	if err != nil || status != abi.StatusOK {
+	if err != nil || status != contract.StatusOK {
 		t.Fatalf("dlroute_copy_to_host: %v, %v", status, err)
 	}
 	dst, ok := buffers.get(handle)
@@ -234,8 +234,8 @@ func TestCopyToHost(t *testing.T) {
 	}
 	_ = r.with(ctx, func(inst *instance) error {
 		res, _ := inst.fns["dlroute_copy_to_host"].Call(ctx, 999)
-		if s, hs := abi.Unpack(res[0]); s != abi.StatusHostError || hs != abi.HostUnavailable {
-			t.Errorf("copy of an unknown buffer: got %v/%d, want host_error/%d", s, hs, abi.HostUnavailable)
+		if s, hs := contract.Unpack(res[0]); s != contract.StatusHostError || hs != contract.HostUnavailable {
+			t.Errorf("copy of an unknown buffer: got %v/%d, want host_error/%d", s, hs, contract.HostUnavailable)
 		}
 		return nil
 	})
@@ -257,12 +257,12 @@ func TestHostFunctionsCheckMemory(t *testing.T) {
 			got  uint32
 			want uint32
 		}{
-			{"length out of bounds", h.writePlatformVersion(ctx, mem, 0, 0, 64, end), abi.HostFault},
-			{"buffer out of bounds", h.writePlatformVersion(ctx, mem, 0, end-2, 64, 0), abi.HostFault},
-			{"buffer too small", h.writePlatformVersion(ctx, mem, 0, 0, 4, 0), abi.HostTooSmall},
-			{"negative device", h.writePlatformVersion(ctx, mem, -1, 0, 64, 0), abi.HostFailed},
-			{"handle out of bounds", h.copy(ctx, mem, src, end-1), abi.HostFault},
-			{"unknown buffer", h.copy(ctx, mem, 12345, 0), abi.HostUnavailable},
+			{"length out of bounds", h.writePlatformVersion(ctx, mem, 0, 0, 64, end), contract.HostFault},
+			{"buffer out of bounds", h.writePlatformVersion(ctx, mem, 0, end-2, 64, 0), contract.HostFault},
+			{"buffer too small", h.writePlatformVersion(ctx, mem, 0, 0, 4, 0), contract.HostTooSmall},
+			{"negative device", h.writePlatformVersion(ctx, mem, -1, 0, 64, 0), contract.HostFailed},
+			{"handle out of bounds", h.copy(ctx, mem, src, end-1), contract.HostFault},
+			{"unknown buffer", h.copy(ctx, mem, 12345, 0), contract.HostUnavailable},
 		}
 		for _, tt := range tests {
 			if tt.got != tt.want {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/atomicfile"
-	"github.com/dlroute/dlroute/internal/rootfs"
+	"github.com/dlroute/dlroute/internal/fsutil/atomicfile"
+	"github.com/dlroute/dlroute/internal/fsutil/rootfs"
 	"github.com/dlroute/dlroute/internal/rulesource"
 	"github.com/dlroute/dlroute/live"
 )

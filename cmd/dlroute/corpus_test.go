@@ -1,6 +1,6 @@
 package main
 
-// One corpus, every host (internal/corpus): each rule set's inputs go
+// One corpus, every host (internal/testkit/corpus): each rule set's inputs go
 // through `dlroute resolve --json` natively (the reference), and through
 // the hosts here (hosts_test.go: wazero and the C library's example);
 // each host's output must be the native output byte for byte, line by
@@ -16,8 +16,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/corpus"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/corpus"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // repoRoot is the repository's root, from this package's directory.

@@ -15,8 +15,8 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/answer"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/wasmhost"
 )
@@ -141,11 +141,11 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, str
 type decisionRuleSet struct {
 	ref     string
 	d       *wasmhost.Decider
-	answers *answer.Answerer
+	answers *contract.Answerer
 }
 
 func newDecisionRuleSet(ref string, d *wasmhost.Decider) *decisionRuleSet {
-	return &decisionRuleSet{ref: ref, d: d, answers: answer.New(func(ctx context.Context, line []byte) ([]byte, bool, error) {
+	return &decisionRuleSet{ref: ref, d: d, answers: contract.NewAnswerer(func(ctx context.Context, line []byte) ([]byte, bool, error) {
 		out, err := d.DecideJSON(ctx, line)
 		return out, true, err
 	}, 0)}
@@ -192,8 +192,8 @@ func (r *decisionRuleSet) Exchange(ctx context.Context, line []byte, src machine
 
 // ExplainJSON explains line in the module: the native engine's bytes.
 func (r *decisionRuleSet) ExplainJSON(ctx context.Context, line []byte) ([]byte, error) {
-	if len(line) > answer.MaxLineLen {
-		return nil, answer.TooLong()
+	if len(line) > contract.MaxLineLen {
+		return nil, contract.TooLong()
 	}
 	return r.d.ExplainJSON(ctx, line)
 }

@@ -9,7 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	"github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasmhost"
 )

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/atomicfile"
+	"github.com/dlroute/dlroute/internal/fsutil/atomicfile"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/wasmhost"
 )

@@ -18,8 +18,8 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/corpus"
-	"github.com/dlroute/dlroute/internal/ctest"
+	"github.com/dlroute/dlroute/internal/testkit/corpus"
+	"github.com/dlroute/dlroute/internal/testkit/ctest"
 )
 
 // corpusHost answers a rule set's corpus as `dlroute resolve --json`

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // TestInstalledBinary is a user who built dlroute with `go build -o` and

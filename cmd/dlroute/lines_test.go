@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 const (

@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/dlroute/dlroute/internal/httpserve"
+	"github.com/dlroute/dlroute/cmd/dlroute/internal/httpserve"
 	"io"
 	"log/slog"
 	"net"
@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/playground"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // `dlroute playground --rules DIR` follows DIR through the gate serve

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/readme"
+	"github.com/dlroute/dlroute/internal/testkit/readme"
 )
 
 // readmeBlocks returns the ```sh blocks of every page in readme.Pages,

@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/dlroute/dlroute/internal/answer"
+	"github.com/dlroute/dlroute/internal/contract"
 )
 
 // maxLineLen is the longest JSON line resolve reads.
-const maxLineLen = answer.MaxLineLen
+const maxLineLen = contract.MaxLineLen
 
 func runResolve(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("resolve")
@@ -93,13 +93,13 @@ func answerLines(ctx context.Context, decide func(context.Context, []byte) ([]by
 		var reply []byte
 		if tooLong {
 			status = 1
-			reply = answer.Line(n, nil, answer.TooLong())
+			reply = contract.Line(n, nil, contract.TooLong())
 		} else {
 			decided, rerr := decide(ctx, line)
 			if rerr != nil {
 				status = 1
 			}
-			reply = answer.Line(n, decided, rerr)
+			reply = contract.Line(n, decided, rerr)
 		}
 		out.Write(reply)
 		out.WriteByte('\n')

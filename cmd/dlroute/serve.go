@@ -11,9 +11,9 @@ import (
 	"runtime/debug"
 	"syscall"
 
-	"github.com/dlroute/dlroute/internal/serve"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
-	"github.com/dlroute/dlroute/internal/wasmserve"
+	"github.com/dlroute/dlroute/cmd/dlroute/internal/serve"
+	"github.com/dlroute/dlroute/cmd/dlroute/internal/serve/wasmserve"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
 )

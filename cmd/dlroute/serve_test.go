@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/dlroute/dlroute/bundle"
-	"github.com/dlroute/dlroute/internal/ruletest"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // TestOperatorPath is docs/operating.md's path for an operator: make a key, build and

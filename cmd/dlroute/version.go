@@ -8,8 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/capi"
+	"github.com/dlroute/dlroute/internal/contract"
 )
 
 // readBuildInfo is runtime/debug.ReadBuildInfo; tests give a fixed one.
@@ -62,5 +61,5 @@ func versionLine(info *debug.BuildInfo) string {
 	if len(vcs) > 0 {
 		line += " (" + strings.Join(vcs, ", ") + ")"
 	}
-	return fmt.Sprintf("%s %s %s/%s abi %d capi %d", line, goVersion, settings["GOOS"], settings["GOARCH"], abi.Version, capi.Version)
+	return fmt.Sprintf("%s %s %s/%s abi %d capi %d", line, goVersion, settings["GOOS"], settings["GOARCH"], contract.Version, contract.LibraryVersion)
 }

@@ -18,11 +18,11 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/answer"
-	"github.com/dlroute/dlroute/internal/corpus"
-	"github.com/dlroute/dlroute/internal/ctest"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/corpus"
+	"github.com/dlroute/dlroute/internal/testkit/ctest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // corpusHost answers a rule set's corpus as `dlroute resolve --json`
@@ -59,14 +59,14 @@ func startPython(t *testing.T, _ []corpus.RuleSet) func(*testing.T, corpus.RuleS
 
 // libraryAnswers answers c with the process cmd starts, which writes one
 // output line for each line it is given: it is given each line `dlroute
-// resolve --json` would decide (a line over answer.MaxLineLen the command
+// resolve --json` would decide (a line over contract.MaxLineLen the command
 // refuses unread), and its answers are written as the command writes each
 // line's.
 func libraryAnswers(t *testing.T, cmd *exec.Cmd, c corpus.RuleSet) corpus.Answers {
 	t.Helper()
 	var stdin bytes.Buffer
 	for _, l := range c.Lines {
-		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) <= answer.MaxLineLen {
+		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) <= contract.MaxLineLen {
 			stdin.Write(line)
 			stdin.WriteByte('\n')
 		}
@@ -87,9 +87,9 @@ func libraryAnswers(t *testing.T, cmd *exec.Cmd, c corpus.RuleSet) corpus.Answer
 	status, next := 0, 0
 	for n, l := range c.Lines {
 		var reply []byte
-		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) > answer.MaxLineLen {
+		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) > contract.MaxLineLen {
 			status = 1
-			reply = answer.Line(n+1, nil, answer.TooLong())
+			reply = contract.Line(n+1, nil, contract.TooLong())
 		} else {
 			var decided []byte
 			err := fmt.Errorf("%s answered %d lines; asked for more", cmd, len(got))
@@ -100,7 +100,7 @@ func libraryAnswers(t *testing.T, cmd *exec.Cmd, c corpus.RuleSet) corpus.Answer
 			if err != nil {
 				status = 1
 			}
-			reply = answer.Line(n+1, decided, err)
+			reply = contract.Line(n+1, decided, err)
 		}
 		out.Write(reply)
 		out.WriteByte('\n')

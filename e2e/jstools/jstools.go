@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // Dir is the directory of package.json, found from this file's source path.

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // TestLint runs ESLint (_npm/eslint.config.mjs: the

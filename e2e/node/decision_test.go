@@ -11,10 +11,9 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/answer"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -73,9 +72,9 @@ func TestNodeDecides(t *testing.T) {
 		}
 		for _, line := range lines {
 			want, err := rs.ResolveJSON(ctx, []byte(line))
-			status := abi.StatusOK
+			status := contract.StatusOK
 			if err != nil {
-				want, status = abi.ErrorJSON(err), answer.Classify(err)
+				want, status = contract.ErrorJSON(err), contract.Classify(err)
 			}
 			cases = append(cases, nodeCase{rs.Ref(), line, status.String(), string(want)})
 		}

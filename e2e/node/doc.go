@@ -4,6 +4,6 @@
 // Node.js client (wasm/decision/decision.mjs). They are the e2e tier's
 // (RATIONALE.md: "Why is the e2e tier its own module?"): the core's `go
 // test ./...` needs no Node.js. Each test skips where node is not
-// installed, and fails under CI (internal/testenv), where .ci/run
+// installed, and fails under CI (internal/testkit/testenv), where .ci/run
 // installs it.
 package node

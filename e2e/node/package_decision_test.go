@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/answer"
-	"github.com/dlroute/dlroute/internal/corpus"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/corpus"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
 
@@ -24,7 +24,7 @@ import (
 // (wasmbuild.EnvDecision) for every test here that runs the Node.js
 // package, unless it is set: the package's default engine decides with
 // that module, so each node process these tests start must find it. It
-// builds the module from this checkout (internal/wasmbuild, cached) into
+// builds the module from this checkout (internal/build/wasmbuild, cached) into
 // a directory it removes at the end; under -short, or where node is not
 // installed, no test here runs the package, and nothing is built.
 func TestMain(m *testing.M) {
@@ -58,7 +58,7 @@ func withDecisionModule(run func() int) int {
 
 // TestPackageDecidesTheCorpus: the Node.js package's default engine, which
 // decides the embedded rules with the decision module and rules/plans.bin,
-// answers every version's corpus (internal/corpus) byte for byte as
+// answers every version's corpus (internal/testkit/corpus) byte for byte as
 // `dlroute resolve --json` does natively, with no compiler module: the
 // script (wasm/node/test/corpus.mjs) runs with $DLROUTE_WASM naming a
 // file that does not exist, so any call that reached for the compiler
@@ -116,7 +116,7 @@ func TestPackageDecidesTheCorpus(t *testing.T) {
 
 // nativeAnswers is what `dlroute resolve --json --ruleset REF` writes for
 // c's lines, made in this process as the command makes it: each line
-// without its "\r", one over answer.MaxLineLen refused unread.
+// without its "\r", one over contract.MaxLineLen refused unread.
 func nativeAnswers(t *testing.T, cat *engine.Catalog, c corpus.RuleSet) corpus.Answers {
 	t.Helper()
 	rs, err := cat.RuleSet(c.Ref)
@@ -127,14 +127,14 @@ func nativeAnswers(t *testing.T, cat *engine.Catalog, c corpus.RuleSet) corpus.A
 	for n, l := range c.Lines {
 		line := bytes.TrimSuffix(l.Data, []byte("\r"))
 		var out []byte
-		err := error(answer.TooLong())
-		if len(line) <= answer.MaxLineLen {
+		err := error(contract.TooLong())
+		if len(line) <= contract.MaxLineLen {
 			out, err = rs.ResolveJSON(context.Background(), line)
 		}
 		if err != nil {
 			a.Status = 1
 		}
-		a.Lines = append(a.Lines, answer.Line(n+1, out, err))
+		a.Lines = append(a.Lines, contract.Line(n+1, out, err))
 	}
 	return a
 }

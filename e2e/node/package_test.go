@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/abi"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // repoRoot is the repository's root, from this package's directory.
@@ -31,8 +31,8 @@ func nodeBinary(t testing.TB, what string) string {
 
 // TestNodePackage runs the Node.js package (wasm/node) against the module
 // built from this checkout: `node --test test/*.test.mjs` in its
-// directory, with $DLROUTE_WASM naming the module (internal/wasmbuild
-// builds it) and $DLROUTE_TEST_ARCHIVE naming Go's archive (abi.PackFS) of
+// directory, with $DLROUTE_WASM naming the module (internal/build/wasmbuild
+// builds it) and $DLROUTE_TEST_ARCHIVE naming Go's archive (contract.PackFS) of
 // the repository's rules directory, which the package's own packRules of
 // it must equal.
 func TestNodePackage(t *testing.T) {
@@ -45,7 +45,7 @@ func TestNodePackage(t *testing.T) {
 	}
 	// A file of the test's own, which no other build's cache pruning removes.
 	modulePath := filepath.Join(dir, "dlroute.wasm")
-	archive, err := abi.PackFS(os.DirFS(filepath.Join(repoRoot, "rules")))
+	archive, err := contract.PackFS(os.DirFS(filepath.Join(repoRoot, "rules")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/e2e/jstools"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // tscFlags are how the declarations are checked: strict, as the projects

@@ -27,8 +27,8 @@ import (
 
 	"github.com/dlroute/dlroute/e2e/jstools"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"
 )

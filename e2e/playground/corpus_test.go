@@ -9,15 +9,15 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/answer"
-	"github.com/dlroute/dlroute/internal/corpus"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/internal/testkit/corpus"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
-// TestCorpusInBrowser is the corpus (internal/corpus) on the browser
+// TestCorpusInBrowser is the corpus (internal/testkit/corpus) on the browser
 // host: the playground's page in headless Chromium decides each line
 // with window.dlroute.resolveJSON, and its answers, written as `dlroute
-// resolve --json` writes a line's answer (internal/answer), must be the
+// resolve --json` writes a line's answer (internal/contract), must be the
 // binary's native answers byte for byte, but for the browser's lines of
 // testdata/corpus/exceptions.txt. The page's API takes a JavaScript
 // string: a line that is not UTF-8 reaches it with U+FFFD in place of its
@@ -58,13 +58,13 @@ func native(t *testing.T, c corpus.RuleSet) corpus.Answers {
 }
 
 // pageAnswers asks the page for each of c's lines that `dlroute resolve
-// --json` would decide (a line over answer.MaxLineLen it refuses
+// --json` would decide (a line over contract.MaxLineLen it refuses
 // unread), and writes each answer as the command writes that line's.
 func pageAnswers(t *testing.T, p page, c corpus.RuleSet) corpus.Answers {
 	t.Helper()
 	var ask []string
 	for _, l := range c.Lines {
-		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) <= answer.MaxLineLen {
+		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) <= contract.MaxLineLen {
 			ask = append(ask, string(line))
 		}
 	}
@@ -78,21 +78,21 @@ func pageAnswers(t *testing.T, p page, c corpus.RuleSet) corpus.Answers {
 	status, next := 0, 0
 	for n, l := range c.Lines {
 		var reply []byte
-		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) > answer.MaxLineLen {
+		if line := bytes.TrimSuffix(l.Data, []byte("\r")); len(line) > contract.MaxLineLen {
 			status = 1
-			reply = answer.Line(n+1, nil, answer.TooLong())
+			reply = contract.Line(n+1, nil, contract.TooLong())
 		} else {
 			a := got[next]
 			next++
 			if a.Status == "ok" {
-				reply = answer.Line(n+1, []byte(a.Output), nil)
+				reply = contract.Line(n+1, []byte(a.Output), nil)
 			} else {
 				var e engine.Error
 				if json.Unmarshal([]byte(a.Output), &e) != nil || e.Code == "" {
 					t.Fatalf("%s %s: the page answered %s: %s", c.Ref, l.Origin, a.Status, a.Output)
 				}
 				status = 1
-				reply = answer.Line(n+1, nil, &e)
+				reply = contract.Line(n+1, nil, &e)
 			}
 		}
 		out.Write(reply)

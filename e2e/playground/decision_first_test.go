@@ -11,8 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/plan"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"

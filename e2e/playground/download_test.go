@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/internal/rulesource"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // runDlroute runs the dlroute binary of this checkout with args and no

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dlroute/dlroute/internal/ruletest"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // `dlroute playground --rules DIR` follows DIR (cmd/dlroute's

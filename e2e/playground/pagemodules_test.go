@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // pageDir is the page's directory, where its modules' tests run.

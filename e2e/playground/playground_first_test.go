@@ -26,7 +26,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/interop"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
 

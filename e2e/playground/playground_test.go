@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/interop"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/rules"
 )
 

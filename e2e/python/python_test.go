@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dlroute/dlroute/internal/ctest"
-	"github.com/dlroute/dlroute/internal/testenv"
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
+	"github.com/dlroute/dlroute/internal/testkit/ctest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // repoRoot is the repository's root, from this package's directory: the

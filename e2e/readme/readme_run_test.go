@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dlroute/dlroute/internal/readme"
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/readme"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 // repoRoot is the repository's root, from this package's directory.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/wasmbuild"
+	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasmhost"
 )

@@ -31,7 +31,7 @@
 // # Place
 //
 // The package is internal: its users are in this module (the command
-// line, and the playground's module through internal/guest), and its
+// line, and the playground's module through wasm/internal/guest), and its
 // shape follows the rule sets' inputs, which change with them. The public
 // API stays engine's.
 package interop

@@ -3,7 +3,7 @@ package interop
 import (
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/testenv"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/rootfs"
+	"github.com/dlroute/dlroute/internal/fsutil/rootfs"
 	"github.com/dlroute/dlroute/rules"
 )
 

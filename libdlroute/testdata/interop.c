@@ -4,7 +4,7 @@
 // name, a space and the output, then a newline. The output is sized
 // first by a call with no buffer (out NULL, out_cap 0), as a caller
 // that does not know its size does. Run by libdlroute/interop_test.go,
-// which wants the bytes the Go side (internal/capi) answers.
+// which wants the bytes the Go side (libdlroute/internal/capi) answers.
 
 #include <stdio.h>
 #include <stdlib.h>

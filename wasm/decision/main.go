@@ -27,10 +27,10 @@ func main() {}
 const abiVersion = 2
 
 // maxLineLen is the longest input line decided, the other hosts'
-// (internal/answer.MaxLineLen), with their message.
+// (internal/contract.MaxLineLen), with their message.
 const maxLineLen = 4 << 20
 
-// The statuses, the compiler module's numbers (internal/abi.Status).
+// The statuses, the compiler module's numbers (internal/contract.Status).
 const (
 	statusOK         = 0
 	statusInputError = 1

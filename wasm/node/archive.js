@@ -1,7 +1,7 @@
 // The rules archive (wasm/ABI.md, "The rules archive"): how a JavaScript
 // host hands rules to the module. The Node.js package packs a directory
 // with it (rulesdir.mjs) and the browser playground the files being
-// edited; Go's is internal/abi.PackFS.
+// edited; Go's is internal/contract.PackFS.
 
 const encoder = new TextEncoder();
 

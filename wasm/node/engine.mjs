@@ -635,7 +635,7 @@ export class RuleSet {
   /**
    * #askHost decides again an input that left platform_version out, with
    * the host's answer for its device filled in, as the compiler module
-   * does (internal/guest: decodeAsking): only after the input was refused
+   * does (wasm/internal/guest: decodeAsking): only after the input was refused
    * with missing_field, for a JSON object without the field; the device
    * is its local_hardware_id when that is a number, else 0. No answer
    * leaves the refusal r as it is; a host that fails is a HostError.

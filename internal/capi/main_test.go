@@ -1,9 +1,0 @@
-package capi
-
-import (
-	"testing"
-
-	"github.com/dlroute/dlroute/internal/testenv"
-)
-
-func TestMain(m *testing.M) { testenv.Main(m) }
