@@ -11,7 +11,7 @@ import (
 // the value), and its json_syntax messages quote encoding/json's. This
 // reader gives the same values and the same messages without
 // encoding/json, which with the reflection and fmt it brings was most of
-// the decision module (RATIONALE.md, "Why a hand-written JSON reader?").
+// the decision module (plan/RATIONALE.md, "Why a hand-written JSON reader?").
 // It follows encoding/json's scanner state by state; FuzzReadObject
 // checks it against encoding/json itself.
 
