@@ -1,5 +1,5 @@
 // Package e2e is the root of the e2e tier, a Go module of its own
-// (RATIONALE.md: "Why is the e2e tier its own module?"): the tests that
+// (e2e/RATIONALE.md: "Why is the e2e tier its own module?"): the tests that
 // need what the core's `go test ./...` does not, Chromium, Node.js, the
 // Python stacks, curl. Its packages run the dlroute of this checkout:
 // e2e/playground (the page in headless Chromium, its modules in

@@ -24,8 +24,8 @@ import (
 // budget is 1.8 times that, no more, because a load at the budget must
 // fit in the module's instance, wasmhost.DefaultMemoryLimitPages (128
 // MiB), where the shipped rules alone take 69 MiB. Natively a node keeps
-// about 400 bytes. RATIONALE.md, "Why a budget of expression nodes per
-// load, and why this one?", has the figures.
+// about 400 bytes (BENCHMARKS.md, "The budgets' sizes"; engine/RATIONALE.md,
+// "Why a budget of expression nodes per load, and why this one?").
 const MaxLoadNodes = 64_000
 
 // MaxDecisionCost bounds the CEL cost of one decision, as cel-go
@@ -36,8 +36,8 @@ const MaxLoadNodes = 64_000
 // budget took 21 ms of CPU natively on the 2-core machine (nested loops,
 // the costliest shape per unit measured; BenchmarkDecisionAtBudget); the
 // costliest shipped version, torch@v3, is bounded at 908,455.
-// RATIONALE.md, "Why a cost budget per decision, checked at load?", has
-// the figures. A caller that raises Options.CostLimit above
+// BENCHMARKS.md, "The budgets' sizes", has the figures; engine/RATIONALE.md,
+// "Why a cost budget per decision, checked at load?", the reason. A caller that raises Options.CostLimit above
 // DefaultCostLimit raises this budget in proportion (decisionBudget).
 const MaxDecisionCost = 1_500_000
 

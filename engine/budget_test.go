@@ -234,7 +234,8 @@ func TestDecisionPastItsCostBudgetIsRefused(t *testing.T) {
 	}
 }
 
-// The shipped rules fit both budgets with the margins RATIONALE.md states.
+// The shipped rules fit both budgets with the margins BENCHMARKS.md, "The
+// budgets' sizes", states.
 func TestShippedRulesFitTheBudgets(t *testing.T) {
 	c, err := engine.Load(rules.FS, engine.Options{TrustParsed: true})
 	if err != nil {

@@ -146,10 +146,10 @@ func (b *builder) declare(f *sourceFile, key *yaml.Node, what string) bool {
 func (b *builder) ruleFile(f *sourceFile, root *yaml.Node, fields []field) {
 	opts := []cel.EnvOption{
 		// Versions pinned so that a cel-go upgrade adds no function to a
-		// rule set behind its back; see RATIONALE.md.
+		// rule set behind its back; see engine/RATIONALE.md.
 		// Version 5 adds no function to 4: it costs what the strings
 		// functions read and build, and caps format's precision at 100
-		// (see stringGrowth and RATIONALE.md).
+		// (see stringGrowth and engine/RATIONALE.md).
 		ext.Strings(ext.StringsVersion(5)),
 		cel.OptionalTypes(cel.OptionalTypesVersion(2)),
 	}

@@ -66,7 +66,7 @@ func (s *sizeBounds) EstimateCallCost(function, overloadID string, target *cost.
 // comprehension (all, exists, map, filter) checks its context while it
 // runs: every interruptEvery steps of a comprehension, it stops with
 // CodeCanceled once the context is done. One below it runs in
-// milliseconds (RATIONALE.md, "Why does a deadline stop an expression only
+// milliseconds (engine/RATIONALE.md, "Why does a deadline stop an expression only
 // where it loops?"). One without a comprehension runs each of its calls
 // once, each bounded at load ("Why does matches cost its compiled program
 // ...?"); both are checked only before they start.

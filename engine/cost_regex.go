@@ -68,7 +68,7 @@ const MaxRegexInsts = 10 * DefaultCostLimit
 // microsecond an instruction (more under load, and about nine times that
 // in the WebAssembly module), so this bounds what a load spends on
 // patterns to a fraction of a second natively, whatever the rule files'
-// size (RATIONALE.md, "Why does matches cost its compiled program ...?").
+// size (engine/RATIONALE.md, "Why does matches cost its compiled program ...?").
 // An input's matches may compile to 244 instructions at most.
 const MaxLoadRegexInsts = 250_000
 

@@ -24,7 +24,7 @@ import (
 // ParsedFile at its root, the parsed form of its expressions, which Load
 // takes instead of parsing the text again when all three match. In the
 // WebAssembly module, where cel-go's parser starts cold in every
-// instance, parsing was half the time to compile a version (RATIONALE.md,
+// instance, parsing was half the time to compile a version (wasm/RATIONALE.md,
 // "Why do the embedded rules arrive parsed?"). An expression the file
 // does not hold, or holds for other macros or another cel-go, is parsed
 // from its text as before; the file WriteParsed makes never changes what

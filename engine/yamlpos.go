@@ -16,7 +16,7 @@ import (
 // column. So the line is found by parsing: the first line whose text,
 // added to the lines before it, no longer parses, is where the mistake
 // is. The column is then found on that line by what the message says
-// went wrong (RATIONALE.md, "Why are YAML syntax errors located by
+// went wrong (engine/RATIONALE.md, "Why are YAML syntax errors located by
 // parsing prefixes of the file?").
 
 // yamlLine finds the line in a go-yaml error. The library reports syntax

@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/dlroute/dlroute/engine"
@@ -134,7 +139,9 @@ func TestTimeoutKeepsRulesInForce(t *testing.T) {
 // TestNewerChangeCancelsCheck: while a check that would never end runs,
 // Status says so, for which revision and since when; a fix written then
 // cancels it and is in force without waiting for its budget, here an
-// hour.
+// hour. Each change is one file swapped in one step (swapFile), so that
+// every check sees either the rules before it or after it, however slow
+// the machine.
 func TestNewerChangeCancelsCheck(t *testing.T) {
 	dir := t.TempDir()
 	good := ruletest.Rules()
@@ -142,7 +149,7 @@ func TestNewerChangeCancelsCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := make(chan string, 10)
-	hang := ruletest.WithMarker(good, "nvhang")
+	hang := withMarkerRow(good, "nvhang")
 	hangRevision := revisionOf(t, archive(t, hang))
 	// Prepare blocks for the revision with the nvhang marker, until its
 	// check is canceled; every other passes.
@@ -171,7 +178,7 @@ func TestNewerChangeCancelsCheck(t *testing.T) {
 	}()
 	waitFor(t, events, "Watch's first check", func(e live.Event) bool { return e.Outcome == live.Unchanged })
 
-	ruletest.WriteDir(dir, hang)
+	swapFile(t, dir, markedFile, hang[markedFile].Data)
 	select {
 	case rev := <-started:
 		if rev != hangRevision {
@@ -185,8 +192,8 @@ func TestNewerChangeCancelsCheck(t *testing.T) {
 		t.Fatalf("status while the check runs: checking %+v; want revision %s from %s, since and deadline set", c, hangRevision, dir)
 	}
 
-	fix := ruletest.WithMarker(good, "nvfix")
-	ruletest.WriteDir(dir, fix)
+	fix := withMarkerRow(good, "nvfix")
+	swapFile(t, dir, markedFile, fix[markedFile].Data)
 	waitFor(t, events, "the hung check canceled", func(e live.Event) bool {
 		return e.Outcome == live.Canceled && e.Refusal.Revision == hangRevision && e.Refusal.Code == live.CodeCanceled
 	})
@@ -194,6 +201,37 @@ func TestNewerChangeCancelsCheck(t *testing.T) {
 	st = r.Status()
 	if r.Current() != s || st.Checking != nil || st.Refusals != 0 || st.LastCheck.Outcome != live.Activated {
 		t.Errorf("after the fix: in force is the fix %v, status %+v; want the fix, no check under way, no refusal", r.Current() == s, st)
+	}
+}
+
+// markedFile is the file that ruletest.WithMarker adds its marker's row
+// to.
+const markedFile = "jax/v3/rules.yaml"
+
+// withMarkerRow is fsys with marker's row in markedFile, as
+// ruletest.WithMarker adds it, but not its test case: a change of one
+// file, which swapFile makes in one step.
+func withMarkerRow(fsys fstest.MapFS, marker string) fstest.MapFS {
+	out := maps.Clone(fsys)
+	out[markedFile] = ruletest.WithMarker(fsys, marker)[markedFile]
+	return out
+}
+
+// swapFile replaces the file name (slash-separated) of the watched folder
+// dir in one step, which the watcher sees as one event: the bytes are
+// written outside dir, then renamed over the file. A change written in
+// place file by file (ruletest.WriteDir) is seen as it goes: a check
+// that starts between two files, on a busy machine, sees half the change
+// (a case without its rule: refused), and a late event starts a check
+// more after the last.
+func swapFile(t *testing.T, dir, name string, data []byte) {
+	t.Helper()
+	staged := filepath.Join(t.TempDir(), path.Base(name))
+	if err := os.WriteFile(staged, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(staged, filepath.Join(dir, filepath.FromSlash(name))); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -64,7 +64,7 @@ type Gate struct {
 // module (serve --engine wasm's Prepare before it decided with plans:
 // 20 s on a busy 2-core machine; with the decision module 2.2-2.8 s,
 // natively 0.8-1.1 s, 4.7 s under the race detector), so that no honest
-// rule set comes near it (RATIONALE.md, "Why does a check have a budget of two
+// rule set comes near it (live/RATIONALE.md, "Why does a check have a budget of two
 // minutes?"). It bounds the time a host spends on a candidate that
 // nothing replaces; a fix written meanwhile does not wait for it, since
 // Watch cancels a check for a newer change.

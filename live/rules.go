@@ -276,7 +276,7 @@ func (r *Rules) offer(ctx context.Context, c *Candidate, start time.Time, kept b
 // verdictOfContent reports whether a refusal would come again for the
 // same bytes, and at the same cost: rules that do not compile or pass
 // their tests, or whose check ran out of time. A candidate refused so
-// is not checked again until its bytes change (RATIONALE.md, "Why is a
+// is not checked again until its bytes change (live/RATIONALE.md, "Why is a
 // candidate refused for time not checked again?").
 func verdictOfContent(ref *Refusal) bool {
 	return ref.Code == CodeCheckTimeout || ref.Code != CodeCanceled && (ref.Stage == StageCompile || ref.Stage == StageTest)

@@ -24,7 +24,7 @@ func TestImportsNoCompiler(t *testing.T) {
 		}
 		switch p {
 		case "encoding/json", "fmt", "reflect", "strings", "encoding/binary", "unicode":
-			t.Errorf("package plan imports %s (see RATIONALE.md, \"Why a hand-written JSON reader?\")", p)
+			t.Errorf("package plan imports %s (see plan/RATIONALE.md, \"Why a hand-written JSON reader?\")", p)
 		}
 	}
 	cmd := exec.Command("go", "build", "-o", "/dev/null", ".")

@@ -49,15 +49,20 @@ func (p *Plan) Decide(line []byte) ([]byte, error) {
 // whose allocations are its costliest steps). On an error it returns
 // dst unchanged.
 func (p *Plan) AppendDecide(dst, line []byte) ([]byte, error) {
-	in, err := p.decodeInput(line)
+	s := takeScratch()
+	in, err := p.decodeInput(line, s.fields[:0])
 	if err != nil {
+		s.giveBack()
 		return dst, err
 	}
-	d, err := p.newFrame(in, nil, p.StepLimit, nil).decide()
+	d, err := p.initFrame(&s.frame, in, nil, p.StepLimit, nil).decide()
 	if err != nil {
+		s.giveBack()
 		return dst, err
 	}
-	return d.AppendJSON(dst), nil
+	dst = d.AppendJSON(dst)
+	s.giveBack()
+	return dst, nil
 }
 
 // frame is one evaluation: the slots of inputs, values and comprehension
@@ -80,10 +85,15 @@ type frame struct {
 // are left to be computed when read. It counts its steps in *steps, or
 // in its own count where steps is nil.
 func (p *Plan) newFrame(in object, steps *uint64, limit uint64, trace *tracer) *frame {
+	return p.initFrame(new(frame), in, steps, limit, trace)
+}
+
+// initFrame is newFrame in f, a zero frame.
+func (p *Plan) initFrame(f *frame, in object, steps *uint64, limit uint64, trace *tracer) *frame {
 	// One allocation for the frame, the slots and the values' marks
 	// where they fit in it: each is one of a decision's costliest steps
 	// in WebAssembly.
-	f := &frame{p: p, in: in, steps: steps, limit: limit, trace: trace}
+	*f = frame{p: p, in: in, steps: steps, limit: limit, trace: trace}
 	n := len(p.Inputs) + len(p.Values) + p.Locals
 	room := f.room[:]
 	if n+len(p.Values) > len(room) {

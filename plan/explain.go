@@ -33,7 +33,7 @@ func (p *Plan) ExplainJSON(line []byte) ([]byte, error) {
 // AppendExplain is ExplainJSON appending the explanation's JSON to dst.
 // On an error it returns dst unchanged.
 func (p *Plan) AppendExplain(dst, line []byte) ([]byte, error) {
-	in, err := p.decodeInput(line)
+	in, err := p.decodeInput(line, nil)
 	if err != nil {
 		return dst, err
 	}

@@ -8,7 +8,7 @@ import (
 // sprintf formats the messages of this package as fmt.Sprintf would,
 // for the verbs they use: %s and %v of strings and errors, %d of
 // integers, %q of strings. It keeps fmt, and the reflection fmt brings,
-// out of the decision module (RATIONALE.md, "Why a second module?").
+// out of the decision module (wasm/decision/RATIONALE.md, "Why a second module?").
 func sprintf(format string, args ...any) string {
 	b := make([]byte, 0, len(format)+16*len(args))
 	for i := 0; i < len(format); i++ {

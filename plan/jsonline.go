@@ -11,7 +11,7 @@ import (
 // the value), and its json_syntax messages quote encoding/json's. This
 // reader gives the same values and the same messages without
 // encoding/json, which with the reflection and fmt it brings was most of
-// the decision module (RATIONALE.md, "Why a hand-written JSON reader?").
+// the decision module (plan/RATIONALE.md, "Why a hand-written JSON reader?").
 // It follows encoding/json's scanner state by state; FuzzReadObject
 // checks it against encoding/json itself.
 
@@ -26,8 +26,10 @@ const maxNesting = 10000
 // does: the value, nothing but white space after it, an object, no key
 // given twice.
 //
-// A key equal to the name of one of inputs is that name, not a copy.
-func readObject(data []byte, inputs []Input) (object, *Error) {
+// A key equal to the name of one of inputs is that name, not a copy. The
+// object's fields are appended to top, whose room serves when it is
+// enough.
+func readObject(data []byte, inputs []Input, top object) (object, *Error) {
 	end, msg := scanValue(data, 0)
 	if msg != "" {
 		return nil, &Error{Code: CodeJSON, Message: msg}
@@ -35,7 +37,7 @@ func readObject(data []byte, inputs []Input) (object, *Error) {
 	if at, extra := trailing(data, end); extra {
 		return nil, &Error{Code: CodeJSON, Message: "unexpected data after the JSON object (at byte " + strconv.Itoa(at) + ")"}
 	}
-	b := &builder{data: data, inputs: inputs}
+	b := &builder{data: data, inputs: inputs, top: top}
 	b.space()
 	if b.data[b.i] != '{' {
 		return nil, &Error{Code: CodeJSON, Message: "input is " + goTypeName(b.value()) + "; want a JSON object"}
@@ -438,6 +440,7 @@ type builder struct {
 	depth  int
 	dup    string // the top-level object's first key given twice, when twice
 	twice  bool
+	top    object // where the top-level object's fields go
 }
 
 func (b *builder) space() {
@@ -497,7 +500,12 @@ func (b *builder) value() any {
 func (b *builder) object() object {
 	b.i++
 	b.depth++
-	read := make(object, 0, 8) // an input's usual size, one allocation
+	var read object
+	if b.depth == 1 && b.top != nil {
+		read = b.top[:0]
+	} else {
+		read = make(object, 0, 8) // an input's usual size, one allocation
+	}
 	for b.space(); b.data[b.i] != '}'; b.space() {
 		k := b.key()
 		b.space()

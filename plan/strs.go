@@ -4,7 +4,7 @@ import "unicode/utf8"
 
 // The string functions of package strings that plans use, here so that
 // the decision module links neither strings nor the unicode tables its
-// import brings (about 25 KB; RATIONALE.md, "Why a hand-written JSON
+// import brings (about 25 KB; plan/RATIONALE.md, "Why a hand-written JSON
 // reader?"). Strings in plans are short (inputs at most MaxStringLen),
 // so indexOf is the plain search.
 

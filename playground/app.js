@@ -45,7 +45,7 @@ const question = new Question($("question"), { open: openStep });
 // tests and "what changed" a moment after it. A refresh starts in a
 // microtask, at the end of the task that changed something and before
 // the browser draws the change: the engine's worker decides while the
-// main thread lays out and paints the key (RATIONALE.md, "Why does a
+// main thread lays out and paints the key (playground/RATIONALE.md, "Why does a
 // key's decision start before the key is drawn?").
 let refreshPending = false;
 let refreshing = false; // a refresh waits on the engine's worker

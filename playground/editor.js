@@ -3,7 +3,7 @@
 // a decision tried, the one that decided. The textarea keeps what the
 // browser gives it for free (undo, selection, IME, accessibility, paste);
 // the backdrop is redrawn from the text, lines that scroll by are never
-// measured. RATIONALE.md says why this rather than an editor from npm.
+// measured. playground/RATIONALE.md says why this rather than an editor from npm.
 
 const INDENT = "  ";
 

@@ -28,7 +28,7 @@ const firstTimeout = 2 * time.Second
 // the engine the module wraps (the module's dlroute_explain_json is
 // RuleSet.Explain marshalled, and its dlroute_describe's inputs are
 // RuleSet.Inputs), so that the page can show it while the module
-// downloads, compiles and starts (RATIONALE.md, "Why does the server
+// downloads, compiles and starts (playground/RATIONALE.md, "Why does the server
 // decide the page's first case?"). The page decides it again once its
 // engine has started, and says so if the two differ.
 type firstDecision struct {

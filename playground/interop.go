@@ -94,7 +94,7 @@ type interopStep struct {
 // and the matrix is decided for every version of every producer, asked
 // or not. The shipped rules' matrix takes 0.6 s natively and 6 s under
 // the race detector on a busy 2-core machine: this is fifty times the one
-// and five times the other (RATIONALE.md, "Why is the playground's matrix
+// and five times the other (playground/RATIONALE.md, "Why is the playground's matrix
 // bounded in time?"). Past it, interop.json is a document with an error,
 // and the page shows no grid.
 const InteropTimeout = 30 * time.Second

@@ -13,7 +13,7 @@ import (
 // 2) and the plans of the rules served, from its first decision: 2 MB of
 // module, where the compiler module is 24 MB and starts in seconds. The
 // compiler module loads when the page needs what plans lack: rules the
-// person edited, and the trace and the tests (RATIONALE.md, "Why does the
+// person edited, and the trace and the tests (playground/RATIONALE.md, "Why does the
 // page decide with plans first?").
 
 // servedPlans is what the page decides with before the compiler module

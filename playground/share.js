@@ -1,7 +1,7 @@
 // The share link: the page's whole state (the rule set, the input, the
 // full text of every edited file, the open file) in the URL's fragment,
 // as #s=<base64url of deflate-raw of JSON>. The fragment never reaches a
-// server. RATIONALE.md says why full texts and why these limits.
+// server. playground/RATIONALE.md says why full texts and why these limits.
 
 export const STATE_VERSION = 1;
 

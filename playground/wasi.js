@@ -3,7 +3,7 @@
 // files, sockets, arguments or environment; it needs clocks, randomness,
 // somewhere to print a panic, and a way to wait. Every other import answers
 // EBADF (a file descriptor call) or ENOSYS, as a runtime without that
-// capability would. RATIONALE.md says why the page runs the wasip1 module
+// capability would. playground/RATIONALE.md says why the page runs the wasip1 module
 // rather than a GOOS=js build.
 
 const ESUCCESS = 0;

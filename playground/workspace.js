@@ -1,7 +1,7 @@
 // Workspace is the rules directory a person works on: the files as served,
 // their edits, and the module's handles for both. It loads as little as
 // it can: a version and what it imports, once as served and once per
-// edit (RATIONALE.md, "Why does the page load only the version being
+// edit (playground/RATIONALE.md, "Why does the page load only the version being
 // edited?").
 
 export const dirOf = (ref) => ref.replace("@", "/");

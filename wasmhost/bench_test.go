@@ -158,7 +158,7 @@ func BenchmarkWasmResolveParallel(b *testing.B) {
 }
 
 // BenchmarkTurnedDown measures what wazero's WithCloseOnContextDone,
-// which the runner uses, costs (RATIONALE.md): the runner as it is
+// which the runner uses, costs (wasmhost/RATIONALE.md): the runner as it is
 // against one whose guest cannot be stopped mid-call, on a call of a
 // trivial export, and a miss.
 func BenchmarkTurnedDown(b *testing.B) {

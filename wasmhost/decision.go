@@ -40,7 +40,7 @@ type DecisionConfig struct {
 // Unlike Module, it runs calls without wazero's WithCloseOnContextDone:
 // every decision of a plan counts its steps against the plan's
 // StepLimit and stops there with cost_limit, so no call runs unbounded,
-// and a call costs what its work costs (RATIONALE.md, "Why no deadline
+// and a call costs what its work costs (wasm/decision/RATIONALE.md, "Why no deadline
 // inside the decision module?"). A context is checked before each call.
 type DecisionModule struct {
 	rt       wazero.Runtime

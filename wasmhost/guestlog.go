@@ -43,7 +43,7 @@ func (g *guestStderr) String() string {
 // guestMemoryTarget is the guest Go runtime's soft memory limit
 // (GOMEMLIMIT) in an instance of limitPages: three quarters of it, so
 // that its collector works harder before memory runs out, not after,
-// and a load that fits in the live heap fits in the instance (RATIONALE.md,
+// and a load that fits in the live heap fits in the instance (engine/RATIONALE.md,
 // "Why a budget of expression nodes per load, and why this one?").
 func guestMemoryTarget(limitPages uint32) uint64 {
 	return uint64(limitPages) << 16 / 4 * 3

@@ -462,7 +462,7 @@ func (inst *instance) close() { inst.mod.Close(context.Background()) }
 // comes before CallTimeout's, else CallTimeout's. wazero stops the guest
 // there, and the host functions give up there. ctx is kept as it is when
 // its own deadline comes first, as a request's does: a timer per call
-// costs more than a decision the guest remembers (RATIONALE.md, "Why
+// costs more than a decision the guest remembers (wasmhost/RATIONALE.md, "Why
 // WithCloseOnContextDone, and what does it cost?").
 func (r *Runner) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
 	limit := time.Now().Add(r.cfg.CallTimeout)

@@ -16,7 +16,7 @@ import (
 
 // `dlroute playground --rules PATH` follows PATH: every change goes
 // through the gate serve uses (package live), and what passes becomes the
-// page's rules (RATIONALE.md, "Why does the playground follow --rules through
+// page's rules (playground/RATIONALE.md, "Why does the playground follow --rules through
 // package live?").
 
 // firstCheckWait is how long the playground waits for the first check of

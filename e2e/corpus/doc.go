@@ -4,7 +4,7 @@
 // C library, each compared with the native answers of `dlroute resolve
 // --json`, the binary of this checkout. The core's cmd/dlroute runs the
 // same corpus on wazero and the C library's example; e2e/playground runs
-// it in the browser. They are the e2e tier's (RATIONALE.md: "Why is the
+// it in the browser. They are the e2e tier's (e2e/RATIONALE.md: "Why is the
 // e2e tier its own module?"): each host skips where its runtime is not
 // installed, and fails under CI (internal/testkit/testenv).
 package corpus

@@ -13,7 +13,7 @@ import (
 // personsPace is the time between two keys of a fast typist: 100 ms is
 // 120 words a minute. A decision within 100 ms of its key keeps up with
 // it, so at this pace a key never waits behind the decision of the key
-// before (RATIONALE.md: "Why is a rules key measured at a person's
+// before (playground/RATIONALE.md: "Why is a rules key measured at a person's
 // pace?").
 const personsPace = 100 * time.Millisecond
 

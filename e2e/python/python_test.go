@@ -34,7 +34,7 @@ type pythonStack struct {
 	// python3-torch).
 	systemSite bool
 	// uv installs the requirements with uv (pinned, installed by pip
-	// first): the multi-GB torch install is faster (RATIONALE.md, "Why
+	// first): the multi-GB torch install is faster (e2e/RATIONALE.md, "Why
 	// does the Python 3.12 stack install with uv?").
 	uv bool
 	// system names the releases base itself provides, outside

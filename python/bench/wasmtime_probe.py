@@ -1,5 +1,5 @@
 """Probe: the dlroute WebAssembly module under wasmtime-py, against libdlroute via ctypes.
-The measurement behind RATIONALE.md's "Why does the Python package load a C
+The measurement behind python/RATIONALE.md's "Why does the Python package load a C
 library, not the WebAssembly module?" (figures in BENCHMARKS.md). Setup, in
 a scratch directory (it writes its caches beside the module):
 

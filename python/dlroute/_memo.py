@@ -11,7 +11,7 @@ __all__ = ["Memo", "MEMO_SIZE"]
 
 #: How many answers one memo holds. A process sees a handful of devices
 #: and arrays, so a hit is the common case; the bound keeps a stream of
-#: unique inputs from growing memory (RATIONALE.md, "Why are the Python
+#: unique inputs from growing memory (python/RATIONALE.md, "Why are the Python
 #: package's memos and retries bounded?").
 MEMO_SIZE = 4096
 

@@ -4,9 +4,9 @@
 // stale module is never served, a binary built anywhere runs from any
 // directory, and the README's commands need no separate build step. The C
 // library, which only the tests and the Python package's own build use, is
-// built from the checkout around the working directory. RATIONALE.md says
-// why the module is built rather than checked in, and why it travels as
-// source.
+// built from the checkout around the working directory.
+// internal/build/wasmbuild/RATIONALE.md says why the module is built rather than
+// checked in, and the root RATIONALE.md why it travels as source.
 package wasmbuild
 
 import (

@@ -35,7 +35,7 @@ func Short(t testing.TB, what string) {
 // running at a quarter of its default pace (GOGC=400) unless GOGC is set:
 // the tests load the rule sets dozens of times, and each load allocates
 // much that is garbage at once, so at the default the collector is a
-// large share of the quick loop's CPU (RATIONALE.md, "Why does `-short`
+// large share of the quick loop's CPU (internal/testkit/testenv/RATIONALE.md, "Why does `-short`
 // skip every host?"; BENCHMARKS.md, "The test command"). It changes no
 // result: what a test measures of memory is what was allocated, not what
 // is kept.

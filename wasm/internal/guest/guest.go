@@ -84,7 +84,8 @@ type handle struct {
 
 	// The answers given, by the bytes asked: a repeated input is answered
 	// without decoding it, checking it or building the engine's memo key,
-	// which were most of a remembered call (RATIONALE.md). binary is
+	// which were most of a remembered call (BENCHMARKS.md, "The WebAssembly
+	// module through wazero"). binary is
 	// dlroute_resolve's (binary input to binary decision), lines
 	// dlroute_resolve_json's (JSON line to decision JSON, the answerer
 	// every host answers with). Only decisions are remembered, and only of

@@ -71,7 +71,7 @@ const (
 	// 4 MiB body and a 16 MiB answer) or thousands of ordinary ones at
 	// once, while the heap they make stays a few hundred MB: decoding
 	// takes up to three times a body's bytes, and the collector lets the
-	// heap grow to twice what is live (RATIONALE.md has the figures).
+	// heap grow to twice what is live (BENCHMARKS.md, "`serve` under issue 35's attacks").
 	DefaultMaxInFlight = 32 << 20
 )
 

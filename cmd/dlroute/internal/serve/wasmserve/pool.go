@@ -19,7 +19,7 @@ import (
 // idle instances in all the least recently used is closed. So a version
 // nobody asks for costs no instance (about 6 MB each), a busy one has as
 // many as it decides at once, and the pool never holds more than keep
-// idle plus one per slot (RATIONALE.md, "Why does serve --engine wasm
+// idle plus one per slot (cmd/dlroute/internal/serve/wasmserve/RATIONALE.md, "Why does serve --engine wasm
 // keep few instances, and start the others on demand?"). It is safe for
 // concurrent use.
 type pool struct {
