@@ -95,7 +95,7 @@ func figures(paragraph string) []string {
 	return found
 }
 
-func TestFiguresFindsMeasurementsOnly(t *testing.T) {
+func TestRationaleFigureFindsMeasurementsOnly(t *testing.T) {
 	for _, c := range []struct {
 		text string
 		want string
