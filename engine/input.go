@@ -104,7 +104,7 @@ func duplicateKey(data []byte) (string, bool) {
 // decoded without error: one more than the commas outside strings at its
 // top level, or none. It is how DecodeInput sees that no key is given
 // twice without decoding the line a second time, which took a quarter of
-// a decision in the WebAssembly module (engine/RATIONALE.md); duplicateKey, which
+// a decision in the WebAssembly module; duplicateKey, which
 // does decode it, runs only when the counts differ.
 func members(data []byte) int {
 	n, depth, first := 0, 0, false
