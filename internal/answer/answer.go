@@ -154,34 +154,34 @@ func Explain(ctx context.Context, rs *engine.RuleSet, line []byte) ([]byte, Stat
 	return Of(rs.ExplainJSON(ctx, line))
 }
 
-// Step decides line of an exchange rule set with rs and says what
-// carrying the decision out takes (exchange.StepOf): a copy a host cannot
-// make is StepOf's no_copier error.
-func Step(ctx context.Context, rs *engine.RuleSet, line []byte) (engine.Decision, exchange.Step, error) {
-	if len(line) > MaxLineLen {
-		return engine.Decision{}, exchange.StepRaise, TooLong()
-	}
-	in, err := rs.DecodeInput(line)
-	if err != nil {
-		return engine.Decision{}, exchange.StepRaise, err
-	}
-	d, err := rs.Resolve(ctx, in)
-	if err != nil {
-		return d, exchange.StepRaise, err
-	}
-	step, err := exchange.StepOf(d)
-	return d, step, err
-}
-
 // Exchange is Answer for an exchange rule set, with the step carrying
-// the decision out takes: the decision's JSON, or the error line (an
-// eval_error, code no_copier, for a copy a host cannot make).
+// the decision out takes (exchange.StepOf): the decision's JSON, or the
+// error line of an input or evaluation error. A decision no host carries
+// out (a copy onto a device) was decided all the same, so it is neither:
+// it is abi.StatusHostError with StepOf's no_copier error object, as the
+// WebAssembly module answers it.
 func Exchange(ctx context.Context, rs *engine.RuleSet, line []byte) ([]byte, exchange.Step, Status) {
-	d, step, err := Step(ctx, rs, line)
+	d, err := decideExchange(ctx, rs, line)
 	if err != nil {
 		out, status := Of(nil, err)
 		return out, exchange.StepRaise, status
 	}
+	step, err := exchange.StepOf(d)
+	if err != nil {
+		return abi.ErrorJSON(err), exchange.StepRaise, abi.StatusHostError
+	}
 	out, _ := d.MarshalJSON()
 	return out, step, abi.StatusOK
+}
+
+// decideExchange decides line with rs, refusing a line over MaxLineLen.
+func decideExchange(ctx context.Context, rs *engine.RuleSet, line []byte) (engine.Decision, error) {
+	if len(line) > MaxLineLen {
+		return engine.Decision{}, TooLong()
+	}
+	in, err := rs.DecodeInput(line)
+	if err != nil {
+		return engine.Decision{}, err
+	}
+	return rs.Resolve(ctx, in)
 }

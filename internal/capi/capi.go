@@ -45,6 +45,7 @@ const (
 	StatusBadHandle   = abi.StatusBadHandle
 	StatusBadArgument = abi.StatusBadArgument
 	StatusTooSmall    = abi.StatusTooSmall
+	StatusHostError   = abi.StatusHostError
 	// StatusForked is a call from a child of the process that loaded the
 	// library: a Go runtime does not survive fork. libdlroute's C side
 	// returns it; Go never runs in the child.

@@ -14,6 +14,7 @@ import (
 	"github.com/dlroute/dlroute/internal/abi"
 	"github.com/dlroute/dlroute/internal/answer"
 	"github.com/dlroute/dlroute/internal/exchange"
+	"github.com/dlroute/dlroute/internal/guest"
 	"github.com/dlroute/dlroute/internal/ruletest"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -151,7 +152,7 @@ func TestExchangeJSON(t *testing.T) {
 		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`, exchange.StepCopyToHost, StatusOK},
 		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`, exchange.StepInPlace, StatusOK},
 		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"copy":false}`, exchange.StepRaise, StatusOK},
-		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, exchange.StepRaise, StatusEvalError},
+		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, exchange.StepRaise, StatusHostError},
 	} {
 		out, step, st := ExchangeJSON(context.Background(), rh, []byte(c.line))
 		if step != c.step || st != c.status {
@@ -288,5 +289,37 @@ func TestRuleSetsList(t *testing.T) {
 	}
 	if _, st := RuleSets(h + 1000); st != StatusBadHandle {
 		t.Errorf("RuleSets of a made-up handle: %s, want bad_handle", st)
+	}
+}
+
+// TestNoCopierAsTheModuleSays: a copy onto a device, which the rules
+// decide and no host makes, is the same answer from the C library and the
+// WebAssembly module's guest: host_error, with the same no_copier error
+// object. It is not an eval_error, since the rules did decide.
+func TestNoCopierAsTheModuleSays(t *testing.T) {
+	line := []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`)
+	h := openRulesT(t, "")
+	cOut, _, cStatus := ExchangeJSON(context.Background(), takeRuleSet(t, h, "exchange"), line)
+
+	archive, err := abi.PackFS(rules.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guest.New(guest.Host{CopyToHost: func(uint32) (uint32, uint32) { return 0, abi.HostOK }})
+	if out, status := g.LoadLazy(archive); status != abi.StatusOK {
+		t.Fatalf("LoadLazy: %s %s", status, out)
+	}
+	gh, out, status := g.RuleSet("exchange")
+	if status != abi.StatusOK {
+		t.Fatalf("RuleSet: %s %s", status, out)
+	}
+	buf := make([]byte, 4096)
+	n, gStatus := g.Exchange(context.Background(), gh, 7, line, buf)
+
+	if cStatus != StatusHostError || gStatus != abi.StatusHostError {
+		t.Errorf("a copy onto a device: the C library says %s, the module %s; want host_error from both", cStatus, gStatus)
+	}
+	if !bytes.Equal(cOut, buf[:n]) || !bytes.HasPrefix(cOut, []byte(`{"code":"no_copier",`)) {
+		t.Errorf("a copy onto a device:\nC library %s\nmodule    %s\nwant the same no_copier error object", cOut, buf[:n])
 	}
 }

@@ -132,7 +132,7 @@ func defines(b *strings.Builder, names []string, values []int, docs []string) {
 
 func header() string {
 	var b strings.Builder
-	b.WriteString("/* Statuses. Their numbers are the WebAssembly module's (wasm/ABI.md); 8\n * and 9 are the module's alone. */\n")
+	b.WriteString("/* Statuses. Their numbers are the WebAssembly module's (wasm/ABI.md); 8\n * is the module's alone. */\n")
 	var names, docs []string
 	var values []int
 	for _, s := range abi.Statuses() {
