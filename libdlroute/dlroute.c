@@ -85,6 +85,7 @@ const char *dlroute_status_name(int status) {
     case DLROUTE_BAD_HANDLE: return "bad_handle";
     case DLROUTE_BAD_ARGUMENT: return "bad_argument";
     case DLROUTE_TOO_SMALL: return "too_small";
+    case DLROUTE_HOST_ERROR: return "host_error";
     case DLROUTE_FORKED: return "forked";
     case DLROUTE_INTERNAL: return "internal";
     case DLROUTE_TOO_MANY_OPEN: return "too_many_open";

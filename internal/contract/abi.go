@@ -36,7 +36,7 @@ const (
 	StatusBadArgument Status = 6  // a pointer or length outside memory, a NULL out-parameter, or a malformed binary input
 	StatusTooSmall    Status = 7  // the output buffer is too small; the length it must be is returned
 	StatusNotLoaded   Status = 8  // the module only: dlroute_load has not succeeded yet
-	StatusHostError   Status = 9  // the module only: a host function failed; output: an error object
+	StatusHostError   Status = 9  // the host could not carry out what the rules decided: a host function failed, or no copier makes the copy; output: an error object
 	StatusForked      Status = 10 // the C library only: called in a child of the process that loaded the library
 	StatusInternal    Status = 11 // the C library only: a fault inside the library (a bug), reported instead of crashing the caller
 	StatusTooManyOpen Status = 12 // the C library only: DLROUTE_MAX_OPEN rules are open; close some first
@@ -65,7 +65,7 @@ var statuses = [...]StatusInfo{
 	{StatusBadArgument, "bad_argument", "a NULL pointer with a length, a NULL out-parameter, a malformed binary input", true, true},
 	{StatusTooSmall, "too_small", "out is too small; the length needed is returned", true, true},
 	{StatusNotLoaded, "not_loaded", "dlroute_load has not succeeded yet", true, false},
-	{StatusHostError, "host_error", "a host function failed", true, false},
+	{StatusHostError, "host_error", "the host could not carry out the decision (no_copier, copy_failed)", true, true},
 	{StatusForked, "forked", "called in a child of the process that loaded the library", false, true},
 	{StatusInternal, "internal", "a fault inside the library (a bug): reported, not crashed on", false, true},
 	{StatusTooManyOpen, "too_many_open", "DLROUTE_MAX_OPEN rules are open (open): close some first", false, true},

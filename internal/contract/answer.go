@@ -149,34 +149,34 @@ func Explain(ctx context.Context, rs *engine.RuleSet, line []byte) ([]byte, Stat
 	return AnswerOf(rs.ExplainJSON(ctx, line))
 }
 
-// Step decides line of an exchange rule set with rs and says what
-// carrying the decision out takes (StepOf): a copy a host cannot
-// make is StepOf's no_copier error.
-func DecideStep(ctx context.Context, rs *engine.RuleSet, line []byte) (engine.Decision, Step, error) {
-	if len(line) > MaxLineLen {
-		return engine.Decision{}, StepRaise, TooLong()
-	}
-	in, err := rs.DecodeInput(line)
-	if err != nil {
-		return engine.Decision{}, StepRaise, err
-	}
-	d, err := rs.Resolve(ctx, in)
-	if err != nil {
-		return d, StepRaise, err
-	}
-	step, err := StepOf(d)
-	return d, step, err
-}
-
 // Exchange is Answer for an exchange rule set, with the step carrying
-// the decision out takes: the decision's JSON, or the error line (an
-// eval_error, code no_copier, for a copy a host cannot make).
+// the decision out takes (StepOf): the decision's JSON, or the
+// error line of an input or evaluation error. A decision no host carries
+// out (a copy onto a device) was decided all the same, so it is neither:
+// it is StatusHostError with StepOf's no_copier error object, as the
+// WebAssembly module answers it.
 func Exchange(ctx context.Context, rs *engine.RuleSet, line []byte) ([]byte, Step, Status) {
-	d, step, err := DecideStep(ctx, rs, line)
+	d, err := decideExchange(ctx, rs, line)
 	if err != nil {
 		out, status := AnswerOf(nil, err)
 		return out, StepRaise, status
 	}
+	step, err := StepOf(d)
+	if err != nil {
+		return ErrorJSON(err), StepRaise, StatusHostError
+	}
 	out, _ := d.MarshalJSON()
 	return out, step, StatusOK
+}
+
+// decideExchange decides line with rs, refusing a line over MaxLineLen.
+func decideExchange(ctx context.Context, rs *engine.RuleSet, line []byte) (engine.Decision, error) {
+	if len(line) > MaxLineLen {
+		return engine.Decision{}, TooLong()
+	}
+	in, err := rs.DecodeInput(line)
+	if err != nil {
+		return engine.Decision{}, err
+	}
+	return rs.Resolve(ctx, in)
 }

@@ -104,7 +104,9 @@ func TestMemo(t *testing.T) {
 }
 
 // TestExchange: the step of each kind of exchange decision, and a copy
-// onto a device, which no host makes, as an eval_error no_copier line.
+// onto a device, which no host makes, as host_error with a no_copier
+// error object, as the WebAssembly module answers it: the rules decided,
+// so it is not an eval_error.
 func TestExchange(t *testing.T) {
 	rs := ruleSet(t, "exchange")
 	for _, c := range []struct {
@@ -116,7 +118,7 @@ func TestExchange(t *testing.T) {
 		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`, StepCopyToHost, StatusOK, `{"device_type":"kDLCPU"`},
 		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`, StepInPlace, StatusOK, `{"device_type":"kDLCUDA"`},
 		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"copy":false}`, StepRaise, StatusOK, `{"error":`},
-		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, StepRaise, StatusEvalError, `{"eval_error":{"line":1,"code":"no_copier"`},
+		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, StepRaise, StatusHostError, `{"code":"no_copier","message":"rule `},
 		{`{"platform":"gpu"}`, StepRaise, StatusInputError, `{"input_error":{"line":1,"code":"missing_field"`},
 	} {
 		out, step, status := Exchange(context.Background(), rs, []byte(c.line))

@@ -32,8 +32,8 @@ copy.
 from ._engine import Engine, Exchange, RuleSet, library_version, load
 from ._types import CapsuleKind, DecidedException, Decision, DeviceTypeName, ProcessFacts, RuleSetInfo, Step
 from ._version import __version__
-from .errors import (DecidedError, DlrouteError, EvaluationError, ForkedError, InputError, LibraryError, LoadError,
-                     NoRuleSetError, UncheckedReleaseWarning)
+from .errors import (DecidedError, DlrouteError, EvaluationError, ForkedError, HostError, InputError, LibraryError,
+                     LoadError, NoRuleSetError, UncheckedReleaseWarning)
 from .errors import renamed as _renamed
 from .interop import Cell, Outcome, ask
 from .routing import Routed, decide, dlpack_device, from_dlpack
@@ -61,6 +61,7 @@ __all__ = [
     "DlrouteError",
     "InputError",
     "EvaluationError",
+    "HostError",
     "LoadError",
     "NoRuleSetError",
     "LibraryError",

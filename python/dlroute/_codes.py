@@ -12,6 +12,7 @@ NO_RULESET = 4  # no rule set of that name or version
 BAD_HANDLE = 5  # a handle that was not given, or was closed
 BAD_ARGUMENT = 6  # a NULL pointer with a length, a NULL out-parameter, a malformed binary input
 TOO_SMALL = 7  # out is too small; the length needed is returned
+HOST_ERROR = 9  # the host could not carry out the decision (no_copier, copy_failed)
 FORKED = 10  # called in a child of the process that loaded the library
 INTERNAL = 11  # a fault inside the library (a bug): reported, not crashed on
 TOO_MANY_OPEN = 12  # DLROUTE_MAX_OPEN rules are open (open): close some first
@@ -25,6 +26,7 @@ STATUS_NAMES = {
     BAD_HANDLE: "bad_handle",
     BAD_ARGUMENT: "bad_argument",
     TOO_SMALL: "too_small",
+    HOST_ERROR: "host_error",
     FORKED: "forked",
     INTERNAL: "internal",
     TOO_MANY_OPEN: "too_many_open",

@@ -14,7 +14,7 @@ from . import _cells, _encode, _native
 from ._cells import Cell
 from ._memo import MEMO_SIZE, Memo
 from ._types import NOT_PASSED, Decision, NotPassed, ProcessFacts, RuleSetInfo, Step
-from .errors import EvaluationError, InputError, NoRuleSetError, LoadError, release_warning
+from .errors import EvaluationError, HostError, InputError, NoRuleSetError, LoadError, release_warning
 
 __all__ = ["Engine", "RuleSet", "Exchange", "load", "default_engine", "library_version", "MEMO_SIZE"]
 
@@ -393,9 +393,9 @@ class RuleSet:
         ``stream`` of ``x.__dlpack__``) and says what carrying it out takes.
 
         Raises:
-            InputError, EvaluationError: as :meth:`resolve`; EvaluationError with code
-                ``no_copier`` for a decision to copy onto a device, which no
-                host here can make.
+            InputError, EvaluationError: as :meth:`resolve`.
+            HostError: code ``no_copier`` for a decision to copy onto a
+                device, which no host here can make.
         """
         try:
             values = input.values()
@@ -432,6 +432,9 @@ class RuleSet:
             kind, e = next(iter(line.items()))
             cls = InputError if kind == "input_error" else EvaluationError
             raise cls(e["code"], f"{_position(e)}{e['message']}", e)
+        if status == _native.HOST_ERROR:
+            e = json.loads(out)
+            raise HostError(e["code"], e["message"], e)
         raise _native.fail(status, out, f"RuleSet({self.ref})")
 
 

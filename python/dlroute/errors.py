@@ -21,6 +21,7 @@ __all__ = [
     "DlrouteError",
     "InputError",
     "EvaluationError",
+    "HostError",
     "LoadError",
     "NoRuleSetError",
     "LibraryError",
@@ -100,6 +101,14 @@ class EvaluationError(DlrouteError):
     """The rules could not decide the input (``eval_error``): an expression
     failed, exceeded its cost limit, or no rule matched. ``details`` holds
     the position in the rule file."""
+
+
+class HostError(DlrouteError):
+    """The rules decided, and no host here can carry the decision out
+    (``host_error``): code ``no_copier`` for a copy onto a device, which no
+    copier here makes. Not an :class:`EvaluationError`: the rules did
+    decide, and the Node package and the WebAssembly module say the same
+    (their ``HostError``, ``host_error``)."""
 
 
 class LoadError(DlrouteError):

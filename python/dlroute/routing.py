@@ -151,8 +151,9 @@ def decide(x: Any, *, dl_device: Sequence[int] | None = None, copy: bool | None 
         TypeError: an argument of the wrong type, or an ``x`` whose inputs
             dlroute cannot read.
         dlroute.InputError, dlroute.EvaluationError: the rules refuse the input or
-            cannot decide it; EvaluationError with code ``no_copier`` for a copy
-            onto a device, which no host here makes.
+            cannot decide it.
+        dlroute.HostError: code ``no_copier`` for a copy onto a device, which
+            no host here makes.
     """
     return _ruleset(rules, "exchange").exchange(_exchange_input(x, dl_device, copy, max_version, stream))
 
@@ -246,7 +247,7 @@ class Routed:
         Raises:
             BufferError, ValueError, ...: the rules' exception, with its exact
                 type and message (``copy=False`` where a copy is needed).
-            dlroute.EvaluationError: code ``no_copier`` for a copy onto a device.
+            dlroute.HostError: code ``no_copier`` for a copy onto a device.
             Whatever the producer's own ``__dlpack__`` raises.
         """
         dl_device = self.dl_device if dl_device is None else dl_device  # type: ignore[assignment]

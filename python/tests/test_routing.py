@@ -280,7 +280,7 @@ def test_rules_exceptions_through_the_consumer():
 
 
 def test_copy_onto_a_device_is_no_copier():
-    with pytest.raises(dlroute.EvaluationError) as e:
+    with pytest.raises(dlroute.HostError) as e:
         Routed(GpuArray(DATA, **CUDA), copy=True).__dlpack__()
     assert e.value.code == "no_copier"
 

@@ -1,18 +1,26 @@
 // Command codegen writes the status and step tables of the C header, the
 // C library's dlroute_status_name, the Python package and the Node
 // client from the Go constants (internal/contract.Statuses,
-// internal/contract.Steps), so that four languages read one table. Run it
-// with go generate ./internal/contract; TestGeneratedIsFresh fails when a
-// file on disk differs from what it writes.
+// internal/contract.Steps), and the Node package's INPUT_CODES from the
+// engine's classification (engine.Code.Input), so that four languages
+// read one table. Run it with go generate ./internal/contract;
+// TestGeneratedIsFresh fails when a file on disk differs from what it
+// writes.
 package main
 
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/contract"
 )
 
@@ -63,11 +71,17 @@ func write(root string) error {
 // under root: whole files, or the generated block spliced into the file
 // on disk.
 func generate(root string) (map[string][]byte, error) {
+	codes, err := inputCodes(root)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]byte{"python/dlroute/_codes.py": python()}
 	for path, block := range map[string]string{
 		"libdlroute/dlroute.h": header(),
 		"libdlroute/dlroute.c": statusName(),
 		"wasm/node/client.js":  javascript(),
+		"wasm/node/errors.js":  inputCodesJS(codes),
+		"wasm/node/index.d.ts": inputCodesTS(codes),
 	} {
 		old, err := os.ReadFile(filepath.Join(root, path))
 		if err != nil {
@@ -117,7 +131,7 @@ func defines(b *strings.Builder, names []string, values []int, docs []string) {
 
 func header() string {
 	var b strings.Builder
-	b.WriteString("/* Statuses. Their numbers are the WebAssembly module's (wasm/ABI.md); 8\n * and 9 are the module's alone. */\n")
+	b.WriteString("/* Statuses. Their numbers are the WebAssembly module's (wasm/ABI.md); 8\n * is the module's alone. */\n")
 	var names, docs []string
 	var values []int
 	for _, s := range contract.Statuses() {
@@ -193,4 +207,75 @@ func javascript() string {
 	}
 	b.WriteString("]);\n")
 	return b.String()
+}
+
+// inputCodes is every code package engine declares (a constant of type
+// engine.Code in its source under root) whose Input method says it is an
+// input's fault, in the order they are declared.
+func inputCodes(root string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(root, "engine", "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	var codes []string
+	declared := 0
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				vs := spec.(*ast.ValueSpec)
+				if typ, ok := vs.Type.(*ast.Ident); !ok || typ.Name != "Code" {
+					continue
+				}
+				for _, v := range vs.Values {
+					lit, ok := v.(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					code, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						return nil, err
+					}
+					declared++
+					if engine.Code(code).Input() {
+						codes = append(codes, code)
+					}
+				}
+			}
+		}
+	}
+	if len(codes) == 0 {
+		return nil, fmt.Errorf("no input code among the %d engine.Code constants of %s", declared, filepath.Join(root, "engine"))
+	}
+	return codes, nil
+}
+
+// quoted is codes as a JavaScript array's elements.
+func quoted(codes []string) string {
+	q := make([]string, len(codes))
+	for i, c := range codes {
+		q[i] = strconv.Quote(c)
+	}
+	return strings.Join(q, ", ")
+}
+
+func inputCodesJS(codes []string) string {
+	return "/** The codes of an input that is not valid (Go's engine.Code.Input); every other code is not the input's fault. */\n" +
+		"export const INPUT_CODES = Object.freeze([" + quoted(codes) + "]);\n"
+}
+
+func inputCodesTS(codes []string) string {
+	return "/** The codes of an input that is not valid. */\nexport const INPUT_CODES: readonly [" + quoted(codes) + "];\n"
 }

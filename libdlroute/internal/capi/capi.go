@@ -40,6 +40,7 @@ const (
 	StatusBadHandle   = contract.StatusBadHandle
 	StatusBadArgument = contract.StatusBadArgument
 	StatusTooSmall    = contract.StatusTooSmall
+	StatusHostError   = contract.StatusHostError
 	// StatusForked is a call from a child of the process that loaded the
 	// library: a Go runtime does not survive fork. libdlroute's C side
 	// returns it; Go never runs in the child.

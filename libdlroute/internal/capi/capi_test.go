@@ -149,7 +149,7 @@ func TestExchangeJSON(t *testing.T) {
 		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"max_version":[1,1]}`, contract.StepCopyToHost, StatusOK},
 		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}`, contract.StepInPlace, StatusOK},
 		{`{"platform":"gpu","platform_version":"<unknown>","local_hardware_id":0,"copy":false}`, contract.StepRaise, StatusOK},
-		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, contract.StepRaise, StatusEvalError},
+		{`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`, contract.StepRaise, StatusHostError},
 	} {
 		out, step, st := ExchangeJSON(context.Background(), rh, []byte(c.line))
 		if step != c.step || st != c.status {
@@ -286,5 +286,38 @@ func TestRuleSetsList(t *testing.T) {
 	}
 	if _, st := RuleSets(h + 1000); st != StatusBadHandle {
 		t.Errorf("RuleSets of a made-up handle: %s, want bad_handle", st)
+	}
+}
+
+// TestNoCopierAsTheModuleSays: a copy onto a device, which the rules
+// decide and no host makes, is host_error with contract.StepOf's
+// no_copier error object, which the WebAssembly module's guest answers
+// too (wasm/internal/guest: Exchange). It is not an eval_error, since the
+// rules did decide.
+func TestNoCopierAsTheModuleSays(t *testing.T) {
+	line := []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`)
+	h := openRulesT(t, "")
+	out, _, status := ExchangeJSON(context.Background(), takeRuleSet(t, h, "exchange"), line)
+
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := cat.RuleSet("exchange")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := rs.DecodeInput(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := rs.Resolve(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stepErr := contract.StepOf(d)
+	want := contract.ErrorJSON(stepErr)
+	if status != StatusHostError || !bytes.Equal(out, want) || !bytes.HasPrefix(out, []byte(`{"code":"no_copier",`)) {
+		t.Errorf("a copy onto a device: %s %s; want host_error %s, as the module answers", status, out, want)
 	}
 }

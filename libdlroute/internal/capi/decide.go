@@ -36,7 +36,8 @@ func Resolve(ctx context.Context, h uint64, in []byte) ([]byte, Status) {
 // exchange) as ResolveJSON does, and says what carrying it out takes: the
 // step (DLROUTE_STEP_* in dlroute.h). A decision that copies anywhere but
 // into host memory cannot be carried out by a host (it has no device
-// copier): an eval_error line with the code no_copier.
+// copier): StatusHostError with an error object, code no_copier, as the
+// WebAssembly module answers it.
 func ExchangeJSON(ctx context.Context, h uint64, line []byte) ([]byte, contract.Step, Status) {
 	r, ok := ruleSetOf(h)
 	if !ok {
