@@ -28,8 +28,12 @@ import (
 // environment declares (every variable and constant with its type and
 // value, every function overload, and the sizes the cost estimate
 // assumes). Only what compiled without error is kept, so every error is
-// found, and positioned, again. An entry that none of the last
-// cacheKeep loads used is dropped. A Cache is safe for concurrent use.
+// found, and positioned, again; and a Load that fails forgets what it
+// added, so that rules refused (for their size, say) leave nothing behind
+// in a host that keeps its good rules. An entry that none of the last
+// cacheKeep loads used is dropped. A Cache is safe for concurrent use:
+// loads at once may tag an entry with each other's count, which costs at
+// most an expression compiled again.
 type Cache struct {
 	mu    sync.Mutex
 	loads uint64
@@ -71,8 +75,10 @@ type cachedProgram struct {
 type kept[K comparable, V any] map[K]*keptEntry[V]
 
 type keptEntry[V any] struct {
-	v    V
-	used uint64
+	v V
+	// used is the count of the last load that used the entry, added of
+	// the one that made it.
+	used, added uint64
 }
 
 // get returns k's entry, marking it used by load.
@@ -87,7 +93,16 @@ func (m kept[K, V]) get(k K, load uint64) (V, bool) {
 }
 
 // put keeps v as k's entry, used by load.
-func (m kept[K, V]) put(k K, v V, load uint64) { m[k] = &keptEntry[V]{v: v, used: load} }
+func (m kept[K, V]) put(k K, v V, load uint64) { m[k] = &keptEntry[V]{v: v, used: load, added: load} }
+
+// forget deletes what load added.
+func (m kept[K, V]) forget(load uint64) {
+	for k, e := range m {
+		if e.added == load {
+			delete(m, k)
+		}
+	}
+}
 
 // drop deletes what the last cacheKeep loads before load did not use.
 func (m kept[K, V]) drop(load uint64) {
@@ -103,10 +118,11 @@ func NewCache() *Cache {
 	return &Cache{trees: kept[[sha256.Size]byte, *yaml.Node]{}, progs: kept[progKey, cachedProgram]{}, envs: kept[[sha256.Size]byte, *cel.Env]{}}
 }
 
-// begin counts a load and drops what the last cacheKeep loads did not use.
-func (c *Cache) begin() {
+// begin counts a load, drops what the last cacheKeep loads did not use,
+// and returns the load's count.
+func (c *Cache) begin() uint64 {
 	if c == nil {
-		return
+		return 0
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -114,6 +130,19 @@ func (c *Cache) begin() {
 	c.trees.drop(c.loads)
 	c.progs.drop(c.loads)
 	c.envs.drop(c.loads)
+	return c.loads
+}
+
+// failed forgets what load, which failed, added.
+func (c *Cache) failed(load uint64) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trees.forget(load)
+	c.progs.forget(load)
+	c.envs.forget(load)
 }
 
 // decodeParsed is decodeParsed (parsed.go) of a ParsedFile's text, taken

@@ -117,7 +117,7 @@ type Catalog struct {
 // every error found, each with its position, and no Catalog.
 func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	var errs ErrorList
-	opts.Cache.begin()
+	load := opts.Cache.begin()
 	opts.regexes = &regexLoad{}
 	opts.budget = &loadBudget{}
 	c := &Catalog{sets: map[string][]*RuleSet{}}
@@ -172,6 +172,7 @@ func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	}
 	errs = append(errs, l.releaseOverlaps(c.sets)...)
 	if len(errs) > 0 {
+		opts.Cache.failed(load)
 		return nil, sortErrors(errs)
 	}
 	if len(c.sets) == 0 {

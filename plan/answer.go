@@ -69,14 +69,30 @@ const hex = "0123456789abcdef"
 // are escaped.
 func appendString(b []byte, s string) []byte { return appendQuoted(b, s, false) }
 
+// safeASCII says of each ASCII byte whether a JSON string holds it as
+// itself: safeHTML where HTML escaping keeps it too, safeJSON for <, >
+// and & (which it escapes), neither for the bytes every string escapes.
+// One load a byte, not six comparisons: quoting is one of a decision's
+// costliest steps in WebAssembly.
+const safeASCII = "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x01\x00\x01\x01\x01\x02\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x02\x01\x02\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x00\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01"
+
+const (
+	safeHTML = 1
+	safeJSON = 2
+)
+
 // appendQuoted is appendString, and with html also escapes <, > and &
 // as \u003c, \u003e and \u0026, as json.Marshal does.
 func appendQuoted(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
+	safe := byte(safeHTML)
+	if !html {
+		safe |= safeJSON
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
+			if safeASCII[c]&safe != 0 {
 				i++
 				continue
 			}

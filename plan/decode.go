@@ -171,6 +171,7 @@ func (r *reader) plan(depth int) *Plan {
 			r.fail("node %d: operation %d with %d arguments", i, n.Op, len(n.Args))
 		}
 	}
+	p.strs = shortStrings(p.Nodes)
 	for i := range p.Exprs {
 		if p.Exprs[i].Root >= len(p.Nodes) {
 			r.fail("expression %d: root out of range", i)
@@ -308,4 +309,28 @@ func (r *reader) value(depth int) any {
 		r.fail("unknown value tag %d", tag)
 	}
 	return nil
+}
+
+// maxShortString is the longest constant shortStrings keeps: the words an
+// input is compared with ('gpu', 'pinned_host'), not messages.
+const maxShortString = 32
+
+// shortStrings are the distinct string constants of nodes of at most
+// maxShortString bytes, boxed as the nodes hold them.
+func shortStrings(nodes []Node) []any {
+	var out []any
+	for i := range nodes {
+		s, ok := nodes[i].Const.(string)
+		if nodes[i].Op != OpConst || !ok || len(s) > maxShortString || s == "" {
+			continue
+		}
+		seen := false
+		for _, v := range out {
+			seen = seen || v.(string) == s
+		}
+		if !seen {
+			out = append(out, nodes[i].Const)
+		}
+	}
+	return out
 }

@@ -19,7 +19,7 @@ func (p *Plan) decodeInput(data []byte, fields object) (object, *Error) {
 	if !utf8.Valid(data) {
 		return nil, &Error{Code: CodeInvalidUTF8, Message: sprintf("input is not valid UTF-8 (at byte %d)", invalidUTF8At(data))}
 	}
-	obj, err := readObject(data, p.Inputs, fields)
+	obj, err := readObject(data, p.Inputs, p.strs, fields)
 	if err != nil {
 		return nil, err
 	}

@@ -26,10 +26,11 @@ const maxNesting = 10000
 // does: the value, nothing but white space after it, an object, no key
 // given twice.
 //
-// A key equal to the name of one of inputs is that name, not a copy. The
+// A key equal to the name of one of inputs is that name, and a string
+// value equal to one of strs (strings) is that value, not a copy. The
 // object's fields are appended to top, whose room serves when it is
 // enough.
-func readObject(data []byte, inputs []Input, top object) (object, *Error) {
+func readObject(data []byte, inputs []Input, strs []any, top object) (object, *Error) {
 	end, msg := scanValue(data, 0)
 	if msg != "" {
 		return nil, &Error{Code: CodeJSON, Message: msg}
@@ -37,7 +38,7 @@ func readObject(data []byte, inputs []Input, top object) (object, *Error) {
 	if at, extra := trailing(data, end); extra {
 		return nil, &Error{Code: CodeJSON, Message: "unexpected data after the JSON object (at byte " + strconv.Itoa(at) + ")"}
 	}
-	b := &builder{data: data, inputs: inputs, top: top}
+	b := &builder{data: data, inputs: inputs, strs: strs, top: top}
 	b.space()
 	if b.data[b.i] != '{' {
 		return nil, &Error{Code: CodeJSON, Message: "input is " + goTypeName(b.value()) + "; want a JSON object"}
@@ -436,6 +437,7 @@ func quoteChar(c byte) string {
 type builder struct {
 	data   []byte
 	inputs []Input // their names are the keys' likely strings
+	strs   []any   // strings, boxed: the values' likely strings
 	i      int
 	depth  int
 	dup    string // the top-level object's first key given twice, when twice
@@ -468,6 +470,9 @@ func (b *builder) value() any {
 		b.depth--
 		return list
 	case '"':
+		if v := b.known(); v != nil {
+			return v
+		}
 		return b.str()
 	case 't':
 		b.i += 4
@@ -545,6 +550,25 @@ func (b *builder) key() string {
 		}
 	}
 	return b.str()
+}
+
+// known reads a string literal without escapes equal to one of strs, and
+// returns that value; for any other it reads nothing and returns nil.
+func (b *builder) known() any {
+	end := b.i + 1
+	for end < len(b.data) && b.data[end] != '"' && b.data[end] != '\\' {
+		end++
+	}
+	if end >= len(b.data) || end-b.i-1 > maxShortString || b.data[end] != '"' {
+		return nil
+	}
+	for _, v := range b.strs {
+		if s := v.(string); string(b.data[b.i+1:end]) == s {
+			b.i = end + 1
+			return v
+		}
+	}
+	return nil
 }
 
 // str reads a string literal as encoding/json unquotes it: a lone or

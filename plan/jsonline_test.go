@@ -101,7 +101,7 @@ func fromJSONNumbers(v any) any {
 // encoding/json's, or "".
 func sameRead(line []byte) string {
 	want, wantMsg := readObjectRef(line)
-	obj, gotErr := readObject(line, []Input{{Name: "a"}, {Name: "platform"}, {Name: "x"}}, nil)
+	obj, gotErr := readObject(line, []Input{{Name: "a"}, {Name: "platform"}, {Name: "x"}}, []any{"gpu", "x"}, nil)
 	var got map[string]any
 	if obj != nil {
 		got = asNumberText(obj).(map[string]any)

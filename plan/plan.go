@@ -34,6 +34,12 @@ type Plan struct {
 	// Locals is how many comprehension variables the expressions use:
 	// slots after the inputs' and the values'.
 	Locals int
+
+	// strs are the plan's short string constants, each boxed once: an
+	// input's string equal to one is read as that value, with none of a
+	// string's two allocations. Decode fills it; a plan without it
+	// decides alike.
+	strs []any
 }
 
 // DeviceType is one entry of the device-type table.

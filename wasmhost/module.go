@@ -45,7 +45,7 @@ func Compile(ctx context.Context, cfg RunnerConfig) (*Module, error) {
 	if cfg.MemoryLimitPages > MaxMemoryLimitPages {
 		// wazero panics on a limit past what wasm32 can address.
 		return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("MemoryLimitPages is %d; a wasm32 module addresses at most %d pages (4 GiB)", cfg.MemoryLimitPages, MaxMemoryLimitPages),
-			Hint: fmt.Sprintf("set RunnerConfig.MemoryLimitPages to at most %d, or 0 for the default %d (128 MiB)", MaxMemoryLimitPages, DefaultMemoryLimitPages)}
+			Hint: fmt.Sprintf("set RunnerConfig.MemoryLimitPages to at most %d, or 0 for the default %d (%d MiB)", MaxMemoryLimitPages, DefaultMemoryLimitPages, DefaultMemoryLimitPages/16)}
 	}
 	cfg.CallTimeout = cmp.Or(cfg.CallTimeout, DefaultCallTimeout)
 	if cfg.MemoSize == 0 {

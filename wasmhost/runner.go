@@ -65,7 +65,13 @@ type RunnerConfig struct {
 
 // Defaults of RunnerConfig.
 const (
-	DefaultMemoryLimitPages = 2048 // 128 MiB: an instance with the jax rules uses 20 MiB
+	// DefaultMemoryLimitPages is 384 MiB, so that any rules engine.Load
+	// accepts load in an instance, with room to spare: rules just under
+	// engine.MaxLoadNodes need at most 256 MiB in the costliest shape
+	// measured (BenchmarkLoadAtBudget in e2e/wasmhost; BENCHMARKS.md,
+	// "The budgets' sizes"). An instance takes memory as it grows, so
+	// the limit reserves none.
+	DefaultMemoryLimitPages = 6144
 	DefaultCallTimeout      = 10 * time.Second
 )
 

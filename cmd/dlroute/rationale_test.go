@@ -72,6 +72,24 @@ func TestRationaleFitsItsBudget(t *testing.T) {
 	}
 }
 
+// TestRationaleIndexListsEveryFile: the root RATIONALE.md links every
+// other RATIONALE.md, and only those there are.
+func TestRationaleIndexListsEveryFile(t *testing.T) {
+	files := rationaleFiles(t)
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\]\(([\w./-]+/RATIONALE\.md)\)`).FindAllStringSubmatch(files["RATIONALE.md"], -1) {
+		linked[m[1]] = true
+		if _, ok := files[m[1]]; !ok {
+			t.Errorf("RATIONALE.md links %s, which is not a file of the repository", m[1])
+		}
+	}
+	for path := range files {
+		if path != "RATIONALE.md" && !linked[path] {
+			t.Errorf("RATIONALE.md's index does not link %s", path)
+		}
+	}
+}
+
 // figure is a measured figure: a number with a unit of time or size, a
 // percentage or a ratio ("30x").
 var figure = regexp.MustCompile(`\b\d[\d,.]*(?:\s?(?:ns|µs|us|ms|s|sec|seconds?|min|minutes?|h|hours?|days?|B|bytes?|KB|KiB|MB|MiB|GB|GiB|TB)\b|\s?%|x\b)`)

@@ -12,12 +12,16 @@
 // short-lived process: 5,000 new lines through resolve.mjs and through
 // `dlroute resolve --json --engine wasm`. Medians, with min and max.
 //
-//	node wasm/node/bench.mjs --opa [--count N]
+//	node wasm/node/bench.mjs --opa [--count N] [--baseline DIR]
 //
 // The package's public API (load, ruleset, resolveJSON, resolve) beside
-// OPA's compiled policy of jax@v3 (bench/opa, built as its README says)
-// and beside the decision module's bare client (wasm/decision/
-// decision.mjs), N fresh processes of each, alternated: from the
+// OPA's compiled policy of jax@v3 (bench/opa, built as its README says),
+// beside the same with its memo off (load({memoSize: 0}), as OPA has
+// none), and beside the decision module's bare client (wasm/decision/
+// decision.mjs); with --baseline, also the package of DIR, another
+// checkout (an earlier commit: git archive C | tar -x -C DIR) with its
+// decision module built at DIR/wasm/node/decision.wasm, measured by
+// DIR's own bench.mjs. N fresh processes of each, alternated: from the
 // process's start and from the script's to the first decision (imports
 // included; and the process's CPU time to it), then per call: 10,000 new
 // inputs, 10,000 more, the CPU time of 10,000 more, one input 10,000
@@ -41,13 +45,13 @@ const line = (version) => `{"platform":"gpu","platform_version":"${version}","lo
 const now = () => performance.now();
 
 // In a child: one load, or the per-call figures, as JSON on stdout.
-const { values: flags } = parseArgs({ options: { count: { type: "string", default: "5" }, child: { type: "string" }, opa: { type: "boolean" } } });
+const { values: flags } = parseArgs({ options: { count: { type: "string", default: "5" }, child: { type: "string" }, opa: { type: "boolean" }, baseline: { type: "string" } } });
 if (flags.child?.startsWith("opa:")) {
   await opaChild(flags.child.slice(4));
   process.exit(0);
 }
 if (flags.opa) {
-  opaCompare(Number(flags.count));
+  opaCompare(Number(flags.count), flags.baseline);
   process.exit(0);
 }
 if (flags.child === "load") {
@@ -156,6 +160,11 @@ function engines() {
     const jax = (await load()).ruleset("jax@v3");
     return { decide: (l) => jax.resolveJSON(l), decideValue: (v) => jax.resolve(v) };
   },
+  async nomemo() {
+    const { load } = await import("./index.mjs");
+    const jax = (await load({ memoSize: 0 })).ruleset("jax@v3");
+    return { decide: (l) => jax.resolveJSON(l), decideValue: (v) => jax.resolve(v) };
+  },
   async bare() {
     const { readFileSync } = await import("node:fs");
     const { Decider } = await import("../decision/decision.mjs");
@@ -203,7 +212,7 @@ async function opaChild(name) {
   );
 }
 
-function opaCompare(runs) {
+function opaCompare(runs, baseline) {
   const rows = [
     ["process start to first decision (ms)", "since_start_ms"],
     ["script start to first decision, imports included (ms)", "load_to_first_ms"],
@@ -214,11 +223,21 @@ function opaCompare(runs) {
     [`one input ${N()} times (µs)`, "repeated_us"],
     ["a new input as a JS value, answered as a value (µs)", "new_value_us"],
   ];
-  const got = { opa: [], package: [], bare: [] };
+  const got = { opa: [], package: [], nomemo: [], bare: [] };
+  const columns = ["OPA's compiled policy", "the package: load(), ruleset(), resolveJSON/resolve", "the package, memo off", "the bare client (decision.mjs)"];
+  if (baseline !== undefined) {
+    got.baseline = [];
+    columns.push(`the package of ${baseline}`);
+  }
   const before = loadavg();
   for (let i = 0; i < runs; i++) {
     for (const name of Object.keys(got)) {
-      got[name].push(JSON.parse(execFileSync(process.execPath, ["--no-warnings", SELF, "--child", `opa:${name}`], { encoding: "utf8" })));
+      const [script, env] =
+        name === "baseline"
+          ? [join(baseline, "wasm", "node", "bench.mjs"), { ...process.env, DLROUTE_DECISION_WASM: join(baseline, "wasm", "node", "decision.wasm") }]
+          : [SELF, process.env];
+      const child = name === "baseline" ? "package" : name;
+      got[name].push(JSON.parse(execFileSync(process.execPath, ["--no-warnings", script, "--child", `opa:${child}`], { encoding: "utf8", env })));
     }
   }
   const cell = (xs) => {
@@ -228,7 +247,7 @@ function opaCompare(runs) {
   };
   const load = (l) => l.map((x) => x.toFixed(2)).join(" ");
   console.log(`Node ${process.version}, ${runs} fresh processes each, alternated; median (min-max); load average ${load(before)} before, ${load(loadavg())} after\n`);
-  console.log("| | OPA's compiled policy | the package: load(), ruleset(), resolveJSON/resolve | the bare client (decision.mjs) |\n|---|---|---|---|");
+  console.log(`| | ${columns.join(" | ")} |\n|${"---|".repeat(columns.length + 1)}`);
   for (const [label, key] of rows) console.log(`| ${label} | ${Object.values(got).map((rs) => cell(rs.map((r) => r[key]))).join(" | ")} |`);
 }
 

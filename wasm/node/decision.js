@@ -61,8 +61,10 @@ export class DecisionClient {
   #inCap = 0;
   #out = 0;
   #outCap = 0;
-  // A view of the module's memory, made again when the memory grows.
+  // A view of the module's memory, and one of the input buffer, made
+  // again when the memory grows.
   #bytes = null;
+  #inBytes = null;
 
   /** DecisionClient takes the exports of an instance whose _initialize has run, and checks its ABI version. */
   constructor(exports) {
@@ -114,7 +116,7 @@ export class DecisionClient {
     // A string of n UTF-16 units is at most 3n bytes of UTF-8: encoded
     // straight into the module's memory when that fits.
     if (typeof line === "string" && line.length * 3 <= this.#inCap) {
-      n = encoder.encodeInto(line, this.#view().subarray(this.#in, this.#in + this.#inCap)).written;
+      n = encoder.encodeInto(line, this.#inView()).written;
     } else {
       const bytes = typeof line === "string" ? encoder.encode(line) : line;
       this.#put(bytes);
@@ -142,8 +144,11 @@ export class DecisionClient {
         this.#failure = new ModuleError(`the decision module trapped in ${name}: ${err.message}`, { cause: err, hint: "the next call starts a fresh instance" });
         throw this.#failure;
       }
-      const code = Number(r >> 32n);
-      const value = Number(r & 0xffffffffn);
+      // The status is the high half: an answer of ok, the most common,
+      // is its length alone, read without a BigInt operation.
+      const ok = r <= 0xffffffffn;
+      const code = ok ? OK : Number(r >> 32n);
+      const value = ok ? Number(r) : Number(r & 0xffffffffn);
       if (code === TOO_SMALL) {
         if (value <= this.#outCap) this.#fail(`${name} answered too_small for ${value} bytes, and its buffer has ${this.#outCap}`);
         this.#growOut(value);
@@ -159,8 +164,18 @@ export class DecisionClient {
   }
 
   #view() {
-    if (this.#bytes === null || this.#bytes.buffer !== this.#memory.buffer) this.#bytes = new Uint8Array(this.#memory.buffer);
+    // A view of memory that grew is of a detached buffer: its length is 0.
+    if (this.#bytes === null || this.#bytes.length === 0) {
+      this.#bytes = new Uint8Array(this.#memory.buffer);
+      this.#inBytes = null;
+    }
     return this.#bytes;
+  }
+
+  // #inView is a view of the input buffer, kept while the memory does not grow.
+  #inView() {
+    if (this.#inBytes === null || this.#inBytes.length === 0) this.#inBytes = this.#view().subarray(this.#in, this.#in + this.#inCap);
+    return this.#inBytes;
   }
 
   #put(bytes) {
@@ -186,6 +201,7 @@ export class DecisionClient {
     if (size <= this.#inCap) return;
     this.#inCap = Math.max(size, 2 * this.#inCap);
     this.#in = this.#alloc(this.#in, this.#inCap);
+    this.#inBytes = null;
   }
 
   #growOut(size) {

@@ -6,15 +6,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/dlroute/dlroute/cmd/dlroute/internal/httpserve"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/dlroute/dlroute/cmd/dlroute/internal/httpserve"
 
 	"github.com/dlroute/dlroute/live"
 )
@@ -87,7 +90,7 @@ func Run(ctx context.Context, opts Options) error {
 	metrics := NewMetrics()
 	rules, err := live.Open(ctx, live.Config{
 		Source: src, Gate: gate, Keep: keepPath, Interval: opts.Interval,
-		Observe: func(e live.Event) { logEvent(log, e); metrics.Observe(e) },
+		Observe: func(e live.Event) { logEvent(log, e); metrics.Observe(e); giveBackCandidate(e) },
 	})
 	if err != nil {
 		return err
@@ -194,4 +197,22 @@ func logEvent(log *slog.Logger, e live.Event) {
 	if e.WatchError != nil {
 		log.Warn("watching the source failed; it is still checked every interval", "err", e.WatchError)
 	}
+}
+
+// givingBack is set while giveBackCandidate returns memory.
+var givingBack atomic.Bool
+
+// giveBackCandidate gives the heap a refused or canceled candidate left
+// back to the system (debug.FreeOSMemory, one at a time): rules that
+// were refused for their size were parsed first, and the Go runtime would
+// otherwise keep that heap, sized for them, until a later collection,
+// minutes on an idle server.
+func giveBackCandidate(e live.Event) {
+	if e.Outcome != live.Refused && e.Outcome != live.Canceled || !givingBack.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer givingBack.Store(false)
+		debug.FreeOSMemory()
+	}()
 }
