@@ -88,12 +88,14 @@ func (p *Plan) newFrame(in object, steps *uint64, limit uint64, trace *tracer) *
 	return p.initFrame(new(frame), in, steps, limit, trace)
 }
 
-// initFrame is newFrame in f, a zero frame.
+// initFrame is newFrame in f, a zero frame (a new one, or a scratch's
+// given back), whose fields it sets one by one: zeroing the frame again
+// would clear its room twice.
 func (p *Plan) initFrame(f *frame, in object, steps *uint64, limit uint64, trace *tracer) *frame {
 	// One allocation for the frame, the slots and the values' marks
 	// where they fit in it: each is one of a decision's costliest steps
 	// in WebAssembly.
-	*f = frame{p: p, in: in, steps: steps, limit: limit, trace: trace}
+	f.p, f.in, f.steps, f.limit, f.trace = p, in, steps, limit, trace
 	n := len(p.Inputs) + len(p.Values) + p.Locals
 	room := f.room[:]
 	if n+len(p.Values) > len(room) {

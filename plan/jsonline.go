@@ -31,12 +31,14 @@ const maxNesting = 10000
 // object's fields are appended to top, whose room serves when it is
 // enough.
 func readObject(data []byte, inputs []Input, strs []any, top object) (object, *Error) {
-	end, msg := scanValue(data, 0)
-	if msg != "" {
-		return nil, &Error{Code: CodeJSON, Message: msg}
-	}
-	if at, extra := trailing(data, end); extra {
-		return nil, &Error{Code: CodeJSON, Message: "unexpected data after the JSON object (at byte " + strconv.Itoa(at) + ")"}
+	if !flatObject(data) {
+		end, msg := scanValue(data, 0)
+		if msg != "" {
+			return nil, &Error{Code: CodeJSON, Message: msg}
+		}
+		if at, extra := trailing(data, end); extra {
+			return nil, &Error{Code: CodeJSON, Message: "unexpected data after the JSON object (at byte " + strconv.Itoa(at) + ")"}
+		}
 	}
 	b := &builder{data: data, inputs: inputs, strs: strs, top: top}
 	b.space()
@@ -48,6 +50,133 @@ func readObject(data []byte, inputs []Input, strs []any, top object) (object, *E
 		return nil, &Error{Code: CodeJSON, Message: "input has " + quote(b.dup) + " twice"}
 	}
 	return obj, nil
+}
+
+// flatObject reports whether data is, with white space around it, a JSON
+// object whose values are strings without escapes, numbers, true, false
+// or null: an input line's usual shape, which scanValue would find well
+// formed with nothing after it. It checks that in one loop, where
+// scanValue takes a step a byte; any other line, well formed or not, is
+// scanValue's to read (false).
+func flatObject(data []byte) bool {
+	i := skipSpace(data, 0)
+	if i == len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for {
+		if i = flatString(data, i); i < 0 {
+			return false
+		}
+		if i = skipSpace(data, i); i == len(data) || data[i] != ':' {
+			return false
+		}
+		i = skipSpace(data, i+1)
+		if i == len(data) {
+			return false
+		}
+		switch c := data[i]; {
+		case c == '"':
+			i = flatString(data, i)
+		case c == '-' || '0' <= c && c <= '9':
+			i = flatNumber(data, i)
+		case c == 't' && hasWord(data, i, "true"):
+			i += 4
+		case c == 'f' && hasWord(data, i, "false"):
+			i += 5
+		case c == 'n' && hasWord(data, i, "null"):
+			i += 4
+		default:
+			return false
+		}
+		if i < 0 {
+			return false
+		}
+		if i = skipSpace(data, i); i == len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+		case '}':
+			return skipSpace(data, i+1) == len(data)
+		default:
+			return false
+		}
+	}
+}
+
+// hasWord reports whether data holds w at i.
+func hasWord(data []byte, i int, w string) bool {
+	return len(data)-i >= len(w) && string(data[i:i+len(w)]) == w
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && isSpace(data[i]) {
+		i++
+	}
+	return i
+}
+
+// flatString returns where the string at data[i] ends, or -1 unless it
+// is a string without escapes or control characters.
+func flatString(data []byte, i int) int {
+	if i == len(data) || data[i] != '"' {
+		return -1
+	}
+	for i++; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			return i + 1
+		case c == '\\' || c < 0x20:
+			return -1
+		}
+	}
+	return -1
+}
+
+// flatNumber returns where the number at data[i] ends, or -1 unless its
+// text is JSON's: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?.
+func flatNumber(data []byte, i int) int {
+	digits := func(i int) (int, bool) {
+		start := i
+		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
+			i++
+		}
+		return i, i > start
+	}
+	if data[i] == '-' {
+		i++
+	}
+	if i < len(data) && data[i] == '0' {
+		i++
+	} else if j, ok := digits(i); ok {
+		i = j
+	} else {
+		return -1
+	}
+	if i < len(data) && data[i] == '.' {
+		j, ok := digits(i + 1)
+		if !ok {
+			return -1
+		}
+		i = j
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		j, ok := digits(i)
+		if !ok {
+			return -1
+		}
+		i = j
+	}
+	return i
 }
 
 // scanValue scans the JSON value that starts at data[start] (after any

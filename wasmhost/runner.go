@@ -65,13 +65,13 @@ type RunnerConfig struct {
 
 // Defaults of RunnerConfig.
 const (
-	// DefaultMemoryLimitPages is 384 MiB, so that any rules engine.Load
-	// accepts load in an instance, with room to spare: rules just under
-	// engine.MaxLoadNodes need at most 256 MiB in the costliest shape
-	// measured (BenchmarkLoadAtBudget in e2e/wasmhost; BENCHMARKS.md,
-	// "The budgets' sizes"). An instance takes memory as it grows, so
-	// the limit reserves none.
-	DefaultMemoryLimitPages = 6144
+	// DefaultMemoryLimitPages is 512 MiB, so that any rules engine.Load
+	// accepts load in an instance, twice over: rules just under
+	// engine.MaxLoadNodes need at most 240 MiB in the costliest shape
+	// measured, six-deep nests (BenchmarkLoadAtBudget in e2e/wasmhost;
+	// BENCHMARKS.md, "The budgets' sizes"). An instance takes memory as
+	// it grows, so the limit reserves none.
+	DefaultMemoryLimitPages = 8192
 	DefaultCallTimeout      = 10 * time.Second
 )
 

@@ -1,0 +1,6 @@
+//go:build !race
+
+package plan_test
+
+// raceEnabled: this build has no race detector.
+const raceEnabled = false
