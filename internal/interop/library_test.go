@@ -94,6 +94,7 @@ func TestJAXConsumerPairsByRelease(t *testing.T) {
 		"jax==0.11.2": "jax-import@v2", "jax==0.12.0": "jax-import@v3", "jax==0.12.0.1": "jax-import@v3",
 		"jax-import@v2": "jax-import@v2", "jax==0.9.2": "jax-import@v1", "jax==0.8.1": "jax-import@v1",
 		"jax==0.6.2": "jax-import@v0.8", "jax==0.5.0": "jax-import@v0.5", "jax==0.4.31": "jax-import@v0.4",
+		"jax==0.7.2": "jax-import@v0.9", "jax==0.8.0": "jax-import@v0.10",
 	} {
 		c, err := NewConsumer(cat, ref)
 		if err != nil {
