@@ -7,6 +7,10 @@ object a line on the file descriptor $DLROUTE_E2E_FD:
   "failed" or "skipped", the worst of its phases), by its node id
   (``tests/test_core.py::test_x[numpy]``), so that the test command prints
   each test as it ends rather than nothing for minutes;
+- ``{"event": "step", "test": ..., "step": ...}`` as the conformance
+  runner (dlroute.check.run), inside a test, starts each rule-set version
+  (``numpy@v1``) and then the exchanges: a run takes minutes on a busy
+  machine, and each step is a line of its own;
 - ``{"event": "report", "report": ..., "table": ...}`` once the `report`
   fixture of python/tests/test_real_libraries.py has run the conformance
   runner: the report as ``python -m dlroute check --json`` prints it, and
@@ -27,6 +31,7 @@ _FD = int(os.environ["DLROUTE_E2E_FD"])
 _REPORT_FIXTURE = ("report", "test_real_libraries.py")
 
 _outcomes: dict[str, str] = {}
+_current = ""  # the node id of the test running
 
 
 def _send(**event: Any) -> None:
@@ -36,7 +41,29 @@ def _send(**event: Any) -> None:
 
 
 def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    global _current
+    _current = nodeid
     _send(event="start", test=nodeid)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Wraps the runner's two per-step calls, found by name in
+    dlroute.check (load_cases(root, ref) for each version, run_exchanges
+    for the exchanges), to tell each step as it starts. Where they are
+    gone the steps are not told: the tests run as before."""
+    from dlroute import check
+
+    def told(name: str, step: Any) -> None:
+        f = getattr(check, name, None)
+        if callable(f):
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                _send(event="step", test=_current, step=step(args))
+                return f(*args, **kwargs)
+
+            setattr(check, name, wrapper)
+
+    told("load_cases", lambda args: str(args[1]) if len(args) > 1 else "cases")
+    told("run_exchanges", lambda args: "exchanges")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -138,8 +138,9 @@ func runPythonTests(t *testing.T, python, lib string, s *pythonStack) {
 
 // A pytestEvent is a line the plugin dlroute_e2e.py writes.
 type pytestEvent struct {
-	Event   string // "start" (a test starts), "end" (it ended) or "report"
+	Event   string // "start" (a test starts), "step" (the runner's), "end" (it ended) or "report"
 	Test    string // the test's node id, tests/<file>::<name>
+	Step    string // the rule-set version the runner starts, or "exchanges"
 	Outcome string // passed, failed or skipped
 	Report  runnerReport
 	Table   string // the report as the command prints it
@@ -148,7 +149,8 @@ type pytestEvent struct {
 // pytest runs pytest on python/tests in one process, with the plugin
 // dlroute_e2e.py, and reports each test of it as a subtest of t, under
 // one for its file, each ending as pytest's test does and failing where
-// it failed. It returns the conformance runner's report the run handed
+// it failed; the conformance runner's steps inside a test are subtests
+// of it. It returns the conformance runner's report the run handed
 // over (nil if none), and whether pytest passed; the run's output is
 // logged in t once it ends.
 func pytest(t *testing.T, python, lib string) (*pytestEvent, bool) {
@@ -211,6 +213,11 @@ func pytest(t *testing.T, python, lib string) (*pytestEvent, bool) {
 				test := e.Test
 				t.Run(strings.TrimPrefix(test, file+"::"), func(t *testing.T) {
 					e, more = next()
+					// The conformance runner's steps, each a subtest
+					// that ends as the next event comes.
+					for more && e.Event == "step" {
+						t.Run(e.Step, func(t *testing.T) { e, more = next() })
+					}
 					switch {
 					case !more || e.Event != "end" || e.Test != test:
 						t.Fatalf("pytest went on to %s %s before %s ended", e.Event, e.Test, test)
