@@ -28,7 +28,11 @@
 // and fuzzed inputs. Evaluation counts its steps against the plan's
 // StepLimit (ExplainStepFactor times that for an explanation), derived
 // from the rule set's cost bound, so a host needs no timer to bound a
-// call.
+// call. A decision allocates little but the values it makes: its frame
+// and its input's fields are a scratch kept between decisions, and an
+// input string equal to one of the plan's short constants is that
+// constant, because in WebAssembly allocations are much of a decision's
+// cost.
 //
 // # CEL covered
 //

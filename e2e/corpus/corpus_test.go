@@ -83,9 +83,24 @@ func TestCorpus(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			testenv.Short(t, "the corpus on the "+h.name+" host")
 			answer := h.start(t, lines) // skips where the host cannot run here
-			want, err := native()
-			if err != nil {
-				t.Fatal(err)
+			// The native answers, made once for every host, in two steps
+			// of their own, so the test command shows each end: the
+			// build of dlroute, then its answers.
+			if !t.Run("build", func(t *testing.T) {
+				if _, err := dlroute(); err != nil {
+					t.Fatal(err)
+				}
+			}) {
+				return
+			}
+			var want []corpus.Answers
+			if !t.Run("native", func(t *testing.T) {
+				var err error
+				if want, err = native(); err != nil {
+					t.Fatal(err)
+				}
+			}) {
+				return
 			}
 			used := corpus.Used{}
 			for i, c := range lines {

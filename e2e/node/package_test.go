@@ -30,7 +30,7 @@ func nodeBinary(t testing.TB, what string) string {
 }
 
 // TestNodePackage runs the Node.js package (wasm/node) against the module
-// built from this checkout: `node --test test/*.test.mjs` in its
+// built from this checkout: `node --test` of each test/*.test.mjs in its
 // directory, with $DLROUTE_WASM naming the module (internal/build/wasmbuild
 // builds it) and $DLROUTE_TEST_ARCHIVE naming Go's archive (contract.PackFS) of
 // the repository's rules directory, which the package's own packRules of
@@ -59,17 +59,22 @@ func TestNodePackage(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no wasm/node/test/*.test.mjs")
 	}
-	for i, f := range files {
-		files[i], _ = filepath.Rel(packageDir, f)
-	}
-	cmd := exec.Command(node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
-	cmd.Dir = packageDir
-	cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+modulePath, "DLROUTE_TEST_ARCHIVE="+archivePath, "NO_COLOR=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node --test: %v\n%s", err, out)
-	}
-	if testing.Verbose() {
-		t.Logf("node --test:\n%s", out)
+	// A subtest and a `node --test` for each file, so the test command
+	// shows each as it ends: node --test runs each file in a process of
+	// its own anyway, and one at a time on two cores.
+	for _, f := range files {
+		f, _ = filepath.Rel(packageDir, f)
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			cmd := exec.Command(node, "--test", "--test-reporter=spec", f)
+			cmd.Dir = packageDir
+			cmd.Env = append(os.Environ(), wasmbuild.EnvModule+"="+modulePath, "DLROUTE_TEST_ARCHIVE="+archivePath, "NO_COLOR=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("node --test %s: %v\n%s", f, err, out)
+			}
+			if testing.Verbose() {
+				t.Logf("node --test %s:\n%s", f, out)
+			}
+		})
 	}
 }

@@ -1,10 +1,12 @@
 package python
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -78,12 +80,18 @@ var pythonStacks = []pythonStack{
 }
 
 // TestPython runs the Python package's tests (python/tests) with pytest
-// and the conformance runner (`python -m dlroute check`), over the library
-// built from this checkout, on each stack: Debian's Python 3.11 with its
-// torch 1.13, jax 0.10.2 and numpy 2.4.6; and pyenv's Python 3.12 with
-// PyPI's numpy, jax and torch of today. Each stack's virtual environment is
-// made once in the user cache directory and kept by a hash of its
-// requirements. $DLROUTE_PYTHON names one interpreter to run instead.
+// over the library built from this checkout, on each stack: Debian's
+// Python 3.11 with its torch 1.13, jax 0.10.2 and numpy 2.4.6; and pyenv's
+// Python 3.12 with PyPI's numpy, jax and torch of today. Each stack's
+// virtual environment is made once in the user cache directory and kept
+// by a hash of its requirements. $DLROUTE_PYTHON names one interpreter to
+// run instead.
+//
+// Each step is a subtest, which the test command prints as it ends: the
+// stack's venv, each test file of pytest's one run, and check, which
+// checks the conformance runner's report (`python -m dlroute check`),
+// made once per stack by python/tests/test_real_libraries.py inside that
+// run and handed over by the pytest plugin dlroute_e2e.py.
 func TestPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the Python tests take minutes")
@@ -95,71 +103,167 @@ func TestPython(t *testing.T) {
 	}
 	for _, s := range pythonStacks {
 		t.Run(s.name, func(t *testing.T) {
-			python := venvFor(t, s)
-			runPythonTests(t, python, lib, func(out []byte) { checkTargets(t, s, out) })
+			var python string
+			t.Run("venv", func(t *testing.T) { python = venvFor(t, s) })
+			if python == "" {
+				t.SkipNow() // the venv step said why
+			}
+			runPythonTests(t, python, lib, &s)
 		})
 	}
 }
 
-// runPythonTests runs pytest, then the runner on checkedLibraries; report,
-// where not nil, is given the runner's --json report.
-func runPythonTests(t *testing.T, python, lib string, report func(out []byte)) {
+// runPythonTests runs pytest on python/tests with python, each test file
+// a subtest of t, then checks the conformance runner's report that the
+// run made, in the subtest check: every case agrees and, where s is not
+// nil, the releases checked are those s pins (checkTargets).
+func runPythonTests(t *testing.T, python, lib string, s *pythonStack) {
+	report, passed := pytest(t, python, lib)
+	if report == nil && !passed {
+		return // pytest's failure says why
+	}
+	t.Run("check", func(t *testing.T) {
+		if report == nil {
+			t.Fatalf("pytest's run handed over no conformance report: the %s fixture of %s did not run (or %s no longer finds it)", "report", "python/tests/test_real_libraries.py", "e2e/python/dlroute_e2e.py")
+		}
+		t.Logf("python -m dlroute check %s, as pytest's run made it:\n%s", strings.Join(checkedLibraries, " "), report.Table)
+		for _, d := range report.Report.Differences {
+			t.Errorf("%s: %s\n    rules:   %s\n    library: %s", d.Ref, d.Case, d.Want, d.Got)
+		}
+		if s != nil {
+			checkTargets(t, *s, report.Report)
+		}
+	})
+}
+
+// A pytestEvent is a line the plugin dlroute_e2e.py writes.
+type pytestEvent struct {
+	Event   string // "start" (a test starts), "step" (the runner's), "end" (it ended) or "report"
+	Test    string // the test's node id, tests/<file>::<name>
+	Step    string // the rule-set version the runner starts, or "exchanges"
+	Outcome string // passed, failed or skipped
+	Report  runnerReport
+	Table   string // the report as the command prints it
+}
+
+// pytest runs pytest on python/tests in one process, with the plugin
+// dlroute_e2e.py, and reports each test of it as a subtest of t, under
+// one for its file, each ending as pytest's test does and failing where
+// it failed; the conformance runner's steps inside a test are subtests
+// of it. It returns the conformance runner's report the run handed
+// over (nil if none), and whether pytest passed; the run's output is
+// logged in t once it ends.
+func pytest(t *testing.T, python, lib string) (*pytestEvent, bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
 	defer cancel()
-	env := append(os.Environ(), wasmbuild.EnvLibrary+"="+lib, "PYTHONPATH=python", "PYTHONDONTWRITEBYTECODE=1")
-	runs := []struct {
-		args []string
-		json bool // stdout alone, a --json report
-	}{
-		{[]string{"-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"}, false},
-		{append([]string{"-m", "dlroute", "check"}, checkedLibraries...), false},
-		{append([]string{"-m", "dlroute", "check", "--json", "--no-exchanges"}, checkedLibraries...), true},
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, r := range runs {
-		cmd := exec.CommandContext(ctx, python, r.args...)
-		cmd.Dir = repoRoot
-		cmd.Env = env
-		var out []byte
-		var err error
-		if r.json {
-			// The libraries' own warnings go to stderr, not into the JSON.
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err = cmd.Output()
-			if err != nil {
-				t.Logf("%s (stderr):\n%s", strings.Join(r.args[1:], " "), stderr.String())
+	defer r.Close()
+	args := []string{"-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "dlroute_e2e", "python/tests"}
+	cmd := exec.CommandContext(ctx, python, args...)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), wasmbuild.EnvLibrary+"="+lib, "PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONPATH=python"+string(filepath.ListSeparator)+"e2e/python", "DLROUTE_E2E_FD=3")
+	var out testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.ExtraFiles = []*os.File{w} // fd 3
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan pytestEvent)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 64<<20) // the report is one line
+		for sc.Scan() {
+			var e pytestEvent
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				e = pytestEvent{Event: fmt.Sprintf("unreadable (%v): %.200q", err, sc.Bytes())}
 			}
-		} else {
-			out, err = cmd.CombinedOutput()
-			t.Logf("%s:\n%s", strings.Join(r.args[1:], " "), out)
+			lines <- e
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("%s ran past 15 minutes", r.args[1])
+	}()
+	var report *pytestEvent
+	// next is the next start or end event, the report kept aside.
+	next := func() (pytestEvent, bool) {
+		for e := range lines {
+			if e.Event == "report" {
+				report = &e
+				continue
+			}
+			return e, true
 		}
-		if err != nil {
-			t.Fatalf("%s %s: %v", python, strings.Join(r.args, " "), err)
+		return pytestEvent{}, false
+	}
+	e, more := next()
+	for more {
+		file, _, _ := strings.Cut(e.Test, "::")
+		if e.Event != "start" {
+			t.Errorf("dlroute_e2e.py wrote %s %s, where a test's start was due", e.Event, e.Test)
+			e, more = next()
+			continue
 		}
-		if r.json && report != nil {
-			report(out)
-		}
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			for more && e.Event == "start" && strings.HasPrefix(e.Test, file+"::") {
+				test := e.Test
+				t.Run(strings.TrimPrefix(test, file+"::"), func(t *testing.T) {
+					e, more = next()
+					// The conformance runner's steps, each a subtest
+					// that ends as the next event comes.
+					for more && e.Event == "step" {
+						t.Run(e.Step, func(t *testing.T) { e, more = next() })
+					}
+					switch {
+					case !more || e.Event != "end" || e.Test != test:
+						t.Fatalf("pytest went on to %s %s before %s ended", e.Event, e.Test, test)
+					case e.Outcome == "failed":
+						t.Errorf("%s failed (pytest's output, logged once it ends, says why)", test)
+					case e.Outcome == "skipped":
+						t.Skipf("%s skipped (pytest's output says why)", test)
+					}
+				})
+				if more && e.Event == "end" && e.Test == test {
+					e, more = next()
+				}
+			}
+		})
+	}
+	err = cmd.Wait()
+	t.Logf("%s %s:\n%s", python, strings.Join(args, " "), out.String())
+	if ctx.Err() != nil {
+		t.Fatalf("pytest ran past its time, %s", testenv.Patience(t))
+	}
+	if err != nil {
+		t.Errorf("pytest: %v", err)
+		return report, false
+	}
+	return report, true
+}
+
+// A runnerReport is the conformance runner's report, as `python -m
+// dlroute check --json` prints it: the parts these tests read.
+type runnerReport struct {
+	Targets []struct {
+		Library, Ruleset, Release, Ref string
+		Covered                        bool
+	}
+	Differences []struct {
+		Ref, Case string
+		Want, Got json.RawMessage
 	}
 }
 
-// checkTargets asserts that the runner's --json report checked the
+// checkTargets asserts that the runner's report checked the
 // releases s pins (its requirements file, and its system releases): each
 // library's targets are that release, covered by the rule-set version
 // chosen, or, for a system release, its expected nearest version.
-func checkTargets(t *testing.T, s pythonStack, out []byte) {
+func checkTargets(t *testing.T, s pythonStack, report runnerReport) {
 	t.Helper()
-	var report struct {
-		Targets []struct {
-			Library, Ruleset, Release, Ref string
-			Covered                        bool
-		}
-	}
-	if err := json.Unmarshal(out, &report); err != nil {
-		t.Fatalf("check --json: %v\n%s", err, out)
-	}
 	pins, err := pinnedReleases(filepath.Join(repoRoot, s.requirements))
 	if err != nil {
 		t.Fatal(err)
@@ -281,7 +385,8 @@ func debianPython() (string, string) {
 	if _, err := os.Stat(base); err != nil {
 		return "", "no /usr/bin/python3, so the Python 3.11 stack does not run (apt-get install -y python3 python3-venv python3-torch)"
 	}
-	if exec.Command(base, "-c", "import torch, venv").Run() != nil {
+	// find_spec finds them without importing torch, which takes seconds.
+	if exec.Command(base, "-c", "import importlib.util as u, sys; sys.exit(not (u.find_spec('torch') and u.find_spec('venv')))").Run() != nil {
 		return "", "/usr/bin/python3 lacks torch or venv, so the Python 3.11 stack does not run (apt-get install -y python3-venv python3-torch)"
 	}
 	return base, ""

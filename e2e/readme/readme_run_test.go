@@ -124,49 +124,61 @@ func TestREADMESnippetsRun(t *testing.T) {
 	git("init", "-q")
 	git("add", "-A")
 	git("commit", "-qm", "clone")
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "dlroute"), "github.com/dlroute/dlroute/cmd/dlroute")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/dlroute: %v\n%s", err, out)
+	// Each step a subtest, so the test command shows each as it ends:
+	// the build, then each block, named by where it is.
+	if !t.Run("build", func(t *testing.T) {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, "dlroute"), "github.com/dlroute/dlroute/cmd/dlroute")
+		build.Dir = repoRoot
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./cmd/dlroute: %v\n%s", err, out)
+		}
+	}) {
+		return
 	}
 
 	for _, b := range readmeBlocks(t) {
 		block, at, mode, why := b.Text, b.At, b.Mode, b.Why
-		switch mode {
-		case "skip":
+		if mode == "skip" {
 			t.Logf("%s: not run: %s", at, why)
 			continue
-		case "first line":
-			block, _, _ = strings.Cut(block, "\n")
 		}
-		script, left := withScratch(block, tmp)
-		if len(left) > 0 {
-			t.Errorf("%s: the block names /tmp where the test cannot give it a directory of its own, so it would read what an earlier run left there:\n%s", at, strings.Join(left, "\n"))
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
-		cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
-		cmd.Dir = clone
-		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONUNBUFFERED=1", "TMPDIR="+tmp)
-		var out testenv.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if mode == "serves" {
-			runUntil(t, cmd, &out, why, at)
-		} else if err := cmd.Run(); ctx.Err() != nil {
-			t.Errorf("%s: the block had not ended when the test's time ran out:\n%s", at, out.String())
-		} else if status := exitStatus(err); status != wantStatus(mode, why) || readmeFailure.MatchString(out.String()) {
-			t.Errorf("%s: the block, pasted, fails (%v):\n%s\noutput:\n%s", at, err, block, out.String())
-		} else {
-			for _, want := range shownOutputs(block) {
-				if !slices.Contains(strings.Split(out.String(), "\n"), want) {
-					t.Errorf("%s: the block shows the output\n\t%s\nbut, pasted, prints no such line:\n%s", at, want, out.String())
-				}
-			}
-		}
-		cancel()
+		t.Run(at, func(t *testing.T) { runBlock(t, block, at, mode, why, clone, tmp, bin) })
 	}
 	if left := git("status", "--porcelain", "--untracked-files=all"); left != "" {
 		t.Errorf("the README's commands leave files in the clone that are neither tracked nor ignored:\n%s", left)
+	}
+}
+
+// runBlock runs the block at (mode and why as its readme-test comment
+// says) as a person pastes it, in the clone, with bin on its PATH and
+// tmp for its /tmp, and checks that it passes and prints what it shows.
+func runBlock(t *testing.T, block, at, mode, why, clone, tmp, bin string) {
+	if mode == "first line" {
+		block, _, _ = strings.Cut(block, "\n")
+	}
+	script, left := withScratch(block, tmp)
+	if len(left) > 0 {
+		t.Fatalf("%s: the block names /tmp where the test cannot give it a directory of its own, so it would read what an earlier run left there:\n%s", at, strings.Join(left, "\n"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", script)
+	cmd.Dir = clone
+	cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONUNBUFFERED=1", "TMPDIR="+tmp)
+	var out testenv.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if mode == "serves" {
+		runUntil(t, cmd, &out, why, at)
+	} else if err := cmd.Run(); ctx.Err() != nil {
+		t.Errorf("%s: the block had not ended when the test's time ran out:\n%s", at, out.String())
+	} else if status := exitStatus(err); status != wantStatus(mode, why) || readmeFailure.MatchString(out.String()) {
+		t.Errorf("%s: the block, pasted, fails (%v):\n%s\noutput:\n%s", at, err, block, out.String())
+	} else {
+		for _, want := range shownOutputs(block) {
+			if !slices.Contains(strings.Split(out.String(), "\n"), want) {
+				t.Errorf("%s: the block shows the output\n\t%s\nbut, pasted, prints no such line:\n%s", at, want, out.String())
+			}
+		}
 	}
 }
 

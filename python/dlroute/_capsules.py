@@ -61,8 +61,12 @@ _get_name.restype = ctypes.c_char_p
 _get_name.argtypes = [ctypes.py_object]
 
 # What the hand-made capsules point at, kept alive for the process: their
-# deleters are NULL (dlpack.h allows it), so nothing frees them.
+# deleter frees nothing. It is not NULL, which dlpack.h allows, because
+# torch 1.12 and older call a capsule's deleter without asking whether it
+# has one, when the tensor they made of it is freed: a segmentation fault.
 _keep: list[Any] = []
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _: None)
+_DELETER_ADDRESS = ctypes.cast(_DELETER, ctypes.c_void_p).value
 
 
 def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int, int] = (1, 0),
@@ -95,10 +99,10 @@ def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int
                  c_strides, 0)
     shape, strides = c_shape, c_strides
     if versioned:
-        m: Any = DLManagedTensorVersioned(DLPackVersion(*version), None, None, flags, t)
+        m: Any = DLManagedTensorVersioned(DLPackVersion(*version), None, _DELETER_ADDRESS, flags, t)
         name = b"dltensor_versioned"
     else:
-        m = DLManagedTensor(t, None, None)
+        m = DLManagedTensor(t, None, _DELETER_ADDRESS)
         name = b"dltensor"
     if used:
         name = b"used_" + name

@@ -252,3 +252,39 @@ def test_a_torch_case_runs_where_its_build_facts_are_this_torchs() -> None:
             assert r.status == "agree", (inp, r)
     assert not any(r.status == "unreachable" and r.why == "needs a CUDA device"
                    and inp.get("gpu_build") is False for inp, r in cases.values())
+
+
+@pytest.mark.parametrize("versioned", [False, True])
+def test_a_hand_made_capsule_has_a_deleter_that_frees_nothing(versioned: bool) -> None:
+    """torch 1.12 and older call the deleter of a capsule they imported,
+    without asking whether there is one, when the tensor is freed: a NULL
+    deleter killed the runner there (a segmentation fault)."""
+    import ctypes
+
+    from dlroute import _capsules
+
+    capsule = _capsules.make_capsule((1, 0), versioned=versioned)
+    name = b"dltensor_versioned" if versioned else b"dltensor"
+    struct = _capsules.DLManagedTensorVersioned if versioned else _capsules.DLManagedTensor
+    managed = struct.from_address(_capsules._get_pointer(capsule, name))
+    assert managed.deleter, "a NULL deleter"
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(managed.deleter)(ctypes.addressof(managed))
+    assert _capsules.read_capsule(capsule)["device"] == (1, 0)
+
+
+def test_a_meta_tensor_is_made_without_a_meta_arange() -> None:
+    """torch 1.10 has no meta kernel for arange (NotImplementedError): the
+    runner's meta tensor must not need one, or every meta case of torch
+    1.10 ends as the runner's own failure."""
+    from types import SimpleNamespace
+
+    from dlroute.check._arrays import TorchChecker
+
+    def arange(*args: object, device: str = "cpu") -> object:
+        if device == "meta":
+            raise NotImplementedError("Could not run 'aten::arange.start_out' with arguments from the 'Meta' backend")
+        return SimpleNamespace(device=device)
+
+    checker = TorchChecker.__new__(TorchChecker)
+    checker.torch = SimpleNamespace(arange=arange, empty=lambda n, device="cpu": SimpleNamespace(device=device))
+    assert checker.tensor({"call": "__dlpack__", "device_type": "meta"}).device == "meta"

@@ -66,3 +66,16 @@ def test_other_eras_differ_from_the_installed_release(release_rules: dlroute.Rul
                          "shards": 1} for p, pv, mk in itertools.product(["gpu", "tpu"], PLATFORM_VERSIONS,
                                                                         MEMORY_KINDS)))
         assert differs, f"{other} decides like jax {jax.__version__} ({release_rules.ref}) on every input"
+
+
+def test_standin_answers_what_older_releases_read() -> None:
+    """jax 0.4.20's __dlpack_device__ reads x.device(), 0.4.21-0.4.29's
+    _get_device reads x.devices(): the stand-in answers both with its one
+    device, as the sharding's device list does for newer releases."""
+    from dlroute.check._jax import standin
+
+    x = standin({"platform": "gpu", "platform_version": "cuda 12030", "local_hardware_id": 3})
+    (device,) = x.sharding._internal_device_list
+    assert x.device() is device
+    assert list(x.devices()) == [device] and len(x.devices()) == 1
+    assert next(iter(x.devices())).local_hardware_id == 3

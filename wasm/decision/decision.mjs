@@ -76,10 +76,28 @@ export class Decider {
   }
 
   #answer(fn, line) {
-    const bytes = typeof line === "string" ? encoder.encode(line) : line;
-    this.#put(this.in, bytes);
-    const r = this.#call((out, cap) => fn(this.handle, this.in.ptr, bytes.length, out, cap), false);
+    let n;
+    // A string of n UTF-16 units is at most 3n bytes of UTF-8: encoded
+    // straight into the input buffer when that fits.
+    if (typeof line === "string" && line.length * 3 <= this.in.cap) {
+      n = encoder.encodeInto(line, this.#inView()).written;
+    } else {
+      const bytes = typeof line === "string" ? encoder.encode(line) : line;
+      this.#put(this.in, bytes);
+      n = bytes.length;
+    }
+    const r = this.#call((out, cap) => fn(this.handle, this.in.ptr, n, out, cap), false);
     return { status: NAMES[r.status], text: r.text };
+  }
+
+  // #inView is a view of the input buffer, made again when the buffer
+  // moved or the memory grew (a grown memory's old views have length 0).
+  #inView() {
+    const v = this.inBytes;
+    if (v === undefined || v.length === 0 || v.byteOffset !== this.in.ptr || v.length !== this.in.cap) {
+      this.inBytes = new Uint8Array(this.x.memory.buffer, this.in.ptr, this.in.cap);
+    }
+    return this.inBytes;
   }
 
   #alloc(cap) {
@@ -104,8 +122,10 @@ export class Decider {
   #call(f, handle) {
     for (let i = 0; i < 3; i++) {
       const r = f(this.out.ptr, this.out.cap);
-      const status = Number(r >> 32n);
-      const value = Number(r & 0xffffffffn);
+      // ok, the usual answer, is its length alone: no BigInt operation.
+      const ok = r <= 0xffffffffn;
+      const status = ok ? STATUS.ok : Number(r >> 32n);
+      const value = ok ? Number(r) : Number(r & 0xffffffffn);
       if (status === STATUS.too_small) {
         if (value <= this.out.cap) throw moduleError(`too_small asking for ${value} bytes of ${this.out.cap}`);
         this.x.dlroute_free(this.out.ptr);

@@ -419,7 +419,9 @@ class TorchChecker(Checker):
         t = inp.get("device_type", "cpu")
         if t == "cuda":
             t = f"cuda:{inp.get('device_index') or 0}"
-        x = torch.arange(6.0, device=t)
+        # torch 1.10 has no meta kernel for arange; a meta tensor holds no
+        # numbers, so empty() is the same tensor on every release.
+        x = torch.empty(6, device=t) if t == "meta" else torch.arange(6.0, device=t)
         if inp.get("dtype_code") == 6:
             x = x > 2  # a bool tensor
         if inp.get("pinned"):

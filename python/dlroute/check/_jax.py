@@ -45,12 +45,14 @@ def standin(inp: dict[str, Any]) -> Any:
     """An object with what ArrayImpl.__dlpack_device__ reads: _arrays,
     platform(), sharding.memory_kind and sharding._internal_device_list
     (jax/_src/array.py's _get_device), whose device has client.platform_version
-    and local_hardware_id."""
+    and local_hardware_id; and device() and devices(), that device, which
+    jax 0.4.20 and 0.4.21-0.4.29 read instead."""
     device = SimpleNamespace(client=SimpleNamespace(platform_version=inp.get("platform_version", "")),
                              local_hardware_id=inp.get("local_hardware_id"))
     sharding = SimpleNamespace(memory_kind=inp.get("memory_kind"), _internal_device_list=[device])
     platform = inp.get("platform", "")
-    return SimpleNamespace(_arrays=[object()] * inp.get("shards", 1), platform=lambda: platform, sharding=sharding)
+    return SimpleNamespace(_arrays=[object()] * inp.get("shards", 1), platform=lambda: platform, sharding=sharding,
+                           device=lambda: device, devices=lambda: [device])
 
 
 class JaxChecker(ImportChecks, Checker):

@@ -1,0 +1,88 @@
+"""A pytest plugin of the e2e tier's TestPython (e2e/python/python_test.go),
+which loads it with ``-p dlroute_e2e``. It tells the Go test, one JSON
+object a line on the file descriptor $DLROUTE_E2E_FD:
+
+- ``{"event": "start", "test": ...}`` as each test starts, and
+  ``{"event": "end", "test": ..., "outcome": ...}`` as it ends ("passed",
+  "failed" or "skipped", the worst of its phases), by its node id
+  (``tests/test_core.py::test_x[numpy]``), so that the test command prints
+  each test as it ends rather than nothing for minutes;
+- ``{"event": "step", "test": ..., "step": ...}`` as the conformance
+  runner (dlroute.check.run), inside a test, starts each rule-set version
+  (``numpy@v1``) and then the exchanges: a run takes minutes on a busy
+  machine, and each step is a line of its own;
+- ``{"event": "report", "report": ..., "table": ...}`` once the `report`
+  fixture of python/tests/test_real_libraries.py has run the conformance
+  runner: the report as ``python -m dlroute check --json`` prints it, and
+  as text, as the command prints it. The Go test checks it, so that the
+  runner runs once per stack, not again as a command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+_FD = int(os.environ["DLROUTE_E2E_FD"])
+#: the fixture whose value is the conformance runner's report, and its file
+_REPORT_FIXTURE = ("report", "test_real_libraries.py")
+
+_outcomes: dict[str, str] = {}
+_current = ""  # the node id of the test running
+
+
+def _send(**event: Any) -> None:
+    data = (json.dumps(event) + "\n").encode()
+    while data:
+        data = data[os.write(_FD, data):]
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    global _current
+    _current = nodeid
+    _send(event="start", test=nodeid)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Wraps the runner's two per-step calls, found by name in
+    dlroute.check (load_cases(root, ref) for each version, run_exchanges
+    for the exchanges), to tell each step as it starts. Where they are
+    gone the steps are not told: the tests run as before."""
+    from dlroute import check
+
+    def told(name: str, step: Any) -> None:
+        f = getattr(check, name, None)
+        if callable(f):
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                _send(event="step", test=_current, step=step(args))
+                return f(*args, **kwargs)
+
+            setattr(check, name, wrapper)
+
+    told("load_cases", lambda args: str(args[1]) if len(args) > 1 else "cases")
+    told("run_exchanges", lambda args: "exchanges")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    outcome = _outcomes.get(report.nodeid, "passed")
+    if report.failed:
+        outcome = "failed"
+    elif report.skipped and outcome == "passed":
+        outcome = "skipped"
+    _outcomes[report.nodeid] = outcome
+    if report.when == "teardown":
+        _send(event="end", test=report.nodeid, outcome=_outcomes.pop(report.nodeid))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
+    value = yield
+    name, module = _REPORT_FIXTURE
+    if fixturedef.argname == name and fixturedef.baseid.endswith(module):
+        from dlroute import check
+
+        _send(event="report", report=value.to_json(), table=check.table(value))
+    return value
