@@ -27,9 +27,10 @@ import (
 // a load at the budget must fit in the module's instance,
 // wasmhost.DefaultMemoryLimitPages (512 MiB): there, rules at the budget
 // need 128 MiB as the shipped rules with copies of torch@v3, 240 MiB as
-// six-deep nests. Natively a node keeps about 560 bytes. RATIONALE.md, "Why a budget of expression
-// nodes per load, and why this one?", says why; BENCHMARKS.md, "The
-// budgets' sizes", has the figures (BenchmarkLoadAtBudget in e2e/wasmhost).
+// six-deep nests. Natively a node keeps about 560 bytes.
+// engine/RATIONALE.md, "Why a budget of expression nodes per load, and
+// why this one?", says why; BENCHMARKS.md, "The budgets' sizes", has the
+// figures (BenchmarkLoadAtBudget in e2e/wasmhost).
 const MaxLoadNodes = 160_000
 
 // MaxDecisionCost bounds the CEL cost of one decision, as cel-go
