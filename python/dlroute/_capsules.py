@@ -61,9 +61,13 @@ _get_name.restype = ctypes.c_char_p
 _get_name.argtypes = [ctypes.py_object]
 
 # What the hand-made capsules point at, kept alive for the process: their
-# deleter frees nothing. It is not NULL, which dlpack.h allows, because
-# torch 1.12 and older call a capsule's deleter without asking whether it
-# has one, when the tensor they made of it is freed: a segmentation fault.
+# deleters are NULL (dlpack.h allows it), so nothing frees them; or, for
+# a consumer that calls a deleter without asking whether there is one
+# (torch 1.12 and older, when the tensor it made is freed: a segmentation
+# fault), a Python function that frees nothing. Not that one for every
+# consumer: torch 2.x calls the deleter of a capsule it refuses while its
+# own exception is set, and a Python deleter then turns the exception
+# into SystemError.
 _keep: list[Any] = []
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda _: None)
 _DELETER_ADDRESS = ctypes.cast(_DELETER, ctypes.c_void_p).value
@@ -71,14 +75,17 @@ _DELETER_ADDRESS = ctypes.cast(_DELETER, ctypes.c_void_p).value
 
 def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int, int] = (1, 0),
                  flags: int = 0, data: Any = None, used: bool = False,
-                 dtype: tuple[int, int, int] = (2, 64, 1), shape: Any = None, strides: Any = None) -> Any:
+                 dtype: tuple[int, int, int] = (2, 64, 1), shape: Any = None, strides: Any = None,
+                 deleter: bool = False) -> Any:
     """A "dltensor" or "dltensor_versioned" capsule of a float64 vector in
     host memory (data, or six fresh numbers), labelled with device; used
     names it "used_dltensor" ("used_dltensor_versioned"), as a consumer
     renames a capsule it has read. ``dtype`` (code, bits, lanes), ``shape``
     and ``strides`` (in elements) label it otherwise; the buffer behind it
     is 64 float64s (512 bytes), enough for any shape of up to 512 bytes
-    that the strides reach from its middle, where negative strides start."""
+    that the strides reach from its middle, where negative strides start.
+    ``deleter`` gives it a deleter that frees nothing, for a consumer that
+    calls one without asking; else it has none."""
     import numpy as np
 
     start = 0
@@ -99,10 +106,10 @@ def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int
                  c_strides, 0)
     shape, strides = c_shape, c_strides
     if versioned:
-        m: Any = DLManagedTensorVersioned(DLPackVersion(*version), None, _DELETER_ADDRESS, flags, t)
+        m: Any = DLManagedTensorVersioned(DLPackVersion(*version), None, _DELETER_ADDRESS if deleter else None, flags, t)
         name = b"dltensor_versioned"
     else:
-        m = DLManagedTensor(t, None, _DELETER_ADDRESS)
+        m = DLManagedTensor(t, None, _DELETER_ADDRESS if deleter else None)
         name = b"dltensor"
     if used:
         name = b"used_" + name

@@ -258,14 +258,19 @@ def test_a_torch_case_runs_where_its_build_facts_are_this_torchs() -> None:
 def test_a_hand_made_capsule_has_a_deleter_that_frees_nothing(versioned: bool) -> None:
     """torch 1.12 and older call the deleter of a capsule they imported,
     without asking whether there is one, when the tensor is freed: a NULL
-    deleter killed the runner there (a segmentation fault)."""
+    deleter killed the runner there (a segmentation fault). Other
+    consumers get none: torch 2.x calls the deleter of a capsule it
+    refuses with its exception set, which a Python deleter turns into
+    SystemError."""
     import ctypes
 
     from dlroute import _capsules
 
-    capsule = _capsules.make_capsule((1, 0), versioned=versioned)
     name = b"dltensor_versioned" if versioned else b"dltensor"
     struct = _capsules.DLManagedTensorVersioned if versioned else _capsules.DLManagedTensor
+    bare = _capsules.make_capsule((1, 0), versioned=versioned)
+    assert not struct.from_address(_capsules._get_pointer(bare, name)).deleter
+    capsule = _capsules.make_capsule((1, 0), versioned=versioned, deleter=True)
     managed = struct.from_address(_capsules._get_pointer(capsule, name))
     assert managed.deleter, "a NULL deleter"
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(managed.deleter)(ctypes.addressof(managed))

@@ -17,7 +17,7 @@ import inspect
 from typing import Any, Callable
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._base import (Checker, Outcome, Unreachable, run_child, decided_device, decided_export, decided_import,
+from ._base import (Checker, Outcome, Unreachable, release_tuple, run_child, decided_device, decided_export, decided_import,
                     observed_export, raised, values)
 
 Explain = Callable[[dict[str, Any]], dict[str, Any]]
@@ -345,6 +345,9 @@ class TorchChecker(Checker):
         # A CUDA build on a machine without an NVIDIA driver (every PyPI
         # wheel on a CPU machine): torch.cuda.is_available() is False.
         self.no_driver = self.gpu_build and not self.hip and not self.cuda
+        # torch 1.12 and older call an imported capsule's deleter without
+        # asking whether it has one (make_capsule's deleter).
+        self.calls_any_deleter = release_tuple(torch.__version__) < (1, 13)
 
     #: Build facts of the rules, each with what a case of either value needs
     #: of this torch: (when the case says True, when it says False).
@@ -485,7 +488,8 @@ class TorchChecker(Checker):
 
             capsule = np.arange(6.0).__dlpack__()
         else:
-            capsule = make_capsule(dev, versioned=versioned, version=version, used=used, **facts)
+            capsule = make_capsule(dev, versioned=versioned, version=version, used=used,
+                                   deleter=self.calls_any_deleter, **facts)
         pointer = read_capsule(capsule)["data"] if not used else None
         kwargs = {k: inp[k] for k in ("device", "copy") if inp.get(k) is not None}
         attempt = inp.get("attempt", 1)
