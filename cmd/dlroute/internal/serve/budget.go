@@ -25,11 +25,10 @@ type budget struct {
 	held atomic.Int64
 	// body and answer are held's two parts, for the metrics.
 	body, answer atomic.Int64
-	// peak is the most held since memory was last given back; returning
-	// is set while memory is given back, and returns counts the times.
-	peak      atomic.Int64
-	returning atomic.Bool
-	returns   atomic.Int64
+	// peak is the most held since memory was last given back; returns
+	// counts the times.
+	peak    atomic.Int64
+	returns atomic.Int64
 }
 
 // take reserves n bytes, or reports that they would pass the budget.
@@ -49,15 +48,29 @@ func (b *budget) take(n int64) bool {
 
 // give returns n bytes, and the heap of a burst once it is all answered.
 func (b *budget) give(n int64) {
-	if b.held.Add(-n) != 0 || b.peak.Load() < b.max/2 || !b.returning.CompareAndSwap(false, true) {
+	if b.held.Add(-n) != 0 || b.peak.Load() < b.max/2 || !freeOSMemory() {
 		return
 	}
 	b.peak.Store(0)
 	b.returns.Add(1)
+}
+
+// freeing is set while freeOSMemory's collection runs.
+var freeing atomic.Bool
+
+// freeOSMemory gives the heap that garbage holds back to the system
+// (debug.FreeOSMemory) in the background, one collection at a time: a
+// call while one runs is dropped, as the one running returns that heap
+// too. It reports whether it started one.
+func freeOSMemory() bool {
+	if !freeing.CompareAndSwap(false, true) {
+		return false
+	}
 	go func() {
-		defer b.returning.Store(false)
+		defer freeing.Store(false)
 		debug.FreeOSMemory()
 	}()
+	return true
 }
 
 // claim is what one request holds of the budget. It is used by the

@@ -12,9 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/dlroute/dlroute/cmd/dlroute/internal/httpserve"
@@ -199,20 +197,13 @@ func logEvent(log *slog.Logger, e live.Event) {
 	}
 }
 
-// givingBack is set while giveBackCandidate returns memory.
-var givingBack atomic.Bool
-
 // giveBackCandidate gives the heap a refused or canceled candidate left
-// back to the system (debug.FreeOSMemory, one at a time): rules that
-// were refused for their size were parsed first, and the Go runtime would
-// otherwise keep that heap, sized for them, until a later collection,
-// minutes on an idle server.
+// back to the system (freeOSMemory): rules that were refused for their
+// size were parsed first, and the Go runtime would otherwise keep that
+// heap, sized for them, until a later collection, minutes on an idle
+// server.
 func giveBackCandidate(e live.Event) {
-	if e.Outcome != live.Refused && e.Outcome != live.Canceled || !givingBack.CompareAndSwap(false, true) {
-		return
+	if e.Outcome == live.Refused || e.Outcome == live.Canceled {
+		freeOSMemory()
 	}
-	go func() {
-		defer givingBack.Store(false)
-		debug.FreeOSMemory()
-	}()
 }
