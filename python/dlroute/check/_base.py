@@ -21,7 +21,7 @@ from .._engine import load
 from ..errors import NoRuleSetError, UncheckedReleaseWarning
 
 #: The libraries the runner knows, in the order it reports them.
-LIBRARIES = ("numpy", "torch", "jax", "cupy")
+LIBRARIES = ("numpy", "torch", "jax", "cupy", "pyarrow")
 
 FLAG_BITS = {"DLPACK_FLAG_BITMASK_READ_ONLY": 1, "DLPACK_FLAG_BITMASK_IS_COPIED": 2,
              "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED": 4}
@@ -370,12 +370,95 @@ def _device(y: Any) -> list[int]:
 
 def consumed(consumer: Checker, x: Any, kwargs: dict[str, Any]) -> Outcome:
     """What the consumer's from_dlpack made of x: its device and whether it
-    shares x's memory, or the exception."""
+    shares x's memory, or the exception; and, where the array it made does
+    not read as x does (:func:`values_difference`), ``"values"``, saying
+    how."""
     try:
         y = consumer.consume(x, kwargs)
-        return {"device": _device(y), "copy": pointer(y) != pointer(x)}
+        out: Outcome = {"device": _device(y), "copy": pointer(y) != pointer(x)}
     except Exception as e:
         return raised(e)
+    difference = values_difference(x, y)
+    if difference:
+        out["values"] = difference
+    return out
+
+
+# --- values: what the consumer reads against what the producer holds ------------
+
+
+#: The type of the error a rule states for an exchange that crosses but
+#: whose values the consumer reads differently from the producer (a torch
+#: view with the negative bit: rules/README.md, "Array facts"). Nothing
+#: raises it: the runner sees it as a call that succeeded with other values.
+SILENTLY_DIFFERENT = "SilentlyDifferent"
+
+
+def seen_as_decided(want: Outcome, got: Outcome) -> Outcome:
+    """got, read as the rules' silent difference where they decided one and
+    the call did cross with other values (``"values"`` in got): nothing
+    else can be seen of it (the message is the rules' own)."""
+    if want.get("raise", [None])[0] == SILENTLY_DIFFERENT and "values" in got:
+        return dict(want)
+    return got
+
+
+def _logical(a: Any) -> tuple[str, list[int], Any]:
+    """(dtype name, shape, values as nested Python lists) of an array as its
+    own library reads it: a torch view's negative and conjugate bits
+    applied, a sparse tensor densified."""
+    if getattr(a, "layout", None) is not None and "strided" not in str(a.layout):
+        a = a.to_dense()
+    detach = getattr(a, "detach", None)
+    if callable(detach):
+        a = detach()
+    values = a.tolist() if callable(getattr(a, "tolist", None)) else a
+    return str(a.dtype).removeprefix("torch."), [int(n) for n in a.shape], values
+
+
+#: A dtype's kind: a consumer that reads another kind (uint8 for bool)
+#: reads other values, whatever their numbers; one that reads a narrower
+#: width of the same kind (JAX without x64: float32 for float64) is
+#: compared by the values themselves.
+def _kind(dtype: str) -> str:
+    for kind in ("bool", "uint", "int", "complex", "float", "bfloat"):
+        if dtype.startswith(kind):
+            return "float" if kind == "bfloat" else kind
+    return dtype
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal nested values, a NaN equal to a NaN (a complex one part by part)."""
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, complex) or isinstance(b, complex):
+        a, b = complex(a), complex(b)
+        return _same(a.real, b.real) and _same(a.imag, b.imag)
+    return bool(a == b) or (a != a and b != b)
+
+
+def values_difference(x: Any, y: Any) -> str | None:
+    """How the consumer's array y reads differently from the producer's x
+    (another dtype kind, shape or values, as each library reads its own
+    array), or None where they read alike. Strides are the consumer's to
+    choose and are not compared; an array either library cannot read back
+    (a device this process cannot read) is not compared either."""
+    try:
+        (xd, xs, xv), (yd, ys, yv) = _logical(x), _logical(y)
+    except Exception:
+        return None
+    if _kind(xd) != _kind(yd):
+        return f"the consumer reads {yd} where the producer holds {xd}"
+    if xs != ys:
+        return f"the consumer reads the shape {ys} where the producer's is {xs}"
+    if not _same(xv, yv):
+        return f"the consumer reads {_short(yv)} where the producer reads {_short(xv)}"
+    return None
+
+
+def _short(v: Any) -> str:
+    s = repr(v)
+    return s if len(s) <= 80 else s[:77] + "..."
 
 
 # --- a call that may kill the interpreter, in a child (_child.py) ----------------

@@ -7,7 +7,9 @@ from typing import Callable
 from ._arrays import CupyChecker, NumpyChecker, TorchChecker
 from ._base import Checker
 from ._jax import JaxChecker
+from ._pyarrow import PyarrowChecker
 
 #: The checker of each library :data:`~dlroute.check.LIBRARIES` names.
 CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": TorchChecker, "jax": JaxChecker,
-                                              "cupy": CupyChecker}
+                                              "cupy": CupyChecker,
+                                              "pyarrow": PyarrowChecker}

@@ -1,0 +1,101 @@
+"""The runner's pyarrow side (:mod:`dlroute.check`): ``pyarrow.Array``'s
+``__dlpack_device__`` and ``__dlpack__`` on an array made as the case
+describes (its Arrow type, dtype and nulls), and ``pa.Array.from_dlpack``
+(pyarrow 26 on) of a recording producer or of a capsule made by hand.
+
+Every pyarrow array here is a CPU array: a case on another device
+(``pyarrow.cuda``) is not in the rules. pyarrow's own exception classes
+(``ArrowTypeError``, ``ArrowInvalid``, ...) are compared by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._capsules import CapsuleProducer, make_capsule, read_capsule
+from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised
+
+#: numpy's dtype letter of each DLPack code pyarrow makes arrays of.
+_KINDS = {0: "i", 1: "u", 2: "f"}
+
+
+def arrow_pointer(y: Any) -> int:
+    """The address of a primitive pyarrow array's values (its data buffer,
+    at the array's offset): what an in-place capsule points at."""
+    return y.buffers()[1].address + y.offset * (y.type.bit_width // 8)
+
+
+class PyarrowChecker(Checker):
+    library = "pyarrow"
+    rulesets = ("pyarrow",)
+
+    def __init__(self) -> None:
+        import numpy
+        import pyarrow
+
+        self.pa, self.np = pyarrow, numpy
+
+    def array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+        """The pyarrow array the input describes: six values of its Arrow
+        type (``arrow_type``, else the dtype facts), the last null where
+        ``null_count`` says so, or none where its shape is empty."""
+        pa, np = self.pa, self.np
+        n = 0 if 0 in (inp.get("shape") or [1]) else 6
+        mask = np.array([i >= n - inp.get("null_count", 0) for i in range(n)]) if inp.get("null_count") else None
+        if inp.get("arrow_type"):
+            return pa.array(np.arange(n), mask=mask).cast(pa.type_for_alias(inp["arrow_type"]), safe=False)
+        code, bits = inp.get("dtype_code", dflt["dtype_code"]), inp.get("dtype_bits", dflt["dtype_bits"])
+        if code == 6:
+            return pa.array(np.arange(n) % 2 == 0, mask=mask)
+        if code not in _KINDS:
+            raise Unreachable(f"needs a pyarrow array of DLPack dtype code {code}, which Arrow has no type of")
+        return pa.array(np.arange(n).astype(f"{_KINDS[code]}{bits // 8}"), mask=mask)
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        call = inp.get("call")
+        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
+            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+        dflt = defaults(rs)
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            try:
+                got: Outcome = {"device": [int(v) for v in self.array(inp, dflt).__dlpack_device__()]}
+            except Exception as e:
+                got = raised(e)
+            return decided_device(explanation), got
+        if call == "__dlpack__":
+            x = self.array(inp, dflt)
+            # a bit-packed or variable-width array has no values pointer: it is refused
+            pointer = arrow_pointer(x) if self.pa.types.is_integer(x.type) or self.pa.types.is_floating(x.type) else 0
+            return empty_aware(inp, decided_export(explanation), export(x, dlpack_kwargs(inp), pointer))
+        if call == "request":
+            # Looked up inside the call, as a user's is: before 26 there is
+            # none, and its AttributeError is the outcome.
+            return request(lambda *a, **k: self.pa.Array.from_dlpack(*a, **k), inp, explanation)
+        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """pa.Array.from_dlpack of a capsule made by hand as the input
+        describes (with a deleter: pyarrow calls it when it refuses)."""
+        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+        kind = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned")
+        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
+        capsule = make_capsule(dev, versioned=kind == "dltensor_versioned", version=version, deleter=True,
+                               **capsule_facts(inp, dflt))
+        pointer = read_capsule(capsule)["data"]
+        try:
+            y = self.pa.Array.from_dlpack(CapsuleProducer(capsule, dev))
+        except Exception as e:
+            return raised(e)
+        return {"device": [int(v) for v in y.__dlpack_device__()], "copy": arrow_pointer(y) != pointer}
+
+    ARRAYS = ("pa.array(np.arange(6.0))", "pa.array(np.arange(6.0, dtype=np.float32))",
+              "pa.array(np.arange(4, dtype=np.uint16))", "pa.array([True, False, True])",
+              "pa.array([1.0, None, 3.0])", "pa.array(np.zeros(0))", "pa.array(np.arange(8.0))[2:6]")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"pa": self.pa, "np": self.np}
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.pa.Array.from_dlpack(x, **kwargs)
