@@ -8,8 +8,10 @@ from ._arrays import CupyChecker, NumpyChecker, TorchChecker
 from ._base import Checker
 from ._jax import JaxChecker
 from ._pyarrow import PyarrowChecker
+from ._tensorflow import TensorflowChecker
 
 #: The checker of each library :data:`~dlroute.check.LIBRARIES` names.
 CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": TorchChecker, "jax": JaxChecker,
                                               "cupy": CupyChecker,
-                                              "pyarrow": PyarrowChecker}
+                                              "pyarrow": PyarrowChecker,
+                                              "tensorflow": TensorflowChecker}

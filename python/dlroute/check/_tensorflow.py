@@ -1,0 +1,133 @@
+"""The runner's tensorflow side (:mod:`dlroute.check`): rules/tensorflow.
+
+TensorFlow's consumer, ``tf.experimental.dlpack.from_dlpack``, takes only a
+capsule, so the rules answer, and the runner calls, what a user writes:
+``tf.experimental.dlpack.from_dlpack(x.__dlpack__(), **kwargs)``. A tensor's
+data pointer is read from the capsule TensorFlow exports of it (an
+EagerTensor has no pointer attribute); a case that needs a GPU build with a
+GPU is Unreachable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .._capsules import CapsuleProducer, make_capsule, read_capsule
+from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export
+from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised, values
+
+
+class TensorflowChecker(Checker):
+    library = "tensorflow"
+    rulesets = ("tensorflow",)
+
+    def __init__(self) -> None:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # TensorFlow's start-up lines are not the report's
+        import tensorflow as tf
+
+        self.tf = tf
+        self.gpus = len(tf.config.list_physical_devices("GPU"))
+
+    def release(self) -> str:
+        return str(self.tf.__version__)
+
+    def from_dlpack(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        """What a user writes: from_dlpack(x.__dlpack__(), **kwargs), the
+        keywords in from_dlpack's order (device, then copy) as dlroute
+        interop passes them."""
+        ordered = {k: kwargs[k] for k in ("device", "copy") if k in kwargs}
+        return self.tf.experimental.dlpack.from_dlpack(x.__dlpack__(), **ordered)
+
+    def tensor(self, inp: dict[str, Any]) -> Any:
+        tf = self.tf
+        if inp.get("tensor_device", "CPU") != "CPU":
+            raise Unreachable("needs a TensorFlow GPU build with a GPU")
+        if inp.get("variable"):
+            return tf.Variable([0.0, 1.0, 2.0])
+        return tf.constant([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        call = inp.get("call")
+        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
+            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            try:
+                got: Outcome = {"device": [int(v) for v in self.tensor(inp).__dlpack_device__()]}
+            except Unreachable:
+                raise
+            except Exception as e:
+                got = raised(e)
+            return decided_device(explanation), got
+        if call == "__dlpack__":
+            x = self.tensor(inp)
+            pointer = 0 if inp.get("variable") else tensor_pointer(x)  # a Variable exports nothing
+            return decided_export(explanation), export(x, dlpack_kwargs(inp), pointer)
+        if call == "request":
+            return self.request(inp, explanation)
+        return empty_aware(inp, decided_import(explanation), self.import_(inp, defaults(rs)))
+
+    def request(self, inp: dict[str, Any], explanation: dict[str, Any]) -> tuple[Outcome, Outcome]:
+        """What from_dlpack(x.__dlpack__()) asks a recording producer."""
+        vals = values(explanation)
+        producer = Recorder()
+        try:
+            self.from_dlpack(producer, {})
+            error: Outcome | None = None
+        except Exception as e:
+            error = raised(e)
+        want: Outcome = {"calls_dlpack_device": bool(vals.get("calls_dlpack_device")),
+                         "keywords": vals.get("request_keywords"), "kwargs": vals.get("request_kwargs")}
+        got: Outcome = {"calls_dlpack_device": producer.device_calls > 0}
+        if error is not None:
+            got.update(error)
+        else:
+            call = producer.calls[0] if producer.calls else []
+            got.update({"keywords": [k for k, _ in call], "kwargs": {k: v for k, v in call}})
+        return want, got
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """from_dlpack(x.__dlpack__(), **kwargs) of a producer handing out
+        the capsule the input describes, made by hand."""
+        if inp.get("gpus", dflt.get("gpus", 0)) != self.gpus:
+            raise Unreachable(f"needs a TensorFlow that sees {inp.get('gpus', 0)} GPUs")
+        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+        name = inp.get("capsule", dflt.get("capsule") or "dltensor")
+        used = name.startswith("used_")
+        versioned = name.removeprefix("used_") == "dltensor_versioned"
+        facts = capsule_facts(inp, dflt)
+        capsule = make_capsule(dev, versioned=versioned, **facts)
+        if used:
+            # read once by numpy, which renames it used_dltensor(_versioned)
+            # with a name of its own (make_capsule's used= name is a
+            # temporary bytes object the capsule outlives)
+            import numpy as np
+
+            np.from_dlpack(CapsuleProducer(capsule, dev))
+        pointer = None if used else read_capsule(capsule)["data"]
+        kwargs = {k: inp.get(k) for k in inp.get("keywords", []) if k in ("device", "copy")}
+        try:
+            y = self.from_dlpack(CapsuleProducer(capsule, dev), kwargs)
+        except Exception as e:
+            return raised(e)
+        return {"device": [int(v) for v in y.__dlpack_device__()],
+                "copy": pointer is not None and tensor_pointer(y) != pointer}
+
+    ARRAYS = ("tf.constant([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])", "tf.constant([True, False, True])",
+              "tf.cast(tf.range(4.0), tf.complex64)", "tf.cast(tf.range(4.0), tf.bfloat16)",
+              "tf.cast(tf.range(4), tf.uint16)", "tf.constant(3.0)", "tf.zeros([0])",
+              "tf.transpose(tf.reshape(tf.range(6.0), [2, 3]))")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"tf": self.tf}
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.from_dlpack(x, kwargs)
+
+
+def tensor_pointer(x: Any) -> int:
+    """The address of an EagerTensor's data: its exported capsule's."""
+    import tensorflow as tf
+
+    return int(read_capsule(tf.experimental.dlpack.to_dlpack(x))["data"])
