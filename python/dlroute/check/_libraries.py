@@ -7,6 +7,7 @@ from typing import Callable
 from ._arrays import CupyChecker, NumpyChecker, TorchChecker
 from ._base import Checker
 from ._jax import JaxChecker
+from ._array_api_strict import ArrayApiStrictChecker
 from ._pyarrow import PyarrowChecker
 from ._tensorflow import TensorflowChecker
 
@@ -14,4 +15,5 @@ from ._tensorflow import TensorflowChecker
 CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": TorchChecker, "jax": JaxChecker,
                                               "cupy": CupyChecker,
                                               "pyarrow": PyarrowChecker,
+                                              "array_api_strict": ArrayApiStrictChecker,
                                               "tensorflow": TensorflowChecker}
