@@ -111,8 +111,7 @@ class TensorflowChecker(Checker):
             y = self.from_dlpack(CapsuleProducer(capsule, dev), kwargs)
         except Exception as e:
             return raised(e)
-        return {"device": [int(v) for v in y.__dlpack_device__()],
-                "copy": pointer is not None and tensor_pointer(y) != pointer}
+        return {"device": tensor_device(y), "copy": pointer is not None and tensor_pointer(y) != pointer}
 
     ARRAYS = ("tf.constant([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])", "tf.constant([True, False, True])",
               "tf.cast(tf.range(4.0), tf.complex64)", "tf.cast(tf.range(4.0), tf.bfloat16)",
@@ -124,6 +123,14 @@ class TensorflowChecker(Checker):
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.from_dlpack(x, kwargs)
+
+
+def tensor_device(y: Any) -> list[int]:
+    """A tensor's device as DLPack writes it, read from its device name
+    (``/job:localhost/replica:0/task:0/device:CPU:0``): TensorFlow 2.19 and
+    older have no ``__dlpack_device__``."""
+    kind, _, index = y.device.rsplit("/", 1)[-1].removeprefix("device:").partition(":")
+    return [{"CPU": 1, "GPU": 2}.get(kind, -1), int(index or 0)]
 
 
 def tensor_pointer(x: Any) -> int:
