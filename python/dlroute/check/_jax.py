@@ -149,7 +149,10 @@ class JaxChecker(ImportChecks, Checker):
         return {"jnp": self.jnp}
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
-        return self.jax.dlpack.from_dlpack(x, **kwargs)
+        # in from_dlpack's order, device before copy: a release that takes
+        # neither (jax 0.4.26 and older) names the first in its TypeError
+        ordered = {k: kwargs[k] for k in ("device", "copy") if k in kwargs}
+        return self.jax.dlpack.from_dlpack(x, **ordered, **{k: v for k, v in kwargs.items() if k not in ordered})
 
     def devices(self) -> list[Any]:
         return [None, self.jax.devices()[0], "cpu"]

@@ -17,7 +17,16 @@
   decide the import from the capsule the producer made: its device, kind,
   dtype, shape, strides and alignment. A producer that refuses the
   request's keywords (torch's ``requires_grad``) decides nothing of jax's
-  and is left out.
+  and is left out. Where the rules declare ``keywords`` (jax 0.4.20 to
+  0.4.26, whose from_dlpack takes neither keyword), the first producer is
+  also asked with ``device=None`` and ``copy=None`` passed; where they
+  declare ``called``, ``jnp.from_dlpack`` is named to them as the function
+  called (before 0.4.26 it takes the legacy path).
+
+Keywords are passed in from_dlpack's order, ``device`` before ``copy`` (a
+release that takes neither names the first in its TypeError), after those
+a case names in ``keywords``; a keyword ``keywords`` names is passed even as
+None.
 """
 
 from __future__ import annotations
@@ -132,7 +141,10 @@ class ImportChecks:
         raise Unreachable(f"needs the jax device {value} (this process has {', '.join(map(repr, self.jax.devices()))})")
 
     def _kwargs(self, inp: dict[str, Any]) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
+        """from_dlpack's keywords for a case: those it names in keywords
+        first, in that order and even as None, then device and copy where
+        given."""
+        kwargs: dict[str, Any] = {k: None for k in inp.get("keywords", []) if k in ("device", "copy")}
         device = self._device(inp.get("device"))
         n = inp.get("sharding_devices", 0)
         if n > 1:
@@ -146,6 +158,12 @@ class ImportChecks:
         if inp.get("copy") is not None:
             kwargs["copy"] = inp["copy"]
         return kwargs
+
+    def _function(self, inp: dict[str, Any]) -> Callable[..., Any]:
+        """The from_dlpack the case calls (the input ``called``)."""
+        if inp.get("called", "jax.dlpack.from_dlpack") == "jnp.from_dlpack":
+            return self.jnp.from_dlpack
+        return self.jax.dlpack.from_dlpack
 
     def run_import(self, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
         explanation = rs.explain(inp)
@@ -185,7 +203,7 @@ class ImportChecks:
         kwargs = self._kwargs(inp)
         decision, vals = explanation["decision"], values(explanation)
         try:
-            self.jax.dlpack.from_dlpack(producer, **kwargs)
+            self._function(inp)(producer, **kwargs)
             error: Outcome | None = None
         except Exception as e:
             error = raised(e)
@@ -226,7 +244,7 @@ class ImportChecks:
             return {"device": None}
         x = make_array(np, *dtype, list(inp.get("shape", [8])), inp.get("strides"), inp.get("data_alignment", 64))
         try:
-            y = self.jax.dlpack.from_dlpack(x, **kwargs)
+            y = self._function(inp)(x, **kwargs)
         except Exception as e:
             return raised(e)
         return {"device": [int(c) for c in y.__dlpack_device__()], "copy": pointer(y) != x.ctypes.data}
@@ -284,10 +302,16 @@ class ImportChecks:
     def import_sweeps(self, rs: Any) -> Iterable[tuple[str, Outcome, Outcome]]:
         devices = [None, self.jax.devices()[0], "cpu"]
         consumers = [("jax.dlpack.from_dlpack", self.jax.dlpack.from_dlpack), ("jnp.from_dlpack", self.jnp.from_dlpack)]
-        for (what, make), copy, device, (fname, fn) in itertools.product(self.producers(), COPIES, devices, consumers):
-            kwargs = {k: v for k, v in (("copy", copy), ("device", device)) if v is not None}
+        declared = {i["name"] for i in rs.inputs}
+        producers = self.producers()
+        calls = [(p, {k: v for k, v in (("device", device), ("copy", copy)) if v is not None})
+                 for p, copy, device in itertools.product(producers, COPIES, devices)]
+        if "keywords" in declared:  # passed as None: a TypeError where from_dlpack takes no keyword
+            calls += [(producers[0], kw) for kw in ({"device": None}, {"copy": None}, {"device": None, "copy": None},
+                                                    {"copy": None, "device": None})]
+        for ((what, make), kwargs), (fname, fn) in itertools.product(calls, consumers):
             x = make()
-            want = self._decided(rs, x, copy, device)
+            want = self._decided(rs, x, kwargs, fname if "called" in declared else None, "keywords" in declared)
             if want is None:
                 continue
             try:
@@ -297,14 +321,22 @@ class ImportChecks:
                 got = raised(e)
             yield f"{fname}({what}{''.join(f', {k}={v!r}' for k, v in kwargs.items())})", want, got
 
-    def _decided(self, rs: Any, x: Any, copy: bool | None, device: Any) -> Outcome | None:
-        """The rules' outcome for jax's from_dlpack(x): the request decided,
-        asked of the real producer, and the import decided from its
-        capsule; None where the producer refuses (nothing of jax's)."""
+    def _decided(self, rs: Any, x: Any, kwargs: dict[str, Any], called: str | None,
+                 keywords: bool) -> Outcome | None:
+        """The rules' outcome for jax's from_dlpack(x, **kwargs): the request
+        decided, asked of the real producer, and the import decided from
+        its capsule; None where the producer refuses (nothing of jax's).
+        ``called`` names the function to rules that declare it; ``keywords``:
+        they declare the keywords passed."""
         code, device_id = x.__dlpack_device__()
-        base: dict[str, Any] = dict(self._here(), producer_device=[int(code), int(device_id)], copy=copy)
+        base: dict[str, Any] = dict(self._here(), producer_device=[int(code), int(device_id)], copy=kwargs.get("copy"))
+        device = kwargs.get("device")
         if device is not None:
             base["device"] = repr(device) if not isinstance(device, str) else device
+        if called is not None:
+            base["called"] = called
+        if keywords:
+            base["keywords"] = list(kwargs)
         base["array_str"] = str(x)
         failed = ""
         for attempt in range(1, 9):
