@@ -8,6 +8,7 @@ from ._arrays import CupyChecker, NumpyChecker, TorchChecker
 from ._base import Checker
 from ._jax import JaxChecker
 from ._array_api_strict import ArrayApiStrictChecker
+from ._onnxruntime import OnnxruntimeChecker
 from ._pyarrow import PyarrowChecker
 from ._tensorflow import TensorflowChecker
 
@@ -16,4 +17,5 @@ CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": To
                                               "cupy": CupyChecker,
                                               "pyarrow": PyarrowChecker,
                                               "array_api_strict": ArrayApiStrictChecker,
+                                              "onnxruntime": OnnxruntimeChecker,
                                               "tensorflow": TensorflowChecker}

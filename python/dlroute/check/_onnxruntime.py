@@ -1,0 +1,88 @@
+"""The runner's onnxruntime side (:mod:`dlroute.check`): a CPU
+``onnxruntime.OrtValue``'s ``__dlpack_device__`` and ``__dlpack__``, and
+``OrtValue.from_dlpack`` (the public wrapper, 1.26 on) of a recording
+producer or of a producer of a capsule made by hand.
+
+Every OrtValue the CPU wheel makes is a CPU one; a capsule labelled with
+a GPU device is read without touching the device (the OrtValue only
+records it), so those cases run here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._capsules import CapsuleProducer, make_capsule, read_capsule
+from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised
+
+#: numpy's dtype letter of each DLPack code an OrtValue is made of here.
+_KINDS = {0: "i", 1: "u", 2: "f", 6: "b"}
+
+
+class OnnxruntimeChecker(Checker):
+    library = "onnxruntime"
+    rulesets = ("onnxruntime",)
+
+    def __init__(self) -> None:
+        import numpy
+        import onnxruntime
+
+        self.ort, self.np = onnxruntime, numpy
+
+    def ortvalue(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+        """The CPU OrtValue the input describes, made from a numpy array of
+        its dtype and shape."""
+        np = self.np
+        code, bits = inp.get("dtype_code", dflt["dtype_code"]), inp.get("dtype_bits", dflt["dtype_bits"])
+        if code not in _KINDS or bits % 8:
+            raise Unreachable(f"needs an OrtValue of DLPack dtype {code}:{bits}, which numpy makes none of")
+        shape = inp.get("shape", dflt.get("shape") or [8])
+        a = (np.arange(int(np.prod(shape))) % 2).astype(f"{_KINDS[code]}{bits // 8}").reshape(shape)
+        return self.ort.OrtValue.ortvalue_from_numpy(a)
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        call = inp.get("call")
+        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
+            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+        dflt = defaults(rs)
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            return decided_device(explanation), {"device": [int(v) for v in
+                                                            self.ortvalue(inp, dflt).__dlpack_device__()]}
+        if call == "__dlpack__":
+            x = self.ortvalue(inp, dflt)
+            return empty_aware(inp, decided_export(explanation), export(x, dlpack_kwargs(inp), x.data_ptr()))
+        if call == "request":
+            # Looked up inside the call, as a user's is (1.25 and older have none).
+            return request(lambda *a, **k: self.ort.OrtValue.from_dlpack(*a, **k), inp, explanation)
+        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """OrtValue.from_dlpack of a producer of a capsule made by hand as
+        the input describes (with a deleter: the OrtValue calls it when
+        it is freed)."""
+        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+        kind = inp.get("capsule", dflt.get("capsule") or "dltensor")
+        used = kind.startswith("used_")
+        capsule = make_capsule(dev, versioned=kind.removeprefix("used_") == "dltensor_versioned", used=used,
+                               deleter=True, **capsule_facts(inp, dflt))
+        pointer = read_capsule(capsule)["data"] if not used else None
+        try:
+            y = self.ort.OrtValue.from_dlpack(CapsuleProducer(capsule, dev))
+        except Exception as e:
+            return raised(e)
+        return {"device": [int(v) for v in y.__dlpack_device__()], "copy": y.data_ptr() != pointer}
+
+    ARRAYS = ("ort.OrtValue.ortvalue_from_numpy(np.arange(6.0, dtype=np.float32))",
+              "ort.OrtValue.ortvalue_from_numpy(np.array([True, False, True]))",
+              "ort.OrtValue.ortvalue_from_numpy(np.arange(4, dtype=np.uint16))",
+              "ort.OrtValue.ortvalue_from_numpy(np.array(3.0))",
+              "ort.OrtValue.ortvalue_from_numpy(np.zeros(0))",
+              "ort.OrtValue.ortvalue_from_numpy(np.arange(6.0).reshape(2, 3))")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"ort": self.ort, "np": self.np}
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.ort.OrtValue.from_dlpack(x, **kwargs)
