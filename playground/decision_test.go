@@ -73,6 +73,7 @@ func plansOf(t *testing.T, h http.Handler) plansRules {
 // the embedded rules' plans as generated, which rules.json names by its
 // ETag with every version it holds, and every version's inputs.
 func TestHandlerServesTheDecisionModule(t *testing.T) {
+	contentOnly(t)
 	h, err := playground.New(playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule, Decision: fakeDecision})
 	if err != nil {
 		t.Fatal(err)

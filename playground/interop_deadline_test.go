@@ -3,9 +3,11 @@ package playground
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -19,8 +21,19 @@ import (
 // for every platform: each of jax@v3's decisions goes through all of them
 // (about 50 ms natively), so its matrix takes seconds (1.4 s natively for
 // the default versions alone, three times that with the copies and the
-// older versions), after a load of 1.6 s.
+// older versions), after a load of 1.6 s. They are made, and their load
+// checked, once per test binary (slowRules): the tests that use them
+// only read them.
 func slowMatrix(t *testing.T) fstest.MapFS {
+	t.Helper()
+	rules, err := slowRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}
+
+var slowRules = sync.OnceValues(func() (fstest.MapFS, error) {
 	rules := fstest.MapFS{}
 	err := fs.WalkDir(shipped.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -31,17 +44,17 @@ func slowMatrix(t *testing.T) fstest.MapFS {
 		return err
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	rules = ruletest.WithSlowRules(rules, 10)
 	const rulesFile = "jax/v3/rules.yaml"
 	guard := []byte("platform == '" + ruletest.SlowPlatform + "' && ")
 	rules[rulesFile] = &fstest.MapFile{Data: bytes.ReplaceAll(rules[rulesFile].Data, guard, []byte("true && "))}
 	if _, err := engine.Load(rules, engine.Options{SkipTests: true}); err != nil {
-		t.Fatalf("the slow rules do not load: %v", err)
+		return nil, fmt.Errorf("the slow rules do not load: %w", err)
 	}
-	return rules
-}
+	return rules, nil
+})
 
 // TestInteropDeadline: a matrix that would take seconds is cut at
 // Options.InteropTimeout, and interop.json says why, with no grid.

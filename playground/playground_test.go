@@ -73,6 +73,7 @@ func TestHandlerServesTheSite(t *testing.T) {
 }
 
 func TestContentSecurityPolicy(t *testing.T) {
+	contentOnly(t)
 	csp := playground.ContentSecurityPolicy
 	if strings.Contains(csp, "'unsafe-eval'") || strings.Contains(csp, "'unsafe-inline'") {
 		t.Errorf("the policy allows eval or inline code: %s", csp)
@@ -163,6 +164,7 @@ func TestHandlerRefuses(t *testing.T) {
 }
 
 func TestRulesJSON(t *testing.T) {
+	contentOnly(t)
 	dir := fstest.MapFS{
 		"jax/v9/rules.yaml": {Data: []byte("rules: []\n")},
 		"README.md":         {Data: []byte("not a rules file")},
@@ -211,6 +213,7 @@ func TestRulesJSON(t *testing.T) {
 // newest jax with the seed's input, as the native engine explains it; a
 // jax that does not compile leaves it out, and the rules are served.
 func TestRulesJSONFirstDecision(t *testing.T) {
+	contentOnly(t)
 	type first struct {
 		Ref, Input  string
 		Explanation json.RawMessage
@@ -267,6 +270,7 @@ func TestRulesJSONFirstDecision(t *testing.T) {
 }
 
 func TestWriteSite(t *testing.T) {
+	contentOnly(t)
 	dir := filepath.Join(t.TempDir(), "site")
 	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Module: fakeModule}); err != nil {
 		t.Fatal(err)
@@ -301,6 +305,7 @@ var importRE = regexp.MustCompile(`(?m)^\s*(?:import|export)\b[^;]*?\bfrom\s+"([
 // only files the site has, by a relative name: the page's own modules and
 // the ones it shares with wasm/node (served from there) must meet.
 func TestSiteImportsResolve(t *testing.T) {
+	contentOnly(t)
 	files, err := playground.Files(playground.Options{Rules: rules.FS, Module: fakeModule})
 	if err != nil {
 		t.Fatal(err)
