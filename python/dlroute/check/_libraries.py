@@ -10,6 +10,7 @@ from ._jax import JaxChecker
 from ._array_api_strict import ArrayApiStrictChecker
 from ._onnxruntime import OnnxruntimeChecker
 from ._pyarrow import PyarrowChecker
+from ._paddle import PaddleChecker
 from ._tensorflow import TensorflowChecker
 
 #: The checker of each library :data:`~dlroute.check.LIBRARIES` names.
@@ -18,4 +19,5 @@ CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": To
                                               "pyarrow": PyarrowChecker,
                                               "array_api_strict": ArrayApiStrictChecker,
                                               "onnxruntime": OnnxruntimeChecker,
-                                              "tensorflow": TensorflowChecker}
+                                              "tensorflow": TensorflowChecker,
+                                              "paddle": PaddleChecker}

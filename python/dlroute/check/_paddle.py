@@ -1,0 +1,130 @@
+"""The runner's paddle side (:mod:`dlroute.check`): rules/paddle.
+
+A case becomes a real call of PaddlePaddle: ``x.__dlpack_device__()`` and
+``x.__dlpack__(**keywords)`` on a tensor made as the input describes,
+``paddle.from_dlpack`` of a producer that records how it is asked, or of a
+capsule made by hand. A CPU or pinned tensor's ``__dlpack_device__`` id is
+None, which the rules write 0 (their device ids are ints) and the runner
+reads as 0. A request that kills the interpreter (a CUDA producer asked of
+the CPU wheel) runs in a child, whose signal is the outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._capsules import CapsuleProducer, make_capsule, read_capsule
+from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised,
+                    run_child)
+
+
+def dlpack_device(y: Any) -> list[int]:
+    """y.__dlpack_device__() as ints, a None id read as 0."""
+    code, device_id = y.__dlpack_device__()
+    return [int(code), 0 if device_id is None else int(device_id)]
+
+
+class PaddleChecker(Checker):
+    library = "paddle"
+    rulesets = ("paddle",)
+
+    def __init__(self) -> None:
+        import paddle
+        import paddle.utils.dlpack  # noqa: F401
+
+        self.paddle = paddle
+        self.gpu_build = bool(paddle.is_compiled_with_cuda())
+        self.gpus = paddle.device.cuda.device_count() if self.gpu_build else 0
+
+    def release(self) -> str:
+        return str(self.paddle.__version__)
+
+    def tensor(self, inp: dict[str, Any]) -> Any:
+        paddle = self.paddle
+        place = inp.get("place", "cpu")
+        if place != "cpu":
+            raise Unreachable(f"needs a paddle tensor on {place}, which needs a GPU build with a GPU")
+        x = paddle.to_tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], place=paddle.CPUPlace(),
+                             stop_gradient=not inp.get("requires_grad", False))
+        if inp.get("sparse"):
+            x = paddle.to_tensor([[0.0, 1.0], [2.0, 0.0]], place=paddle.CPUPlace()).to_sparse_coo(2)
+        return x
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        call = inp.get("call")
+        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
+            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+        dflt = defaults(rs)
+        if bool(inp.get("gpu_build", dflt.get("gpu_build"))) != self.gpu_build:
+            raise Unreachable("needs a CUDA build of paddle" if inp.get("gpu_build") else "needs the CPU wheel of paddle")
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            try:
+                got: Outcome = {"device": dlpack_device(self.tensor(inp))}
+            except Unreachable:
+                raise
+            except Exception as e:
+                got = raised(e)
+            return decided_device(explanation), got
+        if call == "__dlpack__":
+            x = self.tensor(inp)
+            pointer = 0 if inp.get("sparse") else int(x.data_ptr())
+            return decided_export(explanation), export(x, dlpack_kwargs(inp), pointer)
+        if call == "request":
+            device = tuple(inp.get("producer_device", [1, 0]))
+            if device[0] == 2 and not self.gpus:
+                # asks the current CUDA stream: the CPU wheel dies of it
+                return decided_device(explanation), run_child({"kind": "import", "library": "paddle", "inp": inp,
+                                                               "dflt": dflt})
+            return request(self.paddle.utils.dlpack.from_dlpack, inp, explanation, device)
+        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """paddle.from_dlpack of the capsule the input describes, made by
+        hand (handed out by a producer where from_dlpack is given device=
+        or copy=); in a child, a request of a producer on the device the
+        input says (what from_dlpack did, where it did not die)."""
+        paddle = self.paddle
+        if inp.get("call") == "request":
+            producer = Recorder(device=tuple(inp.get("producer_device", [1, 0])))
+            try:
+                paddle.utils.dlpack.from_dlpack(producer)
+            except Exception as e:
+                return raised(e)
+            return {"calls": len(producer.calls)}
+        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+        name = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned")
+        used = name.startswith("used_")
+        versioned = name.removeprefix("used_") == "dltensor_versioned"
+        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 3]))
+        capsule = make_capsule(dev, versioned=versioned, version=version, **capsule_facts(inp, dflt))
+        if used:
+            # read once by numpy, which renames it used_dltensor(_versioned)
+            # with a name of its own (make_capsule's used= name is a
+            # temporary bytes object the capsule outlives)
+            import numpy as np
+
+            np.from_dlpack(CapsuleProducer(capsule, dev))
+        pointer = None if used else read_capsule(capsule)["data"]
+        kwargs = {k: inp.get(k) for k in inp.get("keywords", []) if k in ("device", "copy")}
+        source: Any = CapsuleProducer(capsule, dev) if kwargs else capsule
+        try:
+            y = paddle.utils.dlpack.from_dlpack(source, **kwargs)
+        except Exception as e:
+            return raised(e)
+        return {"device": dlpack_device(y), "copy": pointer is not None and int(y.data_ptr()) != pointer}
+
+    ARRAYS = ("paddle.to_tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])", "paddle.to_tensor([True, False, True])",
+              "paddle.to_tensor([0.0, 1.0, 2.0]).astype('complex64')",
+              "paddle.to_tensor([0.0, 1.0, 2.0]).astype('bfloat16')", "paddle.to_tensor(3.0)",
+              "paddle.zeros([0])", "paddle.to_tensor([1.0, 2.0], stop_gradient=False)")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"paddle": self.paddle}
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.paddle.utils.dlpack.from_dlpack(x, **kwargs)
+
+    def devices(self) -> list[Any]:
+        return [None, "cpu"]
