@@ -11,17 +11,20 @@ import (
 // read, by the names, types and defaults every rule set that reads one
 // declares (rules/README.md, "Array facts"): the dtype as DLPack writes
 // it, the shape and strides, whether it is writeable, the alignment of its
-// data, and whether the producer's __dlpack_device__() returns an IntEnum.
+// data, whether the producer's __dlpack_device__() returns an IntEnum, and
+// whether it is a negated view (torch's is_neg(), which no capsule
+// carries: its memory holds the values un-negated).
 // A producer's array carries them whether or not the producer's own rules
-// read them, since the capsule carries them to the consumer; each call of
-// either side gets those its rule set declares.
+// read them, since the capsule carries them to the consumer (neg, which
+// it does not, as the memory the consumer reads); each call of either
+// side gets those its rule set declares.
 var ArrayFacts = []string{"dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides", "writeable",
-	"data_alignment", "dlpack_device_enum"}
+	"data_alignment", "dlpack_device_enum", "neg"}
 
 // factDefaults are the facts of the ordinary array, each fact's default
 // in every rule set that declares it.
 var factDefaults = engine.Input{"dtype_code": 2, "dtype_bits": 32, "dtype_lanes": 1, "shape": []any{8},
-	"strides": nil, "writeable": true, "data_alignment": 64, "dlpack_device_enum": false}
+	"strides": nil, "writeable": true, "data_alignment": 64, "dlpack_device_enum": false, "neg": false}
 
 // ordinaryFact says whether v is the fact k of an ordinary array of
 // library: its library's own (libraryFacts), else the default.
@@ -37,14 +40,15 @@ func isFact(name string) bool { return slices.Contains(ArrayFacts, name) }
 
 // withFacts sets in's facts from a's, those rs declares. A producer's copy
 // is C-contiguous and the consumer's own (afterCopy): its strides are
-// null and it is writeable.
+// null, it is writeable, and it holds a negated view's values (torch's
+// clone resolves the negation).
 func withFacts(in engine.Input, rs *engine.RuleSet, a Array, afterCopy bool) {
 	for k, v := range a.Facts {
 		if !declares(rs, k) {
 			continue
 		}
-		if afterCopy && (k == "strides" || k == "writeable") {
-			continue // the defaults: contiguous and writeable
+		if afterCopy && (k == "strides" || k == "writeable" || k == "neg") {
+			continue // the defaults: contiguous, writeable, its values
 		}
 		in[k] = v
 	}
@@ -83,6 +87,7 @@ var Classes = []ArrayClass{
 	{Name: "read-only", Facts: engine.Input{"writeable": false}, Input: engine.Input{"writeable": false}},
 	{Name: "requires_grad", Input: engine.Input{"requires_grad": true}},
 	{Name: "conj", Facts: engine.Input{"dtype_code": 5, "dtype_bits": 64}, Input: engine.Input{"conj": true}},
+	{Name: "neg", Facts: engine.Input{"neg": true}, Makers: []string{"torch"}},
 	{Name: "sparse", Input: engine.Input{"layout": "sparse_coo"}},
 }
 
@@ -167,14 +172,14 @@ func checkFacts(facts engine.Input, ref string) error {
 		case "strides":
 			_, isList := v.([]any)
 			ok = v == nil || isList
-		case "writeable", "dlpack_device_enum":
+		case "writeable", "dlpack_device_enum", "neg":
 			_, ok = v.(bool)
 		default:
 			_, ok = asInt(v)
 		}
 		if !ok {
 			return &engine.Error{Code: engine.CodeWrongType, Message: fmt.Sprintf("the array of %s: fact %s is %T, which is not its type", ref, k, v),
-				Hint: "shape is a list of ints, strides a list of ints or null, writeable and dlpack_device_enum bools, the rest ints (rules/README.md, \"Array facts\")"}
+				Hint: "shape is a list of ints, strides a list of ints or null, writeable, dlpack_device_enum and neg bools, the rest ints (rules/README.md, \"Array facts\")"}
 		}
 	}
 	return nil

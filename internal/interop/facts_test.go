@@ -54,6 +54,21 @@ func TestDecideFacts(t *testing.T) {
 			args: engine.Input{"copy": nil}, wantType: "TypeError",
 			wantMsg: "from_dlpack() got an unexpected keyword argument 'copy'", wantRule: "no-copy-keyword"},
 		{name: "copy not passed is in place", producer: "numpy", consumer: "torch@v1", wantOutcome: InPlace, wantRule: "import"},
+		// A negated view crosses as its memory, whatever the consumer; a
+		// copy torch makes holds its values; the consumer's refusals come first.
+		{name: "a negated view into numpy 2.5 is silently different", producer: "torch", consumer: "numpy@v2",
+			array: engine.Input{"neg": true}, wantType: "SilentlyDifferent", wantMsg: "the capsule holds the memory of a negated view (x.is_neg()), which DLPack cannot say: numpy reads every value with its sign flipped, and nothing raises; pass x.resolve_neg() (a copy) instead", wantRule: "import-negated"},
+		{name: "into torch 2.15 itself", producer: "torch", consumer: "torch@v3",
+			array: engine.Input{"neg": true}, wantType: "SilentlyDifferent", wantMsg: "the capsule holds the memory of a negated view (x.is_neg()), which DLPack cannot say: torch reads every value with its sign flipped, and nothing raises; pass x.resolve_neg() (a copy) instead", wantRule: "import-negated"},
+		{name: "into jax 0.12, its copy too", producer: "torch", consumer: "jax==0.12.0.1", args: engine.Input{"copy": true},
+			array: engine.Input{"neg": true}, wantType: "SilentlyDifferent", wantMsg: "the capsule holds the memory of a negated view (x.is_neg()), which DLPack cannot say: jax reads every value with its sign flipped, and nothing raises; pass x.resolve_neg() (a copy) instead", wantRule: "import-negated"},
+		{name: "into torch 1.13 from torch 1.13", producer: "torch@v1", consumer: "torch@v1",
+			array: engine.Input{"neg": true}, wantType: "SilentlyDifferent", wantMsg: "the capsule holds the memory of a negated view (x.is_neg()), which DLPack cannot say: torch reads every value with its sign flipped, and nothing raises; pass x.resolve_neg() (a copy) instead", wantRule: "import-negated"},
+		{name: "copy=True: torch's clone holds the view's values", producer: "torch", consumer: "numpy@v2", args: engine.Input{"copy": true},
+			array: engine.Input{"neg": true}, wantOutcome: ProducerCopy, wantRule: "import"},
+		{name: "jax refuses the strides of x.conj().imag first", producer: "torch", consumer: "jax==0.12.0.1",
+			array: engine.Input{"neg": true, "dtype_bits": 32, "strides": []any{2}, "shape": []any{3}}, wantType: "JaxRuntimeError",
+			wantMsg: "UNIMPLEMENTED: Only DLPack tensors with trivial (compact) striding are supported; i.e., tensors whose striding represents a transposition of the underlying buffer but not broadcasting. Dimensions were: [3], strides were [2].", wantRule: "not-compact"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,7 +130,7 @@ func TestMatrixClasses(t *testing.T) {
 	}
 	want := map[string]string{
 		"numpy@v2": "bool complex64 uint16 0-d empty strided transposed negative-stride read-only",
-		"torch@v3": "bool complex64 bfloat16 uint16 0-d empty strided transposed requires_grad conj sparse",
+		"torch@v3": "bool complex64 bfloat16 uint16 0-d empty strided transposed requires_grad conj neg sparse",
 		"jax@v3":   "bool complex64 bfloat16 uint16 0-d empty",
 	}
 	for p, w := range want {
