@@ -95,8 +95,13 @@ class JaxChecker(ImportChecks, Checker):
             "device_str": str(dev),
         }
 
-    def export(self, kwargs: dict[str, Any]) -> Outcome:
-        kwargs = {k: v for k, v in kwargs.items() if k in self.keywords or v is not None}
+    def export(self, kwargs: dict[str, Any], named: Iterable[str] = ()) -> Outcome:
+        """x.__dlpack__ with the keywords ``named``, in that order and each
+        even as None, then the others this release takes or whose value is
+        not None."""
+        passed = {k: kwargs.get(k) for k in named}
+        passed.update((k, v) for k, v in kwargs.items() if k not in passed and (k in self.keywords or v is not None))
+        kwargs = passed
         try:
             capsule = self.x.__dlpack__(**kwargs)
         except Exception as e:
@@ -117,7 +122,7 @@ class JaxChecker(ImportChecks, Checker):
         full = dict(real, **inp)
         kwargs = {k: tuple(full[k]) if isinstance(full.get(k), list) else full.get(k)
                   for k in ("stream", "max_version", "dl_device", "copy")}
-        return decided_export(rs.explain(full)), self.export(kwargs)
+        return decided_export(rs.explain(full)), self.export(kwargs, inp.get("keywords", ()))
 
     def sweeps(self, name: str, rs: Any) -> Iterable[tuple[str, Outcome, Outcome]]:
         if name == "jax-import":
@@ -138,6 +143,14 @@ class JaxChecker(ImportChecks, Checker):
             inp = dict(real, stream=stream, copy=copy, max_version=None if mv is None else list(mv),
                        dl_device=None if dl is None else list(dl))
             yield f"x.__dlpack__({_call(kwargs)})", decided_export(rs.explain(inp)), self.export(kwargs)
+        if "keywords" in {i["name"] for i in rs.inputs}:
+            # a keyword this release does not take, passed as None (or with
+            # stream=None before it): Python's TypeError all the same
+            for k in ("max_version", "dl_device", "copy"):
+                for named in ([k], ["stream", k], [k, "stream"]):
+                    inp = dict(real, keywords=named)
+                    yield (f"x.__dlpack__({', '.join(f'{n}=None' for n in named)})",
+                           decided_export(rs.explain(inp)), self.export({}, named))
 
     # --- exchanges ---
 
