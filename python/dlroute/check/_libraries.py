@@ -10,6 +10,7 @@ from ._jax import JaxChecker
 from ._array_api_strict import ArrayApiStrictChecker
 from ._onnxruntime import OnnxruntimeChecker
 from ._pyarrow import PyarrowChecker
+from ._mlx import MlxChecker
 from ._paddle import PaddleChecker
 from ._tensorflow import TensorflowChecker
 
@@ -20,4 +21,5 @@ CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": To
                                               "array_api_strict": ArrayApiStrictChecker,
                                               "onnxruntime": OnnxruntimeChecker,
                                               "tensorflow": TensorflowChecker,
-                                              "paddle": PaddleChecker}
+                                              "paddle": PaddleChecker,
+                                              "mlx": MlxChecker}

@@ -1,0 +1,84 @@
+"""The runner's mlx side (:mod:`dlroute.check`): rules/mlx, on the Linux
+CPU wheel (mlx[cpu]).
+
+A case becomes a real call: ``x.__dlpack_device__()`` and
+``x.__dlpack__(**keywords)`` on an mlx array, ``mx.from_dlpack`` of a
+producer that records how it is asked, or of a producer handing out a
+capsule made by hand. An mlx array's data pointer is read from the capsule
+it exports (it has no pointer attribute).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._capsules import CapsuleProducer, make_capsule, read_capsule
+from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised
+
+
+def array_pointer(x: Any) -> int:
+    """The address of an mlx array's data: its exported capsule's."""
+    return int(read_capsule(x.__dlpack__())["data"])
+
+
+class MlxChecker(Checker):
+    library = "mlx"
+    rulesets = ("mlx",)
+
+    def __init__(self) -> None:
+        import mlx.core
+
+        self.mx = mlx.core
+
+    def release(self) -> str:
+        return str(self.mx.__version__)
+
+    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
+        mx = self.mx
+        call = inp.get("call")
+        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
+            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            return decided_device(explanation), {"device": [int(v) for v in mx.arange(6.0).__dlpack_device__()]}
+        if call == "__dlpack__":
+            x = mx.arange(6.0)
+            return decided_export(explanation), export(x, dlpack_kwargs(inp), array_pointer(x))
+        if call == "request":
+            return request(mx.from_dlpack, inp, explanation)
+        return empty_aware(inp, decided_import(explanation), self.import_(inp, defaults(rs)))
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """mx.from_dlpack of a producer handing out the capsule the input
+        describes, made by hand (a capsule read already: read once by
+        numpy, which renames it)."""
+        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+        name = inp.get("capsule", dflt.get("capsule") or "dltensor")
+        used = name.startswith("used_")
+        versioned = name.removeprefix("used_") == "dltensor_versioned"
+        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
+        capsule = make_capsule(dev, versioned=versioned, version=version, **capsule_facts(inp, dflt))
+        if used:
+            import numpy as np
+
+            np.from_dlpack(CapsuleProducer(capsule, dev))
+        pointer = None if used else read_capsule(capsule)["data"]
+        kwargs = {k: inp.get(k) for k in inp.get("keywords", []) if k == "copy"}
+        try:
+            y = self.mx.from_dlpack(CapsuleProducer(capsule, dev), **kwargs)
+            self.mx.eval(y)
+        except Exception as e:
+            return raised(e)
+        return {"device": [int(v) for v in y.__dlpack_device__()],
+                "copy": pointer is not None and array_pointer(y) != pointer}
+
+    ARRAYS = ("mx.arange(6.0)", "mx.array([True, False, True])", "mx.arange(4.0).astype(mx.complex64)",
+              "mx.arange(4.0).astype(mx.bfloat16)", "mx.arange(4).astype(mx.uint16)", "mx.array(3.0)",
+              "mx.zeros((0,))", "mx.arange(8.0)[::2]", "mx.arange(6.0).reshape(2, 3).T", "mx.arange(8.0)[::-1]")
+
+    def namespace(self) -> dict[str, Any]:
+        return {"mx": self.mx}
+
+    def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        return self.mx.from_dlpack(x, **kwargs)
