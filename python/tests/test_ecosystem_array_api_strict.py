@@ -1,0 +1,69 @@
+"""array-api-strict's rule sets (rules/array-api-strict, numpy 2.5's part
+imported from numpy@v2): the version each release gets, the exchanges
+they chain, and, where array_api_strict is installed, its own functions
+against every case (python -m dlroute check array_api_strict)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+import dlroute
+from dlroute import check
+
+RULES = Path(__file__).resolve().parent.parent.parent / "rules"
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Iterator[dlroute.Engine]:
+    with dlroute.load(str(RULES)) as engine:
+        yield engine
+
+
+@pytest.mark.parametrize("release, want", [("2.1", "array-api-strict@v1"), ("2.3", "array-api-strict@v2"),
+                                           ("2.6", "array-api-strict@v3"), ("2.6.1", "array-api-strict@v4")])
+def test_each_release_gets_its_era(shipped: dlroute.Engine, release: str, want: str) -> None:
+    assert shipped.ruleset(f"array-api-strict=={release}").ref == want
+
+
+def test_array_api_strict_is_a_library_of_the_runner() -> None:
+    assert "array_api_strict" in check.LIBRARIES
+
+
+def test_a_device_that_is_no_device_of_the_namespace_is_refused(shipped: dlroute.Engine) -> None:
+    cell = shipped.interop("numpy@v2", "array-api-strict@v4", device="cpu")
+    assert (cell.error_type, cell.error_message) == ("ValueError", "Unsupported device 'cpu'")
+
+
+def test_copy_is_not_yet_implemented_before_2_6(shipped: dlroute.Engine) -> None:
+    cell = shipped.interop("numpy@v2", "array-api-strict@v2", copy=True)
+    assert (cell.error_type, cell.error_message) == (
+        "NotImplementedError", "The copy argument to from_dlpack is not yet implemented")
+
+
+def test_numpys_refusal_is_array_api_stricts(shipped: dlroute.Engine) -> None:
+    # its __dlpack__ hands the stream to numpy 2.5, which refuses it
+    d = shipped.ruleset("array-api-strict@v4").resolve({"call": "__dlpack__", "stream": 1, "keywords": ["stream"]})
+    assert d["error"] == {"type": "ValueError", "message": "NumPy only supports stream=None."}
+
+
+def test_float16_is_read_by_numpy_and_refused_by_the_namespace(shipped: dlroute.Engine) -> None:
+    d = shipped.ruleset("array-api-strict@v4").resolve(
+        {"call": "from_dlpack", "dtype_code": 2, "dtype_bits": 16, "shape": [4]})
+    assert d["error"] == {"type": "TypeError",
+                          "message": "The array_api_strict namespace does not support the dtype 'float16'"}
+
+
+def test_2_6_labels_device1_as_cuda(shipped: dlroute.Engine) -> None:
+    d = shipped.ruleset("array-api-strict@v3").resolve({"call": "__dlpack_device__", "array_device": "device1"})
+    assert (d["device_type_code"], d["device_id"]) == (2, 0)
+
+
+def test_the_installed_array_api_strict_agrees_with_its_rules() -> None:
+    pytest.importorskip("array_api_strict")
+    report = check.run(["array_api_strict"], rules=RULES, exchanges=False)
+    assert report.targets[0].covered
+    assert report.differences == 0, [r for r in report.results if r.status == "differ"]
+    assert sum(r.status == "agree" for r in report.results) > 20
