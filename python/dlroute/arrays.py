@@ -207,7 +207,9 @@ def facts_of(x: Any) -> dict[str, Any]:
     ``writeable`` (numpy's flag; a torch tensor is), ``data_alignment``
     (the largest power of two up to 64 dividing its data pointer) and
     ``dlpack_device_enum`` (its ``__dlpack_device__()`` returns an IntEnum,
-    as torch's and JAX's do). Read from the attributes the library itself
+    as torch's and JAX's do) and, for a torch tensor, ``neg``
+    (``x.is_neg()``: a negated view, whose memory holds the values
+    un-negated; no capsule says so). Read from the attributes the library itself
     has (no library is imported); a fact ``x`` does not say is left out.
 
     Raises:
@@ -224,6 +226,7 @@ def facts_of(x: Any) -> dict[str, Any]:
             out["strides"] = None if x.is_contiguous() else list(x.stride())
             out["data_alignment"] = _alignment(x.data_ptr()) if x.device.type != "meta" else 64
         out["writeable"] = True
+        out["neg"] = bool(x.is_neg())
     elif np is not None and isinstance(x, np.ndarray):
         out.update(_dtype_fact(x.dtype.name, x.dtype.itemsize * 8))
         out["shape"] = list(x.shape)

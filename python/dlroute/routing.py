@@ -190,7 +190,9 @@ class Routed:
             RuntimeError with torch 2.15's text and a hint.
 
     A consumer's own ``copy`` or ``dl_device``, where it passes one, wins
-    over the wrapper's.
+    over the wrapper's. A torch view with the negative or conjugate bit is
+    exported resolved (``x.resolve_conj().resolve_neg()``, a copy), since
+    no capsule carries the bit; ``copy=False`` raises BufferError for it.
     """
 
     __slots__ = ("array", "copy", "dl_device", "_rules", "_abort", "_steps")
@@ -270,8 +272,10 @@ class Routed:
         if step == "raise":
             _raise(decision)
         if step == "in_place":
-            return _producer_capsule(self.array, stream=stream, max_version=max_version,
-                                     dl_device=dl_device, copy=copy)
+            x = _resolved(self.array, copy)
+            if x is not self.array and self._steps is not None:
+                self._steps.append("resolved_copy")  # not in place: from_dlpack makes no plan of it
+            return _producer_capsule(x, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
         if step == "copy_to_host":
             _refuse_as_producer(self.array)
             host = host_array(self.array)
@@ -326,14 +330,36 @@ _FACTS = ("dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides", "writea
 def _refuse_as_producer(x: Any) -> None:
     """Raises what the producer's own ``__dlpack__`` raises for an array
     it refuses to export, copy or not: a torch tensor that requires grad
-    (``Can't export tensors that require gradient, use tensor.detach()``)
-    or has its conjugate bit set; the type is the installed torch's
-    (BufferError from torch 2.x, RuntimeError from 1.13). A host copy
-    follows the producer's library; ``x.detach()`` or ``x.resolve_conj()``
-    is how a user asks otherwise, as torch's message says."""
+    (``Can't export tensors that require gradient, use tensor.detach()``);
+    the type is the installed torch's (BufferError from torch 2.x,
+    RuntimeError from 1.13). A host copy follows the producer's library;
+    ``x.detach()`` is how a user asks otherwise, as torch's message says."""
     torch = _sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor) and (x.requires_grad or x.is_conj()):
+    if torch is not None and isinstance(x, torch.Tensor) and x.requires_grad:
         x.__dlpack__()  # raises before it makes anything
+
+
+def _resolved(x: Any, copy: bool | None | NotPassed) -> Any:
+    """x, unless it is a torch view with the negative or conjugate bit
+    (``x.is_neg()``, ``x.is_conj()``), which no capsule carries: then its
+    values, ``x.resolve_conj().resolve_neg()`` (a copy). torch's own
+    exchange hands a negated view's memory over as it is, and every
+    consumer reads the values with their signs flipped (rules/README.md,
+    "Array facts"); a conjugated view its ``__dlpack__`` refuses.
+
+    Raises:
+        BufferError: ``copy=False`` for such a view, which crosses right
+            only as a copy.
+    """
+    torch = _sys.modules.get("torch")
+    if torch is None or not isinstance(x, torch.Tensor) or not (x.is_neg() or x.is_conj()):
+        return x
+    if copy is False:
+        bit = "negative" if x.is_neg() else "conjugate"
+        raise BufferError(f"copy=False, but a tensor with the {bit} bit set crosses with its values only as a copy "
+                          "(its capsule would hold the memory without the bit)\nhint: copy=None or copy=True "
+                          "resolves it (x.resolve_conj().resolve_neg()), or pass that yourself")
+    return x.resolve_conj().resolve_neg()
 
 
 def _producer_capsule(x: Any, *, stream: int | None, max_version: Any, dl_device: Any, copy: bool | None) -> Any:
@@ -509,11 +535,16 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
     Returns:
         The consumer's array: sharing memory with ``x`` where the rules
         export it in place, else holding a host copy. A copy follows the
-        producer's library: a torch tensor that requires grad, or has its
-        conjugate bit set, is refused with torch's own exception, copy or
-        not (``x.detach()``, ``x.resolve_conj()`` first, as its message
-        says). An array the consumer would abort the interpreter on (a
-        negative stride into torch 1.13-2.13) is a contiguous host copy.
+        producer's library: a torch tensor that requires grad is refused
+        with torch's own exception, copy or not (``x.detach()`` first, as
+        its message says). A torch view with the negative or conjugate bit
+        (``torch._neg_view(t)``, ``t.conj().imag``, ``t.conj()``), whose
+        bit no capsule carries, is first resolved, a copy
+        (``x.resolve_conj().resolve_neg()``): the consumer gets the values
+        the view reads, where torch's own exchange hands a negated view's
+        memory over un-negated and refuses a conjugated one. An array the
+        consumer would abort the interpreter on (a negative stride into
+        torch 1.13-2.13) is a contiguous host copy.
 
     Raises:
         BufferError, ValueError, ...: the rules' exception, with its exact
@@ -522,6 +553,8 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
             anything runs); whatever the consumer raises.
         RuntimeError: ``copy=False`` for an array the consumer would abort
             on, with torch 2.15's text and a hint.
+        BufferError: ``copy=False`` for a torch view with the negative or
+            conjugate bit, which crosses right only as a copy.
         TypeError: a ``device`` or ``copy`` the consumer does not take (its
             own).
         ValueError: an unknown consumer name.
@@ -529,6 +562,7 @@ def from_dlpack(x: Any, /, consumer: str | Callable[..., Any], *, device: Any = 
     fn = _consumers.get(consumer) if isinstance(consumer, str) else None
     if fn is None:
         fn = _consumer(consumer)
+    x = _resolved(x, copy)  # before the plan: a view's inputs are its tensor's
     # The plan: a hit is an exchange the embedded rules export in place, so
     # the consumer gets the array itself. (Rules given as an Engine or a
     # RuleSet are asked each time: a plan would outlive their close().)

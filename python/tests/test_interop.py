@@ -223,7 +223,7 @@ def test_array_of() -> None:
     assert {k: v for k, v in inputs.items() if k not in ("data_alignment",)} == {
         "device_type": "cpu", "device_index": None, "pinned": False, "hip": False, "requires_grad": True,
         "conj": False, "layout": "strided", "dtype_code": 2, "dtype_bits": 32, "dtype_lanes": 1, "shape": [2],
-        "strides": None, "writeable": True, "dlpack_device_enum": True}
+        "strides": None, "writeable": True, "dlpack_device_enum": True, "neg": False}
     library, inputs = interop.array_of(jnp.arange(3.0))
     assert library == "jax" and inputs["platform"] == "cpu" and inputs["shards"] == 1
     with pytest.raises(TypeError, match="cannot tell the DLPack library of a builtins.list"):

@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
 from ._base import (Checker, Outcome, Unreachable, release_tuple, run_child, decided_device, decided_export, decided_import,
-                    observed_export, raised, values)
+                    observed_export, raised, seen_as_decided, values, values_difference)
+from ._base import pointer as data_pointer
 
 Explain = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -38,6 +39,32 @@ def export(x: Any, kwargs: dict[str, Any], pointer: int) -> Outcome:
     except Exception as e:  # the library's own exception is the outcome
         return raised(e)
     return observed_export(capsule, pointer)
+
+
+def negated_import(consume: Callable[[Any], Any], inp: dict[str, Any], want: Outcome) -> Outcome | None:
+    """What ``consume`` (a consumer's from_dlpack) makes of a real negated
+    torch view, for a case whose capsule is one (``neg``), with the values
+    compared (``_base.values_difference``), read as the rules' silent
+    difference where the import succeeded with other values; None for any
+    other case. The view is of torch's ordinary vector; a case that names
+    other facts (a capsule the consumer refuses for them) is made by hand,
+    as any other case's."""
+    if not inp.get("neg") or any(k in inp for k in FACTS):
+        return None  # a capsule the consumer refuses for its facts is made by hand, as any other case's
+    try:
+        import torch
+    except ImportError:
+        raise Unreachable("needs torch to make a negated view") from None
+    x = torch._neg_view(torch.arange(1.0, 7.0))
+    try:
+        y = consume(x)
+    except Exception as e:
+        return raised(e)
+    got: Outcome = {"device": [int(v) for v in y.__dlpack_device__()], "copy": data_pointer(y) != data_pointer(x)}
+    difference = values_difference(x, y)
+    if difference:
+        got["values"] = difference
+    return seen_as_decided(want, got)
 
 
 def _as_json(v: Any) -> Any:
@@ -267,6 +294,10 @@ class NumpyChecker(Checker):
         if call == "from_dlpack":
             import sys
 
+            read = numpy_reader(np)
+            negated = negated_import(read, inp, decided_import(explanation)) if read is not None else None
+            if negated is not None:
+                return decided_import(explanation), negated
             dflt = defaults(rs)
             if "ml_dtypes" in dflt and inp.get("ml_dtypes", False) != ("ml_dtypes" in sys.modules):
                 if inp.get("ml_dtypes"):
@@ -431,6 +462,8 @@ class TorchChecker(Checker):
             x = x.pin_memory()
         if inp.get("conj"):
             x = torch.arange(6.0, device=t).to(torch.complex64).conj()
+        if inp.get("neg"):
+            x = torch._neg_view(x)  # reads -x; its memory still holds x
         if inp.get("layout", "strided") == "sparse_coo":
             x = x.to_sparse()
         if inp.get("requires_grad"):
@@ -467,6 +500,9 @@ class TorchChecker(Checker):
             if inp.get("dlpack_device_enum"):
                 code = torch.utils.dlpack.DLDeviceType(code)  # as torch's and jax's __dlpack_device__ return it
             return request(torch.from_dlpack, inp, explanation, (code, device_id))
+        negated = negated_import(torch.from_dlpack, inp, decided_import(explanation))
+        if negated is not None:
+            return decided_import(explanation), negated
         if negative_strides(inp):
             return empty_aware(inp, decided_import(explanation),
                                run_child({"kind": "import", "library": "torch", "inp": inp, "dflt": dflt}))
@@ -504,7 +540,8 @@ class TorchChecker(Checker):
     ARRAYS = ("torch.arange(6.0)", "torch.tensor([True, False])", "torch.arange(4.0).to(torch.complex64)",
               "torch.arange(4.0).to(torch.bfloat16)", "torch.tensor(3.0)", "torch.zeros(0)", "torch.arange(8.0)[::2]",
               "torch.arange(6.0).reshape(2, 3).T", "torch.arange(3.0).requires_grad_()",
-              "torch.arange(3.0).to(torch.complex64).conj()", "torch.arange(3.0).to_sparse()",
+              "torch.arange(3.0).to(torch.complex64).conj()", "torch._neg_view(torch.arange(1.0, 4.0))",
+              "(torch.arange(1.0, 4.0) * 1j).conj().imag", "torch.arange(3.0).to_sparse()",
               "torch.from_dlpack(_capsule(versioned=False))")
 
     def namespace(self) -> dict[str, Any]:
