@@ -79,3 +79,24 @@ def test_standin_answers_what_older_releases_read() -> None:
     assert x.device() is device
     assert list(x.devices()) == [device] and len(x.devices()) == 1
     assert next(iter(x.devices())).local_hardware_id == 3
+
+
+def test_a_crash_in_a_case_is_its_result_and_the_run_goes_on() -> None:
+    """jax-import@v0.4 (jax 0.4.31-0.4.34) says a float8 capsule is refused;
+    a newer jax takes it, and a capsule made by hand has no deleter, which
+    jax 0.7 to 0.10 abort the interpreter on freeing it
+    (std::bad_function_call). The runner hands such capsules to a child:
+    the crash (or, for a jax that survives it, what it did) is that case's
+    result, and the run ends with its report."""
+    import json
+
+    from conftest import run_python
+
+    code = ("import sys; from dlroute import check; "
+            "sys.exit(check.main(['jax', '--no-exchanges', '--json', '--ruleset', 'jax-import@v0.4']))")
+    got = run_python(code, timeout=300)
+    assert got.returncode == 1, (got.returncode, got.stderr[-2000:])
+    report = json.loads(got.stdout.splitlines()[-1])
+    (case,) = [d for d in report["differences"] if d["case"].startswith("a float8 e4m3fn array is a code")]
+    assert case["got"] in ({"raise": ["SIGABRT", "bad_function_call"]}, {"device": None}), case
+    assert len([d for d in report["differences"] if d["ref"] == "jax-import@v0.4"]) > 1, "the cases after it were run"

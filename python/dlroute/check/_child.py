@@ -12,7 +12,14 @@ which runs one SPEC (JSON): ``{"kind":
 "producer": ..., "expr": ..., "consumer": ..., "copy": ..., "device_at":
 ...}``, the consumer's ``from_dlpack`` of the producer's array that
 ``expr`` makes, with ``copy`` and the consumer's ``device_at``-th device
-(``devices()``) where not None."""
+(``devices()``) where not None, or ``{"kind": "method", "library": ...,
+"method": ..., "args": [...]}``, a checker's own method.
+
+``python -m dlroute.check._child --serve`` runs one SPEC per line of stdin,
+one after another in one interpreter, and prints each outcome on a line
+that starts with :data:`MARK` (a library may print on stdout too); a
+runner that hands it a case which may kill the interpreter reads the crash
+as that case's outcome and starts another (``_jax_import.Child``)."""
 
 from __future__ import annotations
 
@@ -21,13 +28,22 @@ import sys
 import warnings
 from typing import Any
 
-from ._base import consumed
+from ._base import Checker, consumed
 from ._libraries import CHECKERS
 
+#: What starts each outcome line of ``--serve``.
+MARK = "\x1edlroute-child "
 
-def _main(spec: dict[str, Any]) -> dict[str, Any]:
+
+def _main(spec: dict[str, Any], made: dict[str, Checker] | None = None) -> dict[str, Any]:
     warnings.simplefilter("ignore")
     checkers = CHECKERS
+    if spec["kind"] == "method":
+        made = {} if made is None else made
+        if spec["library"] not in made:
+            made[spec["library"]] = checkers[spec["library"]]()
+        out: dict[str, Any] = getattr(made[spec["library"]], spec["method"])(*spec["args"])
+        return out
     if spec["kind"] == "import":
         return checkers[spec["library"]]().import_(spec["inp"], spec["dflt"])
     producer = checkers[spec["producer"]]()
@@ -37,5 +53,20 @@ def _main(spec: dict[str, Any]) -> dict[str, Any]:
     return consumed(consumer, producer.make(spec["expr"]), kwargs)
 
 
+def _serve() -> None:
+    """One spec per line of stdin until it ends; a runner error in one is
+    its outcome (``{"child": ...}``), and the next is run."""
+    made: dict[str, Checker] = {}
+    for line in sys.stdin:
+        try:
+            out = _main(json.loads(line), made)
+        except Exception as e:  # the runner's own failure, reported as the case's
+            out = {"child": f"{type(e).__name__}: {e}"}
+        print(MARK + json.dumps(out), flush=True)
+
+
 if __name__ == "__main__":
-    print(json.dumps(_main(json.loads(sys.argv[1]))))
+    if sys.argv[1:] == ["--serve"]:
+        _serve()
+    else:
+        print(json.dumps(_main(json.loads(sys.argv[1]))))

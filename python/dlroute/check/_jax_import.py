@@ -32,12 +32,22 @@ None.
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import weakref
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
                         _get_name, _get_pointer, _keep, _new)
 from ._arrays import Recorder, _as_json
-from ._base import Outcome, Unreachable, decided_import, pointer, raised, values
+from ._base import TIMEOUT_S, Outcome, Unreachable, decided_import, pointer, raised, values
 
 COPIES = [None, True, False]
 
@@ -108,6 +118,82 @@ def make_array(np: Any, code: int, bits: int, shape: list[int], strides: list[in
     return np.lib.stride_tricks.as_strided(first, shape=tuple(shape), strides=tuple(s * item for s in strides))
 
 
+#: What starts each outcome line of ``python -m dlroute.check._child --serve``
+#: (its MARK; that module imports this one, so it is not imported here).
+CHILD_MARK = "\x1edlroute-child "
+
+
+class Child:
+    """One child interpreter, ``python -m dlroute.check._child --serve``,
+    that runs the calls which may kill the interpreter one after another:
+    a crash ends only the call in flight, whose outcome it is (the signal
+    and the text the library printed, as ``_base.run_child`` reads them),
+    and the next call starts a new child. One child for a whole run, not
+    one per call: a start costs the library's import."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.err: Any = None
+
+    def _start(self) -> subprocess.Popen[str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                          env.get("PYTHONPATH")]))
+        self.err = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen([sys.executable, "-W", "ignore", "-m", "dlroute.check._child", "--serve"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True, env=env)
+        weakref.finalize(self, _stop, proc)
+        return proc
+
+    def call(self, spec: dict[str, Any]) -> Outcome:
+        """The outcome of spec (``_child``'s SPEC) in the child."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = self._start()
+        proc = self.proc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(spec) + "\n")
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died starting: its exit says why, below
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                if not sel.select(TIMEOUT_S):
+                    proc.kill()
+                    proc.wait()
+                    self.proc = None
+                    return {"child": f"did not end within {TIMEOUT_S} s"}
+                line = proc.stdout.readline()
+                if not line:
+                    return self._ended(proc)
+                if line.startswith(CHILD_MARK):
+                    out: Outcome = json.loads(line[len(CHILD_MARK):])
+                    return out
+
+    def _ended(self, proc: subprocess.Popen[str]) -> Outcome:
+        """The outcome of a child that ended in the call: the signal that
+        killed it and the library's last ``what():`` text, or its exit."""
+        rc = proc.wait()
+        self.proc = None
+        self.err.seek(0)
+        stderr = self.err.read()
+        if rc < 0:
+            what = re.findall(r"what\(\):\s+(.*)", stderr)
+            return {"raise": [signal.Signals(-rc).name, what[-1].strip() if what else ""]}
+        return {"child": f"exit {rc}: {stderr.strip()[-600:]}"}
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Ends a child: its stdin closed, it ends its loop."""
+    if proc.poll() is None and proc.stdin is not None:
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+
+
 class _Producer(Recorder):
     """A recording producer whose str() is the case's array_str."""
 
@@ -126,6 +212,8 @@ class ImportChecks:
     jax: Any
     jnp: Any
     xla_bridge: Any
+
+    _child: Child | None = None
 
     def _here(self) -> dict[str, Any]:
         return {"backends": list(self.xla_bridge.backends()), "x64": bool(self.jax.config.read("jax_enable_x64"))}
@@ -236,18 +324,31 @@ class ImportChecks:
             if "error" not in decided:
                 raise Unreachable(f"numpy makes no array of DLPack dtype {dtype} with {lanes} lane(s), and jax "
                                   "would keep a capsule made by hand, which nothing frees")
-            # refused before jax takes the capsule: one made by hand is safe
-            try:
-                self.jax.dlpack.from_dlpack(CapsuleProducer(dtype_capsule(*dtype, lanes)), **kwargs)
-            except Exception as e:
-                return raised(e)
-            return {"device": None}
+            # Refused before jax takes the capsule, the rules say. Were they
+            # wrong, jax would keep a capsule with no deleter and abort the
+            # interpreter freeing it (std::bad_function_call): in a child.
+            if self._child is None:
+                self._child = Child()
+            return self._child.call({"kind": "method", "library": "jax", "method": "import_by_hand", "args": [inp]})
         x = make_array(np, *dtype, list(inp.get("shape", [8])), inp.get("strides"), inp.get("data_alignment", 64))
         try:
             y = self._function(inp)(x, **kwargs)
         except Exception as e:
             return raised(e)
         return {"device": [int(c) for c in y.__dlpack_device__()], "copy": pointer(y) != x.ctypes.data}
+
+    def import_by_hand(self, inp: dict[str, Any]) -> Outcome:
+        """from_dlpack of a capsule made by hand of the case's dtype (one no
+        numpy array has), which jax should refuse: its exception, or
+        ``{"device": None}`` where it took it. Run in a child (Child)."""
+        dtype = (inp.get("dtype_code", 2), inp.get("dtype_bits", 32))
+        with self._x64(inp.get("x64", False)):
+            try:
+                self._function(inp)(CapsuleProducer(dtype_capsule(*dtype, inp.get("dtype_lanes", 1))),
+                                    **self._kwargs(inp))
+            except Exception as e:
+                return raised(e)
+            return {"device": None}
 
     # --- real producers ---
 
