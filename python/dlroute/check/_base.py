@@ -21,7 +21,7 @@ from .._engine import load
 from ..errors import NoRuleSetError, UncheckedReleaseWarning
 
 #: The libraries the runner knows, in the order it reports them.
-LIBRARIES = ("numpy", "torch", "jax", "cupy", "pyarrow", "array_api_strict", "onnxruntime", "tensorflow", "paddle", "mlx")
+LIBRARIES = ("numpy", "torch", "jax", "cupy", "pyarrow", "array_api_strict", "onnxruntime", "tensorflow", "paddle", "mlx", "warp")
 
 FLAG_BITS = {"DLPACK_FLAG_BITMASK_READ_ONLY": 1, "DLPACK_FLAG_BITMASK_IS_COPIED": 2,
              "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED": 4}

@@ -13,6 +13,7 @@ from ._pyarrow import PyarrowChecker
 from ._mlx import MlxChecker
 from ._paddle import PaddleChecker
 from ._tensorflow import TensorflowChecker
+from ._warp import WarpChecker
 
 #: The checker of each library :data:`~dlroute.check.LIBRARIES` names.
 CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": TorchChecker, "jax": JaxChecker,
@@ -22,4 +23,5 @@ CHECKERS: dict[str, Callable[[], Checker]] = {"numpy": NumpyChecker, "torch": To
                                               "onnxruntime": OnnxruntimeChecker,
                                               "tensorflow": TensorflowChecker,
                                               "paddle": PaddleChecker,
-                                              "mlx": MlxChecker}
+                                              "mlx": MlxChecker,
+                                              "warp": WarpChecker}
