@@ -4,10 +4,6 @@ import (
 	"bytes"
 	"context"
 	"testing"
-
-	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/rules"
-	"github.com/dlroute/dlroute/wasmhost"
 )
 
 // TestConformance: every case of every shipped rule set decides the same
@@ -17,11 +13,7 @@ import (
 // The core's wasmhost.TestConformance compares the jax and exchange sets.
 func TestConformance(t *testing.T) {
 	ctx := context.Background()
-	cat, err := engine.Load(rules.FS, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newRunner(t, wasmhost.Host{})
+	cat, r := shippedEngines(t)
 	n, exports := 0, 0
 	for _, native := range cat.RuleSets() {
 		wasm, err := r.RuleSet(ctx, native.Ref())

@@ -8,7 +8,6 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/machine"
-	"github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasmhost"
 )
 
@@ -77,11 +76,7 @@ func sameResult(a, b wasmhost.ExchangeResult, aErr, bErr error) string {
 // is empty after each.
 func TestExchangeEnginesAgree(t *testing.T) {
 	ctx := context.Background()
-	cat, err := engine.Load(rules.FS, engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newRunner(t, wasmhost.Host{Copier: machine.HostCopier{}})
+	cat, r := shippedEngines(t)
 	data := testArray()
 	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	copies := 0
