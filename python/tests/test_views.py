@@ -133,3 +133,18 @@ def test_values_difference_says_how(x: object, y: object, why: str) -> None:
 ])
 def test_values_difference_none_where_alike(x: object, y: object) -> None:
     assert values_difference(x, y) is None
+
+
+SILENT = {"raise": ["SilentlyDifferent", "the capsule holds the memory of a negated view ..."]}
+
+
+@pytest.mark.parametrize(("want", "got", "agrees"), [
+    (SILENT, {"device": [1, 0], "copy": False, "values": "the consumer reads [2.0] where ..."}, True),
+    (SILENT, {"device": [1, 0], "copy": False}, False),  # decided different, read alike
+    (SILENT, {"raise": ["BufferError", "..."]}, False),
+    ({"device": [1, 0], "copy": False}, {"device": [1, 0], "copy": False, "values": "..."}, False),  # not decided
+])
+def test_the_runner_reads_a_silent_difference(want: dict, got: dict, agrees: bool) -> None:
+    from dlroute.check._base import seen_as_decided
+
+    assert (seen_as_decided(want, got) == want) is agrees
