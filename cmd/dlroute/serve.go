@@ -21,6 +21,7 @@ import (
 func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("serve")
 	addr := fs.String("addr", serve.DefaultAddr, "listen on `HOST:PORT`; loopback unless told, since the API has no authentication")
+	diagnosticAddr := fs.String("diagnostic-addr", "", "also answer /healthz, /v1/status and /metrics, and nothing else, on `HOST:PORT`, with a server of its own: probes there never wait behind the API's requests (default: none)")
 	rulesDir := fs.String("rules", "", "serve the rules directory `DIR`, and pick up every change to it")
 	bundleAt := fs.String("bundle", "", "serve the bundle at `URL|FILE`: a URL is polled (with If-None-Match), a file watched")
 	var keys keyList
@@ -35,6 +36,7 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	strict := strictReleaseFlag(fs)
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "refuse request bodies over `BYTES`")
 	maxInFlight := fs.Int64("max-in-flight", serve.DefaultMaxInFlight, "hold at most `BYTES` of request bodies and batch answers at once, in all; a request past it gets 503 and Retry-After")
+	maxWorking := fs.Int("max-working", 0, "work on at most `N` requests to /v1/resolve at once, the others waiting their turn; a request waiting on its client (for its body, to send its answer) is not working (default: one fewer than the processors, so that one is free for probes and reading; at least 1)")
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
 	}
@@ -42,6 +44,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch {
+	case *maxWorking < 0:
+		fmt.Fprintf(stderr, "error: --max-working %d: give a number of requests, or 0 for one fewer than the processors\n", *maxWorking)
+		return 2
 	case *rulesDir != "" && *bundleAt != "":
 		fmt.Fprintln(stderr, "error: serve takes --rules DIR or --bundle URL|FILE, not both")
 		return 2
@@ -62,9 +67,9 @@ func runServe(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer done()
 	err = serve.Run(ctx, serve.Options{
-		Addr: *addr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback, MaxSequenceJump: *maxJump,
+		Addr: *addr, DiagnosticAddr: *diagnosticAddr, Rules: *rulesDir, Bundle: *bundleAt, Embedded: rules.FS, Keys: keys, AllowRollback: *allowRollback, MaxSequenceJump: *maxJump,
 		Prepare: prepare, CheckTimeout: *checkTimeout, Engine: *engineKind, Keep: *keep, Interval: *interval, RuleSet: *ruleset, StrictRelease: *strict, MaxBody: *maxBody,
-		MaxInFlight: *maxInFlight, Log: log,
+		MaxInFlight: *maxInFlight, MaxWorking: *maxWorking, Log: log,
 	})
 	if err != nil {
 		printServeError(stderr, err)

@@ -360,3 +360,45 @@ func TestBundleBuildRefusesFutureSequence(t *testing.T) {
 		t.Errorf("bundle build after the forced one: sequence %d; want the time now, %d", seq, before)
 	}
 }
+
+// TestServeDiagnosticAddr: `serve --diagnostic-addr` listens on a second
+// address, says where, and answers /healthz there; --max-working takes no
+// negative number.
+func TestServeDiagnosticAddr(t *testing.T) {
+	dir := t.TempDir()
+	if err := ruletest.WriteDir(dir, ruletest.Rules()); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	if status := run([]string{"serve", "--rules", dir, "--max-working", "-1"}, nil, io.Discard, &stderr); status != 2 || !strings.Contains(stderr.String(), "error: --max-working -1:") {
+		t.Errorf("serve --max-working -1: status %d, %s; want 2 and an error naming the flag", status, stderr.String())
+	}
+
+	log := &listenLog{listening: make(chan string, 1)}
+	exited := make(chan int, 1)
+	go func() {
+		exited <- run([]string{"serve", "--addr", "127.0.0.1:0", "--diagnostic-addr", "127.0.0.1:0", "--rules", dir, "--keep", "off"}, nil, io.Discard, log)
+	}()
+	select {
+	case <-log.listening:
+	case status := <-exited:
+		t.Fatalf("serve exited with %d:\n%s", status, log)
+	}
+	m := regexp.MustCompile(`msg=listening url=\S+ diagnostic=(http://\S+)`).FindStringSubmatch(log.String())
+	if m == nil {
+		t.Fatalf("serve --diagnostic-addr does not say where the diagnostic address listens:\n%s", log)
+	}
+	resp, err := http.Get(m[1] + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz on the diagnostic address: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"status":"ok"`) {
+		t.Errorf("/healthz on the diagnostic address: %d %s; want 200", resp.StatusCode, body)
+	}
+	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+	if status := <-exited; status != 0 {
+		t.Errorf("after SIGTERM, serve exited with %d:\n%s", status, log)
+	}
+}

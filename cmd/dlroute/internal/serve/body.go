@@ -33,13 +33,15 @@ type refusal struct {
 	e      requestError
 }
 
-// readBody reads a request body, claiming its bytes from c. One input is
+// readBody reads r's body, claiming its bytes from c, and working on them
+// only in its turn t (turnReader). One input is
 // read whole; an array is decoded as it arrives, element by element, so
 // the body is never held twice (once as read, once as inputs) and only a
 // window of it is buffered. The error is a refusal to answer at once: a
 // body over MaxBody (413), past the budget (503) or cut off (400).
-func (h *handler) readBody(w http.ResponseWriter, r io.ReadCloser, c *claim) (body, *refusal) {
-	br := bufio.NewReader(&claimedBody{r: http.MaxBytesReader(w, r, h.cfg.MaxBody), c: c})
+func (h *handler) readBody(w http.ResponseWriter, r *http.Request, c *claim, t *turn) (body, *refusal) {
+	limited := http.MaxBytesReader(w, r.Body, h.cfg.MaxBody)
+	br := bufio.NewReader(&claimedBody{r: &turnReader{ctx: r.Context(), r: limited, t: t}, c: c})
 	var space []byte
 	for {
 		b, err := br.ReadByte()

@@ -43,6 +43,12 @@ type HandlerConfig struct {
 	// answer would pass it is refused with 413, code too_long. 0 means
 	// DefaultMaxAnswer.
 	MaxAnswer int64
+	// MaxWorking bounds the requests to /v1/resolve worked on at once;
+	// the others wait, parked, for their turn (dlroute_resolve_waiting).
+	// A request waiting on its client (for its body, to write its answer)
+	// is not working. 0 means one fewer than the processors
+	// (GOMAXPROCS - FreeProcessors), and at least one.
+	MaxWorking int
 	// MaxBatch bounds the inputs of one batch; 0 means DefaultMaxBatch.
 	MaxBatch int
 	// Timeout bounds the decisions of one request; 0 means
@@ -91,12 +97,22 @@ const ReleaseWarningHeader = "Dlroute-Release-Warning"
 // NewHandler returns serve's HTTP API:
 //
 //	POST /v1/resolve   one input object, or an array of them (?ruleset=NAME, NAME@VERSION or NAME==RELEASE);
-//	                   bodies and answers bounded in all by MaxInFlight (503 and Retry-After past it)
+//	                   bodies and answers bounded in all by MaxInFlight (503 and Retry-After past it),
+//	                   MaxWorking of them worked on at once
 //	GET  /v1/rules     the rule-set versions in force
 //	GET  /v1/status    the revision in force, the last check, the last refusal
 //	GET  /healthz      200 while rules are in force
 //	GET  /metrics      Prometheus metrics
 func NewHandler(cfg HandlerConfig) http.Handler {
+	h := newHandler(cfg)
+	h.m.watch(h.budget)
+	return h.api
+}
+
+// newHandler makes the handler of NewHandler, and of Run's diagnostic
+// address: GET /healthz, /v1/status and /metrics, answered as the API
+// answers them, from the same rules and metrics, and nothing else.
+func newHandler(cfg HandlerConfig) *handler {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
@@ -110,24 +126,30 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	cfg.MaxAnswer = cmp.Or(cfg.MaxAnswer, DefaultMaxAnswer)
 	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, DefaultMaxInFlight)
-	h := &handler{cfg: cfg, m: cfg.Metrics, budget: &budget{max: cfg.MaxInFlight}}
-	h.m.watch(h.budget)
-	mux := http.NewServeMux()
-	route := func(pattern, name string, f http.HandlerFunc) {
+	h := &handler{cfg: cfg, m: cfg.Metrics, budget: &budget{max: cfg.MaxInFlight}, working: newWorking(cfg.MaxWorking, cfg.Metrics.waiting)}
+	route := func(mux *http.ServeMux, pattern, name string, f http.HandlerFunc) {
 		mux.Handle(pattern, promhttp.InstrumentHandlerCounter(h.m.requests.MustCurryWith(map[string]string{"handler": name}), f))
 	}
-	route("POST /v1/resolve", "resolve", promhttp.InstrumentHandlerInFlight(h.m.inFlight, http.HandlerFunc(h.resolve)).ServeHTTP)
-	route("GET /v1/rules", "rules", h.rules)
-	route("GET /v1/status", "status", h.status)
-	route("GET /healthz", "healthz", h.healthz)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(h.m.Registry, promhttp.HandlerOpts{Registry: h.m.Registry}))
-	return mux
+	diagnose := func(mux *http.ServeMux) *http.ServeMux {
+		route(mux, "GET /v1/status", "status", h.status)
+		route(mux, "GET /healthz", "healthz", h.healthz)
+		mux.Handle("GET /metrics", promhttp.HandlerFor(h.m.Registry, promhttp.HandlerOpts{Registry: h.m.Registry}))
+		return mux
+	}
+	h.api, h.diagnostic = diagnose(http.NewServeMux()), diagnose(http.NewServeMux())
+	route(h.api, "POST /v1/resolve", "resolve", promhttp.InstrumentHandlerInFlight(h.m.inFlight, http.HandlerFunc(h.resolve)).ServeHTTP)
+	route(h.api, "GET /v1/rules", "rules", h.rules)
+	return h
 }
 
 type handler struct {
-	cfg    HandlerConfig
-	m      *Metrics
-	budget *budget
+	cfg     HandlerConfig
+	m       *Metrics
+	budget  *budget
+	working *working
+	// api is the API, NewHandler's; diagnostic what Run serves on
+	// Options.DiagnosticAddr.
+	api, diagnostic *http.ServeMux
 }
 
 // requestError is the body of a request that is answered with no

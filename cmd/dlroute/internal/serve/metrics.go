@@ -19,6 +19,7 @@ type Metrics struct {
 	decisions   *prometheus.CounterVec   // by ruleset, outcome
 	latency     *prometheus.HistogramVec // by kind: single, batch
 	inFlight    prometheus.Gauge
+	waiting     prometheus.Gauge       // requests waiting for their turn to work
 	requests    *prometheus.CounterVec // by handler, code
 	checks      *prometheus.CounterVec // by outcome
 	refusals    *prometheus.CounterVec // by stage, code
@@ -55,6 +56,10 @@ func NewMetrics() *Metrics {
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "dlroute_resolve_in_flight",
 			Help: "POST /v1/resolve requests being answered.",
+		}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "dlroute_resolve_waiting",
+			Help: "POST /v1/resolve requests waiting for their turn: as many are worked on at once as HandlerConfig.MaxWorking (--max-working) says.",
 		}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dlroute_http_requests_total",
@@ -101,7 +106,7 @@ func NewMetrics() *Metrics {
 		Name: "dlroute_answer_bytes_in_flight",
 		Help: "Bytes of batch answers being built or written.",
 	}, held(func(b *budget) *atomic.Int64 { return &b.answer }))
-	m.Registry.MustRegister(m.decisions, m.latency, m.inFlight, m.requests, m.checks, m.refusals, m.keepErrors, m.activeInfo, m.activatedAt,
+	m.Registry.MustRegister(m.decisions, m.latency, m.inFlight, m.waiting, m.requests, m.checks, m.refusals, m.keepErrors, m.activeInfo, m.activatedAt,
 		m.busy, bodies, answers, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -53,7 +53,12 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	c := &claim{b: h.budget}
 	defer c.release()
-	in, refused := h.readBody(w, r.Body, c)
+	t := &turn{w: h.working}
+	defer t.give()
+	if t.take(r.Context()) != nil {
+		return // the client went away while the request waited for its turn
+	}
+	in, refused := h.readBody(w, r, c, t)
 	if refused != nil {
 		h.refuse(w, refused)
 		return
@@ -98,11 +103,12 @@ func (h *handler) resolve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if in.batch {
 		a.warning = nil // in the header, once
-		h.batch(ctx, w, a, in.inputs, c)
+		h.batch(ctx, w, a, in.inputs, c, t)
 		h.m.latency.WithLabelValues("batch").Observe(time.Since(start).Seconds())
 		return
 	}
 	out, status := a.answer(ctx, in.single, nil)
+	t.give() // writing waits on the client
 	w.WriteHeader(status)
 	w.Write(append(out, '\n'))
 	h.m.latency.WithLabelValues("single").Observe(time.Since(start).Seconds())
@@ -130,9 +136,12 @@ const retryAfter = "1"
 // The answer is built whole, so that a batch that would pass MaxAnswer,
 // or the budget of bytes in flight, is refused (413, 503) before a byte of
 // it is sent; its bytes are claimed from c as it grows.
-func (h *handler) batch(ctx context.Context, w http.ResponseWriter, a answerer, inputs []json.RawMessage, c *claim) {
+func (h *handler) batch(ctx context.Context, w http.ResponseWriter, a answerer, inputs []json.RawMessage, c *claim, t *turn) {
 	out := []byte{'['}
 	for i, in := range inputs {
+		if i > 0 {
+			t.yield(ctx) // a batch of 10,000 does not keep every other request waiting
+		}
 		answer, _ := a.answer(ctx, in, &i)
 		need := int64(len(out) + 1 + len(answer) + len("]\n"))
 		if need > h.cfg.MaxAnswer {
@@ -155,6 +164,7 @@ func (h *handler) batch(ctx context.Context, w http.ResponseWriter, a answerer, 
 		out = append(out, answer...)
 	}
 	out = append(out, "]\n"...)
+	t.give() // writing waits on the client
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +29,11 @@ const DefaultAddr = "127.0.0.1:8181"
 // Options are what `dlroute serve` was asked for.
 type Options struct {
 	Addr string // "" means DefaultAddr
+	// DiagnosticAddr, if set, is a second address that answers GET
+	// /healthz, /v1/status and /metrics (as Addr does too) and nothing
+	// else, with a server of its own: a probe there never waits on the
+	// API's requests. "" means none.
+	DiagnosticAddr string
 	// Rules is a rules directory, watched; Bundle is a bundle file
 	// (watched) or http(s) URL (polled). With neither, the embedded rules
 	// (Embedded) are served.
@@ -62,9 +69,14 @@ type Options struct {
 	// MaxInFlight is HandlerConfig.MaxInFlight: the bytes of bodies and
 	// answers that requests hold at once; 0 means DefaultMaxInFlight.
 	MaxInFlight int64
-	Log         *slog.Logger
-	// Listening, when set, is called with the address once serve listens.
-	Listening func(net.Addr)
+	// MaxWorking is HandlerConfig.MaxWorking: the requests worked on at
+	// once; 0 means one fewer than the processors (FreeProcessors).
+	MaxWorking int
+	Log        *slog.Logger
+	// Listening, when set, is called with the address once serve listens
+	// (on it and on DiagnosticAddr); ListeningDiagnostic with
+	// DiagnosticAddr's.
+	Listening, ListeningDiagnostic func(net.Addr)
 }
 
 // Run serves until ctx ends: it makes the rules live, listens, watches
@@ -99,13 +111,28 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if !httpserve.IsLoopback(addr) {
-		log.Warn("listening beyond loopback: the API has no authentication or TLS of its own; put a proxy that has them in front", "addr", ln.Addr().String())
+	var diag net.Listener
+	if opts.DiagnosticAddr != "" {
+		if diag, err = net.Listen("tcp", opts.DiagnosticAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("the diagnostic address: %w", err)
+		}
 	}
-	url, _ := httpserve.OpenableURL(ln.Addr()) // 127.0.0.1 for a listener on every address
-	log.Info("listening", "url", strings.TrimSuffix(url, "/"), "source", src.String(), "engine", cmp.Or(opts.Engine, "native"), "keep", keepPath)
+	listening := []any{"url", openable(ln.Addr())}
+	for _, a := range []struct{ what, addr string }{{"the API", addr}, {"the diagnostic address", opts.DiagnosticAddr}} {
+		if a.addr != "" && !httpserve.IsLoopback(a.addr) {
+			log.Warn("listening beyond loopback: "+a.what+" has no authentication or TLS of its own; put a proxy that has them in front", "addr", a.addr)
+		}
+	}
+	if diag != nil {
+		listening = append(listening, "diagnostic", openable(diag.Addr()))
+	}
+	log.Info("listening", append(listening, "source", src.String(), "engine", cmp.Or(opts.Engine, "native"), "keep", keepPath)...)
 	if opts.Listening != nil {
 		opts.Listening(ln.Addr())
+	}
+	if diag != nil && opts.ListeningDiagnostic != nil {
+		opts.ListeningDiagnostic(diag.Addr())
 	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -116,11 +143,42 @@ func Run(ctx context.Context, opts Options) error {
 			rules.Watch(watchCtx)
 		}
 	}()
-	h := NewHandler(HandlerConfig{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, StrictRelease: opts.StrictRelease, MaxBody: opts.MaxBody, MaxInFlight: opts.MaxInFlight, Metrics: metrics, Log: log})
-	err = httpserve.Serve(ctx, ln, h, log)
+	h := newHandler(HandlerConfig{Rules: rules, Engine: opts.Engine, RuleSet: opts.RuleSet, StrictRelease: opts.StrictRelease, MaxBody: opts.MaxBody,
+		MaxInFlight: opts.MaxInFlight, MaxWorking: opts.MaxWorking, Metrics: metrics, Log: log})
+	metrics.watch(h.budget)
+	err = serveBoth(ctx, ln, h.api, diag, h.diagnostic, log)
 	stopWatch()
 	<-watching
 	return err
+}
+
+// serveBoth serves api on ln and, if diag is not nil, diagnostic on diag,
+// each with a server of its own, until ctx ends or either stops; it
+// returns once both have shut down.
+func serveBoth(ctx context.Context, ln net.Listener, api http.Handler, diag net.Listener, diagnostic http.Handler, log *slog.Logger) error {
+	if diag == nil {
+		return httpserve.Serve(ctx, ln, api, log)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	diagErr := make(chan error, 1)
+	go func() {
+		defer stop()
+		diagErr <- httpserve.Serve(ctx, diag, diagnostic, log)
+	}()
+	err := httpserve.Serve(ctx, ln, api, log)
+	stop()
+	if derr := <-diagErr; derr != nil {
+		err = errors.Join(err, fmt.Errorf("the diagnostic address: %w", derr))
+	}
+	return err
+}
+
+// openable is the URL a person opens for a listener: 127.0.0.1 for one on
+// every address.
+func openable(a net.Addr) string {
+	url, _ := httpserve.OpenableURL(a)
+	return strings.TrimSuffix(url, "/")
 }
 
 // source is the live.Source the options name.

@@ -43,9 +43,10 @@ type Result struct {
 	// PeakRSS is serve's peak resident memory (VmHWM) from its start to
 	// the end of the attack and the fix; RSSAfter its resident memory then.
 	PeakRSS, RSSAfter int64
-	// Health is /healthz, asked every 20 ms on a new connection, as a
-	// load balancer asks; Good is GoodInput, asked every 100 ms.
-	Health, Good Probes
+	// Health is /healthz on the API's address, and DiagnosticHealth on
+	// the diagnostic address, each asked every 20 ms on a new connection,
+	// as a load balancer asks; Good is GoodInput, asked every 100 ms.
+	Health, DiagnosticHealth, Good Probes
 	// Answers counts the attack's own requests by status and code, such
 	// as "503 busy" or "400 too_long".
 	Answers map[string]int
@@ -105,9 +106,10 @@ func Run(ctx context.Context, a Attack, bin, dir string) (Result, error) {
 	t := &Target{Server: srv, Dir: rulesDir, work: dir, answers: map[string]int{}, client: &http.Client{}}
 	pctx, stopProbes := context.WithCancel(ctx)
 	var probing sync.WaitGroup
-	var health, decisions prober
-	probing.Add(2)
-	go func() { defer probing.Done(); health.run(pctx, 20*time.Millisecond, t.probeHealth) }()
+	var health, diagHealth, decisions prober
+	probing.Add(3)
+	go func() { defer probing.Done(); health.run(pctx, 20*time.Millisecond, probeHealth(t.URL)) }()
+	go func() { defer probing.Done(); diagHealth.run(pctx, 20*time.Millisecond, probeHealth(t.DiagnosticURL)) }()
 	go func() { defer probing.Done(); decisions.run(pctx, 100*time.Millisecond, t.probeGood) }()
 
 	err = a.run(ctx, t)
@@ -119,7 +121,7 @@ func Run(ctx context.Context, a Attack, bin, dir string) (Result, error) {
 	}
 	stopProbes()
 	probing.Wait()
-	res.Health, res.Good, res.Answers = health.result(), decisions.result(), t.answers
+	res.Health, res.DiagnosticHealth, res.Good, res.Answers = health.result(), diagHealth.result(), decisions.result(), t.answers
 	res.PeakRSS, _ = srv.PeakRSS()
 	res.RSSAfter, _ = srv.RSS()
 	if total, err := srv.CPU(); err == nil {
@@ -313,23 +315,27 @@ func syncDir(dir string, fsys fstest.MapFS) error {
 
 func must[T any](v T, _ error) T { return v }
 
-// probeHealth asks /healthz once, on a connection of its own.
-func (t *Target) probeHealth(ctx context.Context) (busy bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL+"/healthz", nil)
+// probeHealth asks base's /healthz once, on a connection of its own.
+func probeHealth(base string) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (busy bool, err error) { return false, askHealth(ctx, base) }
+}
+
+func askHealth(ctx context.Context, base string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/healthz", nil)
 	if err != nil {
-		return false, err
+		return err
 	}
 	req.Close = true
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
-		return false, err
+		return err
 	}
 	defer resp.Body.Close()
 	io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("/healthz: %s", resp.Status)
+		return fmt.Errorf("%s/healthz: %s", base, resp.Status)
 	}
-	return false, nil
+	return nil
 }
 
 // probeGood asks the rules in force GoodInput; 503 busy is a refusal to

@@ -30,25 +30,28 @@ import (
 
 // Server is a `dlroute serve` process the attacks run against.
 type Server struct {
-	// URL is where it listens, http://127.0.0.1:PORT.
-	URL string
-	cmd *exec.Cmd
-	log *testenv.Buffer
+	// URL is where it listens, http://127.0.0.1:PORT; DiagnosticURL is
+	// its diagnostic address (--diagnostic-addr), where only /healthz,
+	// /v1/status and /metrics are answered.
+	URL, DiagnosticURL string
+	cmd                *exec.Cmd
+	log                *testenv.Buffer
 	// exited is closed once the process has exited; err is then its
 	// exit error.
 	exited chan struct{}
 	err    error
 }
 
-var listening = regexp.MustCompile(`msg=listening url=(http://\S+)`)
+var listening = regexp.MustCompile(`msg=listening url=(http://\S+) diagnostic=(http://\S+)`)
 
-// Start runs `bin serve --addr 127.0.0.1:0 args...`, with env added to
+// Start runs `bin serve --addr 127.0.0.1:0 --diagnostic-addr 127.0.0.1:0
+// args...`, with env added to
 // this process's environment, and returns once it listens, or the error
 // it exited with and its log. ctx bounds the wait for it to listen, not
 // its life: Stop ends it.
 func Start(ctx context.Context, bin string, env []string, args ...string) (*Server, error) {
 	s := &Server{log: &testenv.Buffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--diagnostic-addr", "127.0.0.1:0"}, args...)...)
 	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = s.log
 	s.cmd.Stdout = s.log
@@ -61,7 +64,7 @@ func Start(ctx context.Context, bin string, env []string, args ...string) (*Serv
 	}()
 	for {
 		if m := listening.FindStringSubmatch(s.log.String()); m != nil {
-			s.URL = m[1]
+			s.URL, s.DiagnosticURL = m[1], m[2]
 			return s, nil
 		}
 		select {
