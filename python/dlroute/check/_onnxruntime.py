@@ -58,6 +58,9 @@ class OnnxruntimeChecker(Checker):
         if call == "request":
             # Looked up inside the call, as a user's is (1.25 and older have none).
             return request(lambda *a, **k: self.ort.OrtValue.from_dlpack(*a, **k), inp, explanation)
+        if inp.get("neg"):
+            raise Unreachable("needs a negated torch view (x.is_neg()): its capsule is the view's memory, "
+                              "which no capsule made here stands for")
         if inp.get("capsule", dflt.get("capsule")) != "dltensor":
             # 1.26-1.30 read through the NULL pointer of a capsule of another name: in a child
             got = run_child({"kind": "import", "library": self.library, "inp": inp, "dflt": dflt})
