@@ -163,6 +163,9 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
+	if ChildMain() {
+		return
+	}
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)

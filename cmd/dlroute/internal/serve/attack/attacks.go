@@ -39,7 +39,8 @@ type Attack struct {
 	afterFix func(*Target) error
 }
 
-// All is issue 35's five breaks and its five weaker ones, in its order.
+// All is issue 35's five breaks and its five weaker ones, in its order,
+// and slow clients beside serve's limit on the requests it works on.
 func All() []Attack {
 	return []Attack{
 		{Name: "long-release", Break: "a batch of 10,000 under a 60,000-byte release: a 1.8 GB answer, serve out of memory",
@@ -62,6 +63,8 @@ func All() []Attack {
 			Outcome: "bad_name; no raw control character in serve's log", run: badName("jax\x1b[31mred")},
 		{Name: "bidi-name", Break: "a rule-set folder named with U+202E: refused with code error, a USTAR message",
 			Outcome: "bad_name; no raw U+202E in serve's log", run: badName("jax\u202eevil")},
+		{Name: "slow-clients", Break: "none before (the issue's slowloris held); a limit on connections would let slow clients keep everyone out",
+			Outcome: "every ordinary request answered 200 beside 600 slow ones", run: slowClients},
 	}
 }
 
@@ -100,28 +103,39 @@ func longRelease(ctx context.Context, t *Target) error {
 }
 
 // bodies is issue 35's second break: 300 connections at once, each
-// sending one input of 4 MiB-1 bytes. Each is answered, with 503 busy
-// (past the budget of bytes in flight) or the input's own refusal
-// (too_long: a platform_version of 4 MiB); none fails otherwise. Each
-// client reads its answer while it sends, as curl does: serve answers a
-// refused body before it has all arrived, and then resets the connection.
-// Once all are answered, serve's memory must come back to at most twice
-// what it was before.
+// sending one input of 4 MiB-1 bytes (sendBodies), from a process of
+// lower priority than serve (attackProcess). Once all are answered,
+// serve's memory must come back to at most twice what it was before.
 func bodies(ctx context.Context, t *Target) error {
-	const size = 4<<20 - 1
-	head, tail := `{"platform":"gpu","platform_version":"`, `","local_hardware_id":0}`
-	body := []byte(head + strings.Repeat("a", size-len(head)-len(tail)) + tail)
 	before, err := t.RSS()
 	if err != nil {
 		return err
 	}
-	addr := strings.TrimPrefix(t.URL, "http://")
+	if err := t.attackProcess(ctx, "bodies"); err != nil {
+		return err
+	}
+	// The burst's heap is given back: before the budgets, serve still
+	// held 3.0 GB 30 s after.
+	return t.waitGivenBack(ctx, "the bodies", before)
+}
+
+// sendBodies is bodies' clients, in the attack's process: each is
+// answered, with 503 busy (past the budget of bytes in flight) or the
+// input's own refusal (too_long: a platform_version of 4 MiB); none fails
+// otherwise. Each client reads its answer while it sends, as curl does:
+// serve answers a refused body before it has all arrived, and then
+// resets the connection.
+func sendBodies(ctx context.Context, url string, count func(status int, code string)) error {
+	const size = 4<<20 - 1
+	head, tail := `{"platform":"gpu","platform_version":"`, `","local_hardware_id":0}`
+	body := []byte(head + strings.Repeat("a", size-len(head)-len(tail)) + tail)
+	addr := strings.TrimPrefix(url, "http://")
 	request := fmt.Sprintf("POST /v1/resolve HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", addr, len(body))
-	err = together(300, func() error {
+	return together(300, func() error {
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
-			t.count(0, "error")
+			count(0, "error")
 			return err
 		}
 		defer conn.Close()
@@ -133,13 +147,13 @@ func bodies(ctx context.Context, t *Target) error {
 		}()
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {
-			t.count(0, "error")
+			count(0, "error")
 			return fmt.Errorf("a 4 MiB body: no answer: %w", err)
 		}
 		defer resp.Body.Close()
 		out, _ := io.ReadAll(resp.Body)
 		code := errorCode(out)
-		t.count(resp.StatusCode, code)
+		count(resp.StatusCode, code)
 		switch {
 		case resp.StatusCode == http.StatusServiceUnavailable && code == "busy" && resp.Header.Get("Retry-After") != "":
 		case resp.StatusCode/100 == 4 && code != "":
@@ -148,12 +162,61 @@ func bodies(ctx context.Context, t *Target) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+}
+
+// slowClients: 300 connections send their headers a byte every half
+// second, never to finish them, and 300 their body, for longer than
+// httpserve.ReadHeaderTimeout; meanwhile ten ordinary requests, one after
+// another, are each answered 200: the slow ones hold no turn to work.
+func slowClients(ctx context.Context, t *Target) error {
+	addr := strings.TrimPrefix(t.URL, "http://")
+	slow, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop()
+	headers := "POST /v1/resolve HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\n"
+	for i := range 600 {
+		wg.Go(func() {
+			var d net.Dialer
+			conn, err := d.DialContext(slow, "tcp", addr)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			defer context.AfterFunc(slow, func() { conn.Close() })()
+			drip := headers + "X-Slow: " + strings.Repeat("a", 100)
+			if i%2 == 1 {
+				body := "[" + strings.Repeat(GoodInput+",", 20) + GoodInput + "]"
+				if _, err := fmt.Fprintf(conn, "%sContent-Length: %d\r\n\r\n", headers, len(body)); err != nil {
+					return
+				}
+				drip = body
+			}
+			for j := 0; j < len(drip); j++ {
+				if _, err := conn.Write([]byte{drip[j]}); err != nil {
+					return
+				}
+				select {
+				case <-slow.Done():
+					return
+				case <-time.After(500 * time.Millisecond):
+				}
+			}
+		})
 	}
-	// The burst's heap is given back: before the budgets, serve still
-	// held 3.0 GB 30 s after.
-	return t.waitGivenBack(ctx, "the bodies", before)
+	time.Sleep(time.Second) // the slow ones connect and start
+	for i := range 10 {
+		a, err := t.post(ctx, "", GoodInput)
+		if err != nil {
+			return err
+		}
+		if a.status != http.StatusOK || !strings.Contains(a.body, GoodAnswer) {
+			return fmt.Errorf("ordinary request %d of 10, beside 600 slow clients: %d %.200s; want 200", i+1, a.status, a.body)
+		}
+		time.Sleep(600 * time.Millisecond)
+	}
+	return nil
 }
 
 // waitGivenBack waits until serve's resident memory is back to at most

@@ -44,8 +44,9 @@ type Result struct {
 	// the end of the attack and the fix; RSSAfter its resident memory then.
 	PeakRSS, RSSAfter int64
 	// Health is /healthz on the API's address, and DiagnosticHealth on
-	// the diagnostic address, each asked every 20 ms on a new connection,
-	// as a load balancer asks; Good is GoodInput, asked every 100 ms.
+	// the diagnostic address, each asked every 20 ms on a new connection
+	// from a process of its own, as a load balancer asks; Good is
+	// GoodInput, asked every 100 ms.
 	Health, DiagnosticHealth, Good Probes
 	// Answers counts the attack's own requests by status and code, such
 	// as "503 busy" or "400 too_long".
@@ -106,11 +107,15 @@ func Run(ctx context.Context, a Attack, bin, dir string) (Result, error) {
 	t := &Target{Server: srv, Dir: rulesDir, work: dir, answers: map[string]int{}, client: &http.Client{}}
 	pctx, stopProbes := context.WithCancel(ctx)
 	var probing sync.WaitGroup
-	var health, diagHealth, decisions prober
-	probing.Add(3)
-	go func() { defer probing.Done(); health.run(pctx, 20*time.Millisecond, probeHealth(t.URL)) }()
-	go func() { defer probing.Done(); diagHealth.run(pctx, 20*time.Millisecond, probeHealth(t.DiagnosticURL)) }()
+	var decisions prober
+	probing.Add(1)
 	go func() { defer probing.Done(); decisions.run(pctx, 100*time.Millisecond, t.probeGood) }()
+	stopHealth, err := healthProbes(t.URL, t.DiagnosticURL)
+	if err != nil {
+		stopProbes()
+		probing.Wait()
+		return res, err
+	}
 
 	err = a.run(ctx, t)
 	if err == nil {
@@ -121,7 +126,11 @@ func Run(ctx context.Context, a Attack, bin, dir string) (Result, error) {
 	}
 	stopProbes()
 	probing.Wait()
-	res.Health, res.DiagnosticHealth, res.Good, res.Answers = health.result(), diagHealth.result(), decisions.result(), t.answers
+	health, healthErr := stopHealth()
+	if err == nil {
+		err = healthErr
+	}
+	res.Health, res.DiagnosticHealth, res.Good, res.Answers = health[t.URL], health[t.DiagnosticURL], decisions.result(), t.answers
 	res.PeakRSS, _ = srv.PeakRSS()
 	res.RSSAfter, _ = srv.RSS()
 	if total, err := srv.CPU(); err == nil {
