@@ -130,3 +130,50 @@ def test_installed_library_gets_its_version(engine: dlroute.Engine, library: str
         assert warned and "read as" in str(warned[0].message), installed
     else:
         assert not warned, f"{library} {installed}: {[str(w.message) for w in warned]}"
+
+
+#: Every jax release since 0.4.20 that installs here (0.4.32 was yanked and
+#: installs pinned; 0.11 and 0.12 need Python 3.12).
+JAX_RELEASES = ["0.4.20", "0.4.21", "0.4.22", "0.4.23", "0.4.24", "0.4.25", "0.4.26", "0.4.27", "0.4.28", "0.4.29",
+                "0.4.30", "0.4.31", "0.4.32", "0.4.33", "0.4.34", "0.4.35", "0.4.36", "0.4.37", "0.4.38", "0.5.0",
+                "0.5.1", "0.5.2", "0.5.3", "0.6.0", "0.6.1", "0.6.2", "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1",
+                "0.8.2", "0.8.3", "0.9.0", "0.9.0.1", "0.9.1", "0.9.2", "0.10.0", "0.10.1", "0.10.2", "0.11.0",
+                "0.11.1", "0.11.2", "0.12.0", "0.12.0.1"]
+
+
+@pytest.mark.parametrize("release", JAX_RELEASES)
+def test_every_jax_release_since_0_4_20_was_run_on_each_side(engine: dlroute.Engine, release: str) -> None:
+    """jax as a producer (jax, jax-export) and as a consumer (jax-import):
+    each rule set's version for the release says it was run against it,
+    and none warns or is refused."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cell = engine.interop(f"jax=={release}", f"jax=={release}", array=CPU, strict=True)
+    sides = cell.checked["producer"] + cell.checked["consumer"]
+    assert [s["ruleset"].split("@")[0] for s in sides] == ["jax", "jax-export", "jax-import"]
+    assert all(s["checked"].get(release) == "run" for s in sides), sides
+    assert cell.run
+
+
+@pytest.mark.parametrize("release", ["0.4.20", "0.4.23", "0.4.26"])
+def test_jax_before_0_4_27_takes_no_from_dlpack_keyword(engine: dlroute.Engine, release: str) -> None:
+    """from_dlpack(external_array) of jax 0.4.20 to 0.4.26: copy or device,
+    even passed as None, is Python's TypeError, named in from_dlpack's order;
+    not passed, the array is taken in place."""
+    consumer = f"jax=={release}"
+    for kwargs, name in (({"copy": None}, "copy"), ({"device": None}, "device"), ({"copy": True}, "copy"),
+                         ({"device": None, "copy": False}, "device")):
+        cell = engine.interop("numpy", consumer, **kwargs)
+        assert (cell.error_type, cell.error_message) == (
+            "TypeError", f"from_dlpack() got an unexpected keyword argument '{name}'"), kwargs
+    assert engine.interop("numpy", consumer).outcome == "in_place"
+
+
+def test_jax_before_0_4_27_exports_with_stream_alone(engine: dlroute.Engine) -> None:
+    """jax-export 0.4.20's __dlpack__(*, stream=None): copy=None passed is
+    the TypeError, stream=None is taken."""
+    rs = engine.ruleset("jax-export==0.4.20")
+    here = {"client_platform": "cpu", "local_hardware_id": 0}
+    assert rs.resolve(dict(here, keywords=["copy"]))["error"] == {
+        "type": "TypeError", "message": "ArrayImpl.__dlpack__() got an unexpected keyword argument 'copy'"}
+    assert rs.resolve(dict(here, keywords=["stream"]))["rule"] == "in-place"
