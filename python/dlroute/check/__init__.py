@@ -130,6 +130,8 @@ def _run(libraries: Sequence[str] | None, rules: str | Path | None, ruleset: Seq
                 report.results.append(Result(lib, ref, case_name, status, None, want, got))
     if exchanges and len(checkers) > 1:
         refs = {t.ruleset: t.ref for t in report.targets}
+        # a library whose rule set is named otherwise (array_api_strict's array-api-strict)
+        refs.update({t.library: t.ref for t in report.targets if t.library not in refs})
         for t in report.targets:
             if t.ruleset == "jax" and t.covered and t.range != "given":
                 # jax's two other rule sets pair with it by release

@@ -131,5 +131,12 @@ class ArrayApiStrictChecker(Checker):
     def namespace(self) -> dict[str, Any]:
         return {"xp": self.xp}
 
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """The facts of the array_api_strict Array x: its numpy array's
+        (numpy@v2's inputs are these rules' too)."""
+        from ..arrays import facts_of
+
+        return facts_of(x._array)
+
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.xp.from_dlpack(x, **kwargs)

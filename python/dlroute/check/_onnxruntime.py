@@ -93,5 +93,13 @@ class OnnxruntimeChecker(Checker):
     def namespace(self) -> dict[str, Any]:
         return {"ort": self.ort, "np": self.np}
 
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """The facts of the CPU OrtValue x (always C-contiguous): its numpy
+        view's dtype and shape."""
+        from ..arrays import facts_of
+
+        facts = facts_of(x.numpy())
+        return {k: facts[k] for k in ("dtype_code", "dtype_bits", "dtype_lanes", "shape") if k in facts}
+
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.ort.OrtValue.from_dlpack(x, **kwargs)

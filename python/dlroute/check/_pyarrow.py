@@ -100,5 +100,24 @@ class PyarrowChecker(Checker):
     def namespace(self) -> dict[str, Any]:
         return {"pa": self.pa, "np": self.np}
 
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """pyarrow@'s inputs and the facts of the pyarrow array x: its type
+        as a DLPack dtype (or ``arrow_type`` where DLPack has none), its
+        null count, and a vector of its length, C-contiguous."""
+        pa, t = self.pa, x.type
+        out: dict[str, Any] = {"shape": [len(x)], "strides": None}
+        if pa.types.is_boolean(t):
+            out.update(dtype_code=6, dtype_bits=8)
+        elif pa.types.is_integer(t) or pa.types.is_floating(t):
+            out.update(dtype_code=0 if pa.types.is_signed_integer(t) else 1 if pa.types.is_integer(t) else 2,
+                       dtype_bits=t.bit_width)
+            address = arrow_pointer(x) if len(x) else 64
+            out["data_alignment"] = next(a for a in (64, 32, 16, 8, 4, 2, 1) if address % a == 0)
+        else:
+            out["arrow_type"] = str(t)
+        if x.null_count:
+            out["null_count"] = x.null_count
+        return out
+
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.pa.Array.from_dlpack(x, **kwargs)
