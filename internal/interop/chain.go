@@ -49,7 +49,7 @@ type chain struct {
 }
 
 func (ch *chain) run() error {
-	req, x, err := ch.request(1, "", nil)
+	req, x, err := ch.request(1, "", "", nil)
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (ch *chain) run() error {
 			return err
 		}
 		if declares(ch.c.rs, "producer_device") {
-			if req, x, err = ch.request(1, "", []any{d.DeviceTypeCode, d.DeviceID}); err != nil {
+			if req, x, err = ch.request(1, "", "", []any{d.DeviceTypeCode, d.DeviceID}); err != nil {
 				return err
 			}
 		}
@@ -72,7 +72,11 @@ func (ch *chain) run() error {
 	if err != nil || export == nil {
 		return err
 	}
-	for attempt := 2; export.Error != nil && export.Error.Type == "TypeError" && declares(ch.c.rs, "attempt"); attempt++ {
+	// A consumer tries again after a TypeError; one that declares
+	// failed_type is asked after any exception, and says (MLX: after a
+	// BufferError too, and its own TypeError after any other).
+	for attempt := 2; export.Error != nil && declares(ch.c.rs, "attempt") &&
+		(export.Error.Type == "TypeError" || declares(ch.c.rs, "failed_type")); attempt++ {
 		if attempt > MaxAttempts {
 			return fmt.Errorf("%s %s: still trying after %d attempts; a request that does not try again raises", ch.c.Ref, CallRequest, MaxAttempts)
 		}
@@ -80,7 +84,7 @@ func (ch *chain) run() error {
 		if v, ok := req.Input["producer_device"]; ok {
 			prod = v.([]any)
 		}
-		if req, x, err = ch.request(attempt, export.Error.Message, prod); err != nil {
+		if req, x, err = ch.request(attempt, export.Error.Type, export.Error.Message, prod); err != nil {
 			return err
 		}
 		if export, err = ch.ask(req, x); err != nil || export == nil {
@@ -100,15 +104,20 @@ func (ch *chain) run() error {
 const MaxAttempts = 8
 
 // request asks the consumer what its from_dlpack passes to __dlpack__ on
-// attempt, with the producer's device where it asked for it; the step is
-// recorded by ask, once the producer's device is known.
-func (ch *chain) request(attempt int, failed string, producerDevice []any) (Step, engine.Explanation, error) {
+// attempt, after the exception of type failedType and message failed the
+// previous attempt raised ("" on the first), with the producer's device
+// where it asked for it; the step is recorded by ask, once the producer's
+// device is known.
+func (ch *chain) request(attempt int, failedType, failed string, producerDevice []any) (Step, engine.Explanation, error) {
 	in := ch.consumerInput(CallRequest, false)
 	if declares(ch.c.rs, "attempt") {
 		in["attempt"] = attempt
 	}
 	if failed != "" && declares(ch.c.rs, "failed_message") {
 		in["failed_message"] = failed
+	}
+	if failedType != "" && declares(ch.c.rs, "failed_type") {
+		in["failed_type"] = failedType
 	}
 	if producerDevice != nil {
 		in["producer_device"] = producerDevice

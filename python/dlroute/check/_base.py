@@ -335,6 +335,14 @@ class Checker:
                 out.append((expr, Unreachable(f"{self.library} cannot make it here: {type(e).__name__}: {e}")))
         return out
 
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """The inputs of this library's rule set that describe its array x,
+        with x's facts: :func:`dlroute.interop.array_of`'s, where it knows
+        the library; a checker of a library it does not know says them."""
+        from ..interop import array_of
+
+        return array_of(x)[1]
+
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         """``from_dlpack(x, **kwargs)``; None where it is no consumer."""
         raise NotImplementedError
@@ -355,17 +363,51 @@ class Checker:
 def pointer(x: Any) -> int:
     """The address of x's data, however its library says it."""
     for read in (lambda: x.ctypes.data, lambda: x.data_ptr(), lambda: x.unsafe_buffer_pointer(),
-                 lambda: x.data.ptr):
+                 lambda: x.data.ptr, lambda: x.ptr):
         try:
             return int(read())
         except (AttributeError, TypeError):
             continue
-    raise TypeError(f"cannot read the data pointer of a {type(x).__qualname__}")
+    try:
+        # an array with no pointer attribute (TensorFlow's, MLX's): the
+        # capsule it exports of itself
+        capsule = x.__dlpack__()
+        name = _capsules.read_capsule(capsule)["capsule"].encode()
+        struct = _capsules.DLManagedTensorVersioned if name == b"dltensor_versioned" else _capsules.DLManagedTensor
+        t = struct.from_address(_capsules._get_pointer(capsule, name)).dl_tensor
+        return int(t.data or 0) + int(t.byte_offset)  # where its first element is, as numpy's pointer says
+    except Exception:
+        raise TypeError(f"cannot read the data pointer of a {type(x).__qualname__}") from None
+
+
+def exported_facts(capsule: Any, device_code: Any = 1) -> dict[str, Any]:
+    """The array facts (rules/README.md, "Array facts") an unused capsule
+    carries: its dtype, shape, strides (None where C-contiguous) and data
+    alignment; and whether ``device_code``, the producer's
+    ``__dlpack_device__()[0]``, is an IntEnum. For the arrays of a library
+    :func:`dlroute.arrays.facts_of` does not read (TensorFlow's, MLX's)."""
+    c = _capsules.read_capsule(capsule)
+    name = c["capsule"].encode()
+    struct = _capsules.DLManagedTensorVersioned if name == b"dltensor_versioned" else _capsules.DLManagedTensor
+    t = struct.from_address(_capsules._get_pointer(capsule, name)).dl_tensor
+    shape = [int(t.shape[i]) for i in range(t.ndim)]
+    strides = [int(t.strides[i]) for i in range(t.ndim)] if t.strides else None
+    compact = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        compact[i] = compact[i + 1] * shape[i + 1]
+    if strides is not None and (0 in shape or all(s == c or n == 1 for s, c, n in zip(strides, compact, shape))):
+        strides = None
+    alignment = 64
+    while alignment > 1 and c["data"] % alignment:
+        alignment //= 2
+    return {"dtype_code": int(t.dtype.code), "dtype_bits": int(t.dtype.bits), "dtype_lanes": int(t.dtype.lanes),
+            "shape": shape, "strides": strides, "data_alignment": alignment,
+            "dlpack_device_enum": type(device_code) is not int}
 
 
 def _device(y: Any) -> list[int]:
     code, device_id = y.__dlpack_device__()
-    return [int(code), int(device_id)]
+    return [int(code), 0 if device_id is None else int(device_id)]  # paddle's CPU tensors say None
 
 
 def consumed(consumer: Checker, x: Any, kwargs: dict[str, Any]) -> Outcome:
@@ -407,13 +449,24 @@ def _logical(a: Any) -> tuple[str, list[int], Any]:
     """(dtype name, shape, values as nested Python lists) of an array as its
     own library reads it: a torch view's negative and conjugate bits
     applied, a sparse tensor densified."""
-    if getattr(a, "layout", None) is not None and "strided" not in str(a.layout):
+    layout = str(getattr(a, "layout", "strided"))
+    if layout.startswith("torch.") and "strided" not in layout:  # paddle's layout is a data layout (NCHW)
         a = a.to_dense()
     detach = getattr(a, "detach", None)
     if callable(detach):
         a = detach()
+    if not callable(getattr(a, "tolist", None)) and callable(getattr(a, "numpy", None)):
+        a = a.numpy()  # TensorFlow's and Warp's arrays: their own numpy copy
     values = a.tolist() if callable(getattr(a, "tolist", None)) else a
-    return str(a.dtype).removeprefix("torch."), [int(n) for n in a.shape], values
+    return _dtype_name(a.dtype), [int(n) for n in a.shape], values
+
+
+def _dtype_name(dtype: Any) -> str:
+    """A dtype's bare name however its library prints it: torch.float32,
+    paddle.float32, mlx.core.float32 and TensorFlow's <dtype: 'float32'>
+    are float32."""
+    names = re.findall(r"[a-z]+[0-9]*", str(dtype))
+    return names[-1] if names else str(dtype)
 
 
 #: A dtype's kind: a consumer that reads another kind (uint8 for bool)

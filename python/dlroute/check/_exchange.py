@@ -12,10 +12,10 @@ import that succeeded with other values."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any
 
 from ..errors import DlrouteError
-from ..interop import array_of
 from ._base import Checker, Outcome, Result, Unreachable, consumed, run_child, seen_as_decided
 
 COPIES = [None, True, False]
@@ -40,7 +40,7 @@ def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str
                 out.append(Result(label, refs_label, name, "unreachable", "needs a CUDA device"))
                 continue
             try:
-                cell = engine.interop(p_ref, c_ref, array=array_of(x)[1], process=consumer.consumer_inputs(),
+                cell = engine.interop(p_ref, c_ref, array=producer.array_inputs(x), process=consumer.consumer_inputs(),
                                       **kwargs)
             except DlrouteError as e:
                 out.append(_unanswered(label, refs_label, name, e, lambda: consumed(consumer, x, kwargs)))
@@ -70,9 +70,15 @@ def _may_abort(x: Any) -> bool:
 
 
 def _size(x: Any) -> int:
-    """How many elements x has (torch's numel, numpy's and JAX's size)."""
+    """How many elements x has (torch's and paddle's numel, numpy's, JAX's,
+    MLX's and Warp's size, else its shape's product)."""
     numel = getattr(x, "numel", None)
-    return int(numel() if callable(numel) else getattr(x, "size", 1))
+    if callable(numel):
+        return int(numel())
+    size = getattr(x, "size", None)
+    if isinstance(size, int):
+        return size
+    return math.prod(int(n) for n in getattr(x, "shape", ()))  # TensorFlow's tensors have no size
 
 
 def _unanswered(label: str, refs: str, name: str, e: DlrouteError, consumed: Any) -> Result:

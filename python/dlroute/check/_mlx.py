@@ -10,11 +10,32 @@ it exports (it has no pointer attribute).
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
 from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
-from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised
+from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
+                    raised, values)
+
+
+class _Failing:
+    """A producer whose first __dlpack__ raises failure, the second hands
+    out a numpy capsule; it records each call's keywords."""
+
+    def __init__(self, failure: Exception) -> None:
+        self.failure, self.calls = failure, []  # type: ignore[var-annotated]
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        import numpy as np
+
+        self.calls.append(list(kwargs.items()))
+        if len(self.calls) == 1:
+            raise self.failure
+        return np.arange(6.0).__dlpack__()
 
 
 def array_pointer(x: Any) -> int:
@@ -46,8 +67,26 @@ class MlxChecker(Checker):
             x = mx.arange(6.0)
             return decided_export(explanation), export(x, dlpack_kwargs(inp), array_pointer(x))
         if call == "request":
+            if inp.get("failed_type", "TypeError") not in ("", "TypeError"):
+                return self.request_after(inp, explanation)
             return request(mx.from_dlpack, inp, explanation)
         return empty_aware(inp, decided_import(explanation), self.import_(inp, defaults(rs)))
+
+    def request_after(self, inp: dict[str, Any], explanation: dict[str, Any]) -> tuple[Outcome, Outcome]:
+        """What mx.from_dlpack asks on attempt 2 of a producer whose first
+        __dlpack__ raised the builtin exception failed_type (a BufferError,
+        a RuntimeError), or the exception it raises instead."""
+        failure = getattr(builtins, inp["failed_type"])
+        producer = _Failing(failure(inp.get("failed_message", "")))
+        try:
+            self.mx.from_dlpack(producer)
+            got: Outcome = {"keywords": [k for k, _ in producer.calls[-1]], "calls": len(producer.calls)}
+        except Exception as e:
+            got = {**raised(e), "calls": len(producer.calls)}
+        d, vals = explanation["decision"], values(explanation)
+        if "error" in d:
+            return {"raise": [d["error"]["type"], d["error"]["message"]], "calls": 1}, got
+        return {"keywords": vals.get("request_keywords"), "calls": 2}, got
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         """mx.from_dlpack of a producer handing out the capsule the input
@@ -82,3 +121,7 @@ class MlxChecker(Checker):
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.mx.from_dlpack(x, **kwargs)
+
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """An array's facts, read from the capsule MLX exports of it."""
+        return exported_facts(x.__dlpack__(), x.__dlpack_device__()[0])

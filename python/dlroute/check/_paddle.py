@@ -15,8 +15,8 @@ from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
 from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
-from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised,
-                    run_child)
+from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
+                    raised, run_child)
 
 
 def dlpack_device(y: Any) -> list[int]:
@@ -125,6 +125,16 @@ class PaddleChecker(Checker):
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.paddle.utils.dlpack.from_dlpack(x, **kwargs)
+
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """A tensor's inputs (its place, whether it requires gradients),
+        with the facts of the capsule paddle exports of it (of a detached
+        view where it requires gradients: paddle exports none of it)."""
+        place = "cpu" if x.place.is_cpu_place() else "gpu_pinned" if x.place.is_cuda_pinned_place() else "gpu"
+        inputs = {"place": place, "requires_grad": not x.stop_gradient, "sparse": bool(x.is_sparse())}
+        if not x.is_sparse():
+            inputs.update(exported_facts(x.detach().__dlpack__(), x.__dlpack_device__()[0]))
+        return inputs
 
     def devices(self) -> list[Any]:
         return [None, "cpu"]

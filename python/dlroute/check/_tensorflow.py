@@ -15,7 +15,8 @@ from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
 from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export
-from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised, values
+from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
+                    raised, values)
 
 
 class TensorflowChecker(Checker):
@@ -123,6 +124,11 @@ class TensorflowChecker(Checker):
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.from_dlpack(x, kwargs)
+
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """A tensor's facts, read from the capsule TensorFlow exports of it."""
+        return {"tensor_device": "CPU" if tensor_device(x)[0] == 1 else "GPU", "tensor_device_id": tensor_device(x)[1],
+                **exported_facts(self.tf.experimental.dlpack.to_dlpack(x))}
 
 
 def tensor_device(y: Any) -> list[int]:

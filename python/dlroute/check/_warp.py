@@ -26,7 +26,7 @@ from .. import _capsules
 from .._capsules import CapsuleProducer, read_capsule
 from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
 from ._base import (TIMEOUT_S, Checker, Outcome, Unreachable, decided_device, decided_export, decided_import,
-                    raised)
+                    exported_facts, raised)
 
 
 def make_capsule(*args: Any, **kwargs: Any) -> Any:
@@ -109,6 +109,10 @@ class WarpChecker(Checker):
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.wp.from_dlpack(x, **kwargs)
+
+    def array_inputs(self, x: Any) -> dict[str, Any]:
+        """An array's facts, read from the capsule Warp exports of it."""
+        return {"pinned": bool(x.pinned), **exported_facts(x.__dlpack__(), x.__dlpack_device__()[0])}
 
 
 def uninitialized_import(inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
