@@ -7,7 +7,10 @@
 // memo, or the engine the command gives: cmd/dlroute/internal/serve/wasmserve's module
 // runner per snapshot), the kept bundle, logs and metrics together, and
 // serves with cmd/dlroute/internal/httpserve's timeouts and graceful shutdown, as the
-// command does. serve imports no WebAssembly engine. Every request acquires one
+// command does: the API on Options.Addr, and /healthz, /v1/status and
+// /metrics alone on Options.DiagnosticAddr, with a server of its own.
+// The API works on one request fewer than the processors at once
+// (FreeProcessors); a request waiting on its client holds no turn. serve imports no WebAssembly engine. Every request acquires one
 // snapshot and is answered by it whole; the revision that answered is in
 // the Dlroute-Revision header and in every decision.
 package serve

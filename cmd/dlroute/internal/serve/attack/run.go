@@ -19,7 +19,7 @@ import (
 
 // MaxPeakRSS bounds serve's peak resident memory (VmHWM) under any
 // attack of All, on either engine: 512 MiB. serve of the test rules
-// starts at 40 to 60 MB. The bodies attack peaks highest, 208 to 273 MB
+// starts at 40 to 60 MB. The bodies attack peaks highest, 188 to 273 MB
 // (BENCHMARKS.md, "serve under issue 35's attacks"): the bodies in flight
 // at once (serve.DefaultMaxInFlight, 32 MiB) are allocated about four
 // times over while read and decoded, and the collector lets the heap grow

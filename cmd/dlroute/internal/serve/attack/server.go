@@ -1,8 +1,11 @@
 // Package attack reproduces, against a real `dlroute serve` process, the
 // ten ways issue 35 found to kill, starve or freeze a host (All), and
 // measures what a user of the host sees while each runs: serve's peak
-// resident memory, how /healthz answers, whether the last good rules keep
-// deciding, and how long the operator's fix takes to be in force.
+// resident memory, how /healthz answers on the API's address and on the
+// diagnostic one (asked from a process of its own, as a load balancer
+// asks), whether the last good rules keep deciding, and how long the
+// operator's fix takes to be in force. The bodies attack's clients run in
+// a process of lower priority (ClientNice), as if from another machine.
 //
 // Run is one attack against a fresh server. TestServeUnderAttack holds
 // each Result to its bounds (MaxPeakRSS, no failed probe), against the
