@@ -94,8 +94,8 @@ class ArrayApiStrictChecker(Checker):
             producer = tuple(inp.get("producer_device", [1, 0]))
             return self._with_flags(inp, dflt, lambda: request(consumer, inp, explanation, producer))
         if inp.get("neg"):
-            raise Unreachable("needs a negated torch view (x.is_neg()): its capsule is the view's memory, "
-                              "which no capsule made here stands for")
+            raise Unreachable("needs a negated torch view read back: the runner's reader of values "
+                              "(_base.values_difference) does not read array_api_strict's arrays")
         if not inp.get("ml_dtypes", False) and "ml_dtypes" in sys.modules:
             # a process that has not imported ml_dtypes (this one has)
             got = run_child({"kind": "import", "library": self.library, "inp": inp, "dflt": dflt})

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
 from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised,
                     run_child)
 
@@ -58,9 +58,9 @@ class OnnxruntimeChecker(Checker):
         if call == "request":
             # Looked up inside the call, as a user's is (1.25 and older have none).
             return request(lambda *a, **k: self.ort.OrtValue.from_dlpack(*a, **k), inp, explanation)
-        if inp.get("neg"):
-            raise Unreachable("needs a negated torch view (x.is_neg()): its capsule is the view's memory, "
-                              "which no capsule made here stands for")
+        negated = negated_import(self.ort.OrtValue.from_dlpack, inp, decided_import(explanation))
+        if negated is not None:  # a real negated torch view, where torch is installed
+            return decided_import(explanation), negated
         if inp.get("capsule", dflt.get("capsule")) != "dltensor":
             # 1.26-1.30 read through the NULL pointer of a capsule of another name: in a child
             got = run_child({"kind": "import", "library": self.library, "inp": inp, "dflt": dflt})

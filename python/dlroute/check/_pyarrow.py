@@ -74,8 +74,8 @@ class PyarrowChecker(Checker):
             # none, and its AttributeError is the outcome.
             return request(lambda *a, **k: self.pa.Array.from_dlpack(*a, **k), inp, explanation)
         if inp.get("neg"):
-            raise Unreachable("needs a negated torch view (x.is_neg()): its capsule is the view's memory, "
-                              "which no capsule made here stands for")
+            raise Unreachable("needs a negated torch view read back: the runner's reader of values "
+                              "(_base.values_difference) does not read pyarrow's arrays")
         return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
