@@ -47,7 +47,8 @@ from typing import Any, Callable, Iterable
 from .._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
                         _get_name, _get_pointer, _keep, _new)
 from ._arrays import Recorder, _as_json
-from ._base import TIMEOUT_S, Outcome, Unreachable, decided_import, pointer, raised, values
+from ._base import (TIMEOUT_S, Outcome, Unreachable, decided_import, pointer, raised, seen_as_decided, values,
+                    values_difference)
 
 COPIES = [None, True, False]
 
@@ -100,7 +101,7 @@ def dtype_capsule(code: int, bits: int, lanes: int) -> Any:
 def make_array(np: Any, code: int, bits: int, shape: list[int], strides: list[int] | None, align: int) -> Any:
     """A numpy array of the dtype (code, bits), shape and strides (in
     elements; None: C order), whose data pointer is aligned to exactly
-    ``align`` bytes (64: at least 64)."""
+    ``align`` bytes (64: at least 64), holding distinct values."""
     dt = np.dtype(DTYPES[(code, bits)])
     item = dt.itemsize
     if strides is None:
@@ -114,6 +115,10 @@ def make_array(np: Any, code: int, bits: int, shape: list[int], strides: list[in
     hi = 0 if empty else sum((n - 1) * s for n, s in live if s > 0)
     buf = np.zeros((hi - lo + 1) * item + 256, np.uint8)
     start = (-buf.ctypes.data) % 64 + -(-(-lo * item) // 64) * 64 + (align % 64)
+    # distinct values (0, 1, 2, ... in memory order), so that an import
+    # that reads the memory in another order reads other values
+    span = np.ndarray((hi - lo + 1,), dtype=dt, buffer=buf, offset=start + lo * item)
+    span[...] = (np.arange(hi - lo + 1) % (2 if dt.kind == "b" else 97)).astype(dt)
     first = np.ndarray((1,), dtype=dt, buffer=buf, offset=start)
     return np.lib.stride_tricks.as_strided(first, shape=tuple(shape), strides=tuple(s * item for s in strides))
 
@@ -194,6 +199,16 @@ def _stop(proc: subprocess.Popen[str]) -> None:
             proc.kill()
 
 
+def _made(x: Any, y: Any) -> Outcome:
+    """What jax made of x: y's device, whether it shares x's memory, and,
+    where y does not read as x does, ``"values"`` saying how."""
+    out: Outcome = {"device": [int(c) for c in y.__dlpack_device__()], "copy": pointer(y) != pointer(x)}
+    difference = values_difference(x, y)
+    if difference:
+        out["values"] = difference
+    return out
+
+
 class _Producer(Recorder):
     """A recording producer whose str() is the case's array_str."""
 
@@ -267,7 +282,8 @@ class ImportChecks:
         with self._x64(inp.get("x64", False)):
             if call == "request":
                 return self._request(inp, explanation)
-            return decided_import(explanation), self._import(inp, explanation["decision"])
+            want = decided_import(explanation)
+            return want, seen_as_decided(want, self._import(inp, explanation["decision"]))
 
     def _x64(self, on: bool) -> Any:
         jax = self.jax
@@ -335,7 +351,7 @@ class ImportChecks:
             y = self._function(inp)(x, **kwargs)
         except Exception as e:
             return raised(e)
-        return {"device": [int(c) for c in y.__dlpack_device__()], "copy": pointer(y) != x.ctypes.data}
+        return _made(x, y)
 
     def import_by_hand(self, inp: dict[str, Any]) -> Outcome:
         """from_dlpack of a capsule made by hand of the case's dtype (one no
@@ -374,6 +390,9 @@ class ImportChecks:
             for align in (64, 32):
                 out.append((f"numpy float32 {what} {shape} {strides} {align}-byte aligned",
                             numpy_array(2, 32, shape, strides, align)))
+        for align in (64, 32):  # 64 bits, which jax converts to 32 with x64 off
+            out.append((f"numpy float64 transposed [3, 2] [1, 3] {align}-byte aligned",
+                        numpy_array(2, 64, [3, 2], [1, 3], align)))
 
         def read_only() -> Any:
             x = make_array(np, 2, 32, [8], None, 64)
@@ -416,8 +435,7 @@ class ImportChecks:
             if want is None:
                 continue
             try:
-                y = fn(x, **kwargs)
-                got: Outcome = {"device": [int(c) for c in y.__dlpack_device__()], "copy": pointer(y) != pointer(x)}
+                got = seen_as_decided(want, _made(x, fn(x, **kwargs)))
             except Exception as e:
                 got = raised(e)
             yield f"{fname}({what}{''.join(f', {k}={v!r}' for k, v in kwargs.items())})", want, got
