@@ -153,3 +153,38 @@ def test_a_capsule_is_made_whatever_pythonapi_was_set_to() -> None:
         assert new.argtypes[2] is destructor
     finally:
         new.argtypes, new.restype = saved
+
+
+def test_numpy_uint16_into_paddle_is_silently_different(engine) -> None:
+    cell = engine.interop("numpy", "paddle@v1", array={"dtype_code": 1, "dtype_bits": 16})
+    assert cell.error_type == "SilentlyDifferent"
+    assert "reads the capsule of uint16 as bfloat16" in cell.error_message
+
+
+def test_a_negative_stride_into_paddle_is_silently_different(engine) -> None:
+    cell = engine.interop("numpy", "paddle@v1", array={"shape": [8], "strides": [-1]})
+    assert cell.error_type == "SilentlyDifferent"
+    assert "np.ascontiguousarray(x)" in cell.error_message
+
+
+@pytest.mark.parametrize("consumer", ["tensorflow@v1", "paddle@v1", "mlx@v1", "warp@v1"])
+def test_a_negated_torch_view_crosses_silently_different(engine, consumer: str) -> None:
+    cell = engine.interop("torch", consumer, array={"neg": True})
+    assert cell.error_type == "SilentlyDifferent"
+    assert cell.error_message.endswith("pass x.resolve_neg() (a copy) instead")
+
+
+def test_a_consumer_array_that_cannot_be_read_reads_otherwise() -> None:
+    """paddle's tensor of a negative-stride capsule raises MemoryError when
+    read: the runner counts it as other values, not as values alike."""
+    import numpy as np
+
+    from dlroute.check._base import values_difference
+
+    class Unreadable:
+        dtype, shape = "float64", (8,)
+
+        def tolist(self):
+            raise MemoryError("(ResourceExhausted) Fail to alloc memory")
+
+    assert values_difference(np.arange(8.0), Unreadable()) == "the consumer's array cannot be read: MemoryError"

@@ -494,10 +494,19 @@ def values_difference(x: Any, y: Any) -> str | None:
     """How the consumer's array y reads differently from the producer's x
     (another dtype kind, shape or values, as each library reads its own
     array), or None where they read alike. Strides are the consumer's to
-    choose and are not compared; an array either library cannot read back
-    (a device this process cannot read) is not compared either."""
+    choose and are not compared; an array the producer's library cannot
+    read back (a device this process cannot read) is not compared either.
+    A consumer's array that cannot be read where the producer's can (paddle
+    reads a negative stride's memory elsewhere: a MemoryError) reads
+    otherwise."""
     try:
-        (xd, xs, xv), (yd, ys, yv) = _logical(x), _logical(y)
+        xd, xs, xv = _logical(x)
+    except Exception:
+        return None
+    try:
+        yd, ys, yv = _logical(y)
+    except MemoryError as e:
+        return f"the consumer's array cannot be read: {type(e).__name__}"
     except Exception:
         return None
     if _kind(xd) != _kind(yd):

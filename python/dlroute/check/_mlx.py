@@ -14,7 +14,7 @@ import builtins
 from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
 from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
                     raised, values)
 
@@ -70,6 +70,9 @@ class MlxChecker(Checker):
             if inp.get("failed_type", "TypeError") not in ("", "TypeError"):
                 return self.request_after(inp, explanation)
             return request(mx.from_dlpack, inp, explanation)
+        negated = negated_import(mx.from_dlpack, inp, decided_import(explanation))
+        if negated is not None:
+            return decided_import(explanation), negated
         return empty_aware(inp, decided_import(explanation), self.import_(inp, defaults(rs)))
 
     def request_after(self, inp: dict[str, Any], explanation: dict[str, Any]) -> tuple[Outcome, Outcome]:

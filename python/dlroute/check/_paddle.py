@@ -11,18 +11,33 @@ the CPU wheel) runs in a child, whose signal is the outcome.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._arrays import (Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import,
+                      request)
 from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
-                    raised, run_child)
+                    raised, run_child, seen_as_decided, values_difference)
 
 
 def dlpack_device(y: Any) -> list[int]:
     """y.__dlpack_device__() as ints, a None id read as 0."""
     code, device_id = y.__dlpack_device__()
     return [int(code), 0 if device_id is None else int(device_id)]
+
+
+def numpy_dtype(inp: dict[str, Any]) -> str | None:
+    """The numpy dtype of a case on kDLCPU whose array facts numpy can make
+    (a dtype it has, any shape and strides), so that its values can be
+    compared; None for any other case (a capsule made by hand)."""
+    names = {(0, 8): "int8", (0, 16): "int16", (0, 32): "int32", (0, 64): "int64", (1, 8): "uint8",
+             (1, 16): "uint16", (1, 32): "uint32", (1, 64): "uint64", (2, 16): "float16", (2, 32): "float32",
+             (2, 64): "float64", (5, 64): "complex64", (5, 128): "complex128", (6, 8): "bool"}
+    plain = all(k in ("call", "dtype_code", "dtype_bits", "shape", "strides") for k in inp)
+    if not plain or not any(k in inp for k in ("dtype_code", "strides")):
+        return None
+    return names.get((inp.get("dtype_code", 2), inp.get("dtype_bits", 32)))
 
 
 class PaddleChecker(Checker):
@@ -78,7 +93,38 @@ class PaddleChecker(Checker):
                 return decided_device(explanation), run_child({"kind": "import", "library": "paddle", "inp": inp,
                                                                "dflt": dflt})
             return request(self.paddle.utils.dlpack.from_dlpack, inp, explanation, device)
+        negated = negated_import(self.paddle.utils.dlpack.from_dlpack, inp, decided_import(explanation))
+        if negated is not None:
+            return decided_import(explanation), negated
+        if numpy_dtype(inp) is not None:
+            return empty_aware(inp, decided_import(explanation),
+                               seen_as_decided(decided_import(explanation), self.import_values(inp)))
         return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+
+    def import_values(self, inp: dict[str, Any]) -> Outcome:
+        """paddle.from_dlpack of a numpy array of the case's dtype, shape and
+        strides (a view of 1, 2, 3, ...), with the values compared: where
+        paddle reads them otherwise (uint16 as bfloat16, a negative stride),
+        ``"values"`` says how."""
+        import numpy as np
+
+        dtype = np.dtype(numpy_dtype(inp))
+        shape = list(inp.get("shape", [8]))
+        strides = inp.get("strides")
+        if strides is None:  # C-contiguous
+            strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+        base = np.arange(1, 129) % 2 == 1 if dtype == np.bool_ else np.arange(1, 129).astype(dtype)
+        start = 64 if any(st < 0 for st in strides) else 0  # room before it for negative strides
+        x = np.lib.stride_tricks.as_strided(base[start:], shape, [st * dtype.itemsize for st in strides])
+        try:
+            y = self.paddle.utils.dlpack.from_dlpack(x)
+        except Exception as e:
+            return raised(e)
+        got: Outcome = {"device": dlpack_device(y), "copy": int(y.data_ptr()) != x.ctypes.data}
+        difference = values_difference(x, y)
+        if difference:
+            got["values"] = difference
+        return got
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         """paddle.from_dlpack of the capsule the input describes, made by

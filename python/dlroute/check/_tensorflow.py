@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export
+from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import
 from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
                     raised, values)
 
@@ -67,6 +67,9 @@ class TensorflowChecker(Checker):
             return decided_export(explanation), export(x, dlpack_kwargs(inp), pointer)
         if call == "request":
             return self.request(inp, explanation)
+        negated = negated_import(lambda x: self.from_dlpack(x, {}), inp, decided_import(explanation))
+        if negated is not None:
+            return decided_import(explanation), negated
         return empty_aware(inp, decided_import(explanation), self.import_(inp, defaults(rs)))
 
     def request(self, inp: dict[str, Any], explanation: dict[str, Any]) -> tuple[Outcome, Outcome]:

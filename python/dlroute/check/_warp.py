@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import _capsules
 from .._capsules import CapsuleProducer, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
 from ._base import (TIMEOUT_S, Checker, Outcome, Unreachable, decided_device, decided_export, decided_import,
                     exported_facts, raised)
 
@@ -79,6 +79,9 @@ class WarpChecker(Checker):
             return request(self.wp.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
         if not inp.get("initialized", True):
             return decided_import(explanation), uninitialized_import(inp, dflt)
+        negated = negated_import(self.wp.from_dlpack, inp, decided_import(explanation))
+        if negated is not None:
+            return decided_import(explanation), negated
         return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
