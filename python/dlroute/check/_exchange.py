@@ -1,6 +1,8 @@
 """The runner's exchanges (:mod:`dlroute.check`): every ordered pair of
-installed libraries, each real array the producer makes here into the
-consumer's ``from_dlpack(x, copy=..., device=...)``, against the cell
+installed libraries, a library with itself too (torch's own
+``torch.from_dlpack`` of a negated view reads it un-negated), each real
+array the producer makes here into the consumer's ``from_dlpack(x,
+copy=..., device=...)``, against the cell
 ``dlroute interop`` decides for the same array and arguments (the two rule
 sets the runner checked, chained). Compared: the exception's type and
 message, or the device of the array made, whether it shares the
@@ -23,7 +25,7 @@ COPIES = [None, True, False]
 
 def run_exchanges(engine: Any, checkers: dict[str, Checker], refs: dict[str, str]) -> list[Result]:
     out: list[Result] = []
-    for (p, producer), (c, consumer) in itertools.permutations(checkers.items(), 2):
+    for (p, producer), (c, consumer) in itertools.product(checkers.items(), repeat=2):
         p_ref, c_ref = refs.get(p), refs.get(c)
         if p_ref is None or c_ref is None:
             continue
