@@ -22,8 +22,9 @@ import itertools
 from types import SimpleNamespace
 from typing import Any, Iterable
 
-from ._jax_import import ImportChecks
-from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, observed_export, raised
+from ._jax_import import ImportChecks, capsule_facts
+from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, observed_export, raised,
+                    seen_as_decided)
 
 PLATFORMS = ["cpu", "gpu", "tpu", "METAL", "neuron", ""]
 PLATFORM_VERSIONS = [
@@ -95,18 +96,24 @@ class JaxChecker(ImportChecks, Checker):
             "device_str": str(dev),
         }
 
-    def export(self, kwargs: dict[str, Any], named: Iterable[str] = ()) -> Outcome:
-        """x.__dlpack__ with the keywords ``named``, in that order and each
-        even as None, then the others this release takes or whose value is
-        not None."""
+    def export(self, kwargs: dict[str, Any], named: Iterable[str] = (), x: Any = None) -> Outcome:
+        """x.__dlpack__ (default: this process's float32 array) with the
+        keywords ``named``, in that order and each even as None, then the
+        others this release takes or whose value is not None; where the
+        capsule's dtype is not x's (jax 0.4.23's bool as uint8),
+        ``"values"`` says so."""
+        x = self.x if x is None else x
         passed = {k: kwargs.get(k) for k in named}
         passed.update((k, v) for k, v in kwargs.items() if k not in passed and (k in self.keywords or v is not None))
-        kwargs = passed
         try:
-            capsule = self.x.__dlpack__(**kwargs)
+            capsule = x.__dlpack__(**passed)
         except Exception as e:
             return raised(e)
-        return observed_export(capsule, self.x.unsafe_buffer_pointer())
+        dtype = capsule_dtype(capsule)
+        out = observed_export(capsule, x.unsafe_buffer_pointer())
+        if x.dtype == bool and dtype != (6, 8):
+            out["values"] = f"the capsule says DLPack type {dtype} where jax holds bool"
+        return out
 
     def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
         if name == "jax-import":
@@ -119,10 +126,15 @@ class JaxChecker(ImportChecks, Checker):
                 raise Unreachable(_why(k, v, real[k]))
         if "local_device_ids" in inp:
             raise Unreachable("states the ids each backend finds (local_device_ids): not this process's")
+        dtype = (inp.get("dtype_code", 2), inp.get("dtype_bits", 32))
+        if dtype not in ((2, 32), (6, 8)):
+            raise Unreachable(f"states an array of DLPack dtype {dtype}: the runner exports float32 and bool")
+        x = self.jnp.array([True, False]) if dtype == (6, 8) else None
         full = dict(real, **inp)
         kwargs = {k: tuple(full[k]) if isinstance(full.get(k), list) else full.get(k)
                   for k in ("stream", "max_version", "dl_device", "copy")}
-        return decided_export(rs.explain(full)), self.export(kwargs, inp.get("keywords", ()))
+        want = decided_export(rs.explain(full))
+        return want, seen_as_decided(want, self.export(kwargs, inp.get("keywords", ()), x))
 
     def sweeps(self, name: str, rs: Any) -> Iterable[tuple[str, Outcome, Outcome]]:
         if name == "jax-import":
@@ -173,6 +185,12 @@ class JaxChecker(ImportChecks, Checker):
     def consumer_inputs(self) -> dict[str, Any]:
         # the backends this jax has (a kDLCUDAHost array needs jax's cuda backend) and x64
         return self._here()
+
+
+def capsule_dtype(capsule: Any) -> tuple[int, int]:
+    """The (code, bits) of an unused capsule's DLPack dtype."""
+    f = capsule_facts(capsule)
+    return int(f["dtype_code"]), int(f["dtype_bits"])
 
 
 def _why(key: str, case: Any, here: Any) -> str:
