@@ -80,9 +80,11 @@ var pythonStacks = []pythonStack{
 }
 
 // TestPython runs the Python package's tests (python/tests) with pytest
-// over the library built from this checkout, on each stack: Debian's
-// Python 3.11 with its torch 1.13, jax 0.10.2 and numpy 2.4.6; and pyenv's
-// Python 3.12 with PyPI's numpy, jax and torch of today. Each stack's
+// over the library and the dlroute command built from this checkout
+// (once for both), on each stack in turn (e2e/RATIONALE.md, "Why do the
+// Python stacks run one after the other?"): Debian's Python 3.11 with its
+// torch 1.13, jax 0.10.2 and numpy 2.4.6; and pyenv's Python 3.12 with
+// PyPI's numpy, jax and torch of today. Each stack's
 // virtual environment is made once in the user cache directory and kept
 // by a hash of its requirements. $DLROUTE_PYTHON names one interpreter to
 // run instead.
@@ -96,9 +98,9 @@ func TestPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the Python tests take minutes")
 	}
-	lib := filepath.Join(ctest.Library(t), "libdlroute.so")
+	b := built{lib: filepath.Join(ctest.Library(t), "libdlroute.so"), cli: buildCLI(t)}
 	if p := os.Getenv("DLROUTE_PYTHON"); p != "" {
-		runPythonTests(t, p, lib, nil)
+		runPythonTests(t, p, b, nil)
 		return
 	}
 	for _, s := range pythonStacks {
@@ -108,17 +110,35 @@ func TestPython(t *testing.T) {
 			if python == "" {
 				t.SkipNow() // the venv step said why
 			}
-			runPythonTests(t, python, lib, &s)
+			runPythonTests(t, python, b, &s)
 		})
 	}
+}
+
+// built is what the Python tests run on, built from this checkout once
+// for every stack: the library and the dlroute command.
+type built struct{ lib, cli string }
+
+// buildCLI builds the dlroute command of this checkout for the tests'
+// dlroute_cli fixture (python/tests/conftest.py), which builds it itself
+// where $DLROUTE_CLI does not name one.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dlroute")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/dlroute/dlroute/cmd/dlroute")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/dlroute: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // runPythonTests runs pytest on python/tests with python, each test file
 // a subtest of t, then checks the conformance runner's report that the
 // run made, in the subtest check: every case agrees and, where s is not
 // nil, the releases checked are those s pins (checkTargets).
-func runPythonTests(t *testing.T, python, lib string, s *pythonStack) {
-	report, passed := pytest(t, python, lib)
+func runPythonTests(t *testing.T, python string, b built, s *pythonStack) {
+	report, passed := pytest(t, python, b)
 	if report == nil && !passed {
 		return // pytest's failure says why
 	}
@@ -153,7 +173,7 @@ type pytestEvent struct {
 // of it. It returns the conformance runner's report the run handed
 // over (nil if none), and whether pytest passed; the run's output is
 // logged in t once it ends.
-func pytest(t *testing.T, python, lib string) (*pytestEvent, bool) {
+func pytest(t *testing.T, python string, b built) (*pytestEvent, bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
 	defer cancel()
@@ -165,7 +185,7 @@ func pytest(t *testing.T, python, lib string) (*pytestEvent, bool) {
 	args := []string{"-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "dlroute_e2e", "python/tests"}
 	cmd := exec.CommandContext(ctx, python, args...)
 	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), wasmbuild.EnvLibrary+"="+lib, "PYTHONDONTWRITEBYTECODE=1",
+	cmd.Env = append(os.Environ(), wasmbuild.EnvLibrary+"="+b.lib, "DLROUTE_CLI="+b.cli, "PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONPATH=python"+string(filepath.ListSeparator)+"e2e/python", "DLROUTE_E2E_FD=3")
 	var out testenv.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -252,6 +272,11 @@ type runnerReport struct {
 		Library, Ruleset, Release, Ref string
 		Covered                        bool
 	}
+	// Summary is a row per library (or exchange, "numpy->jax") and version.
+	Summary []struct {
+		Library, Ref                    string
+		Run, Agree, Differ, Unreachable int
+	}
 	Differences []struct {
 		Ref, Case string
 		Want, Got json.RawMessage
@@ -295,6 +320,23 @@ func checkTargets(t *testing.T, s pythonStack, report runnerReport) {
 		if n == 0 {
 			t.Errorf("%s: the runner checked no %s", s.name, lib)
 		}
+	}
+	// jax as a consumer of numpy's arrays: every exchange of the run,
+	// which is the stack's one run of the whole runner, agrees (none
+	// unreachable, none differing), as python/tests/test_check.py's
+	// test_jax_as_a_consumer_is_run states.
+	intoJax := 0
+	for _, row := range report.Summary {
+		if row.Library != "numpy->jax" {
+			continue
+		}
+		intoJax += row.Run
+		if row.Agree != row.Run || row.Unreachable != 0 {
+			t.Errorf("%s: numpy->jax by %s: %d run, %d agree, %d unreachable; want every exchange run and agreeing", s.name, row.Ref, row.Run, row.Agree, row.Unreachable)
+		}
+	}
+	if intoJax == 0 {
+		t.Errorf("%s: the runner exchanged none of numpy's arrays into jax", s.name)
 	}
 	// jax is checked by its three rule sets: __dlpack_device__ (jax), its
 	// export (jax-export) and its from_dlpack (jax-import).

@@ -20,7 +20,11 @@ sys.path.insert(0, str(ROOT / "python"))
 @pytest.fixture(scope="session")
 def dlroute_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The dlroute command built from the checkout, for bundles and for
-    comparing answers."""
+    comparing answers: $DLROUTE_CLI where it names one (the e2e tier's
+    TestPython builds it once for every stack), else built here."""
+    given = os.environ.get("DLROUTE_CLI")
+    if given:
+        return Path(given)
     if shutil.which("go") is None:
         pytest.fail("go is not installed: the tests build the dlroute command from the checkout")
     out = tmp_path_factory.mktemp("cli") / "dlroute"

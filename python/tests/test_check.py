@@ -10,19 +10,40 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
+import dlroute
 from dlroute import check
 from dlroute.__main__ import main
 
 RULES = Path(__file__).resolve().parent.parent.parent / "rules"
 
 
+@pytest.fixture(scope="module")
+def shipped() -> Iterator[dlroute.Engine]:
+    """The engine of RULES, loaded once for the tests that ask it which
+    version a release gets, where each loaded it again."""
+    with dlroute.load(str(RULES)) as engine:
+        yield engine
+
+
+@pytest.fixture(scope="module")
+def cases_of_torch_and_jax() -> check.Report:
+    """The runner's report of every case of the installed torch's and
+    jax's versions (jax, jax-export, jax-import), without exchanges: made
+    once for the tests that read their rows, where each ran it again. The
+    exchanges, and every installed library at once, are
+    test_real_libraries.py's run."""
+    return check.run([lib for lib in ("torch", "jax") if check.installed(lib)], exchanges=False)
+
+
 def test_a_wrong_message_in_the_rules_is_a_difference(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A copy of the rules whose covering jax version words one error
     otherwise than the installed jax: the runner reports it, byte for byte,
-    and exits 1; the unaltered rules give 0."""
+    and exits 1 (the unaltered rules give 0:
+    test_the_table_counts_and_names_the_reasons)."""
     pytest.importorskip("jax")
     rules = tmp_path / "rules"
     shutil.copytree(RULES, rules)
@@ -42,14 +63,11 @@ def test_a_wrong_message_in_the_rules_is_a_difference(tmp_path: Path, capsys: py
     row = next(r for r in out["summary"] if r["ref"] == ref)
     assert row["differ"] == len(diffs) > 0 and row["agree"] + row["differ"] == row["run"]
 
-    assert main(["check", "jax", "--no-exchanges", "--rules", str(RULES)]) == 0
-    assert capsys.readouterr().out.rstrip().endswith("0 differences")
 
-
-def test_a_case_that_needs_a_gpu_is_unreachable_with_its_reason() -> None:
+def test_a_case_that_needs_a_gpu_is_unreachable_with_its_reason(cases_of_torch_and_jax: check.Report) -> None:
     """A torch case on a cuda tensor is counted, not run, where torch has
     no CUDA device, and so is a jax-export case for a cuda client."""
-    report = check.run([lib for lib in ("torch", "jax") if check.installed(lib)], exchanges=False)
+    report = cases_of_torch_and_jax
     if not report.targets:
         pytest.skip("neither torch nor jax is installed")
     away = [r for r in report.results if r.status == "unreachable"]
@@ -67,9 +85,12 @@ def test_a_case_that_needs_a_gpu_is_unreachable_with_its_reason() -> None:
 
 
 def test_the_table_counts_and_names_the_reasons(capsys: pytest.CaptureFixture) -> None:
+    """The table of the shipped rules against the installed jax, which
+    agree: the command exits 0."""
     pytest.importorskip("jax")
-    main(["check", "jax", "--no-exchanges"])
+    assert main(["check", "jax", "--no-exchanges"]) == 0
     out = capsys.readouterr().out
+    assert out.rstrip().endswith("0 differences")
     assert "library  rules" in out and "jax-export@" in out
     assert "cannot be reached here: needs a jax cuda client (this jax's is cpu)" in out
 
@@ -79,15 +100,15 @@ def test_the_table_counts_and_names_the_reasons(capsys: pytest.CaptureFixture) -
     ("2.4.6", ("numpy@v1", True)),
     ("9.0.0", ("numpy@v2", False)),
 ])
-def test_the_version_for_a_release(release: str, want: tuple[str, bool]) -> None:
-    ref, covered, _ = check.choose_version(RULES, "numpy", release)
+def test_the_version_for_a_release(shipped: dlroute.Engine, release: str, want: tuple[str, bool]) -> None:
+    ref, covered, _ = check.choose_version(RULES, "numpy", release, shipped)
     assert (ref, covered) == want
 
 
-def test_a_local_build_is_read_by_its_base_release() -> None:
+def test_a_local_build_is_read_by_its_base_release(shipped: dlroute.Engine) -> None:
     assert check.release_tuple("1.13.0a0+gitunknown") == (1, 13, 0)
     assert check.release_tuple("2.15.0+cu132") == (2, 15, 0)
-    ref, covered, _ = check.choose_version(RULES, "torch", "1.13.0a0+gitunknown")
+    ref, covered, _ = check.choose_version(RULES, "torch", "1.13.0a0+gitunknown", shipped)
     assert ref == "torch@v1" and covered  # read as 1.13.0, which torch@v1 covers (1.13.0 to 1.13.1)
 
 
@@ -96,14 +117,14 @@ def test_an_unknown_library_is_refused(capsys: pytest.CaptureFixture) -> None:
     assert "dlroute check knows numpy, torch, jax, cupy, not 'tensorflow'" in capsys.readouterr().err
 
 
-def test_another_era_of_numpy_is_told_apart(capsys: pytest.CaptureFixture) -> None:
+def test_another_era_of_numpy_is_told_apart(shipped: dlroute.Engine, capsys: pytest.CaptureFixture) -> None:
     """--ruleset runs a version other than the covering one: numpy 2.4's
     and 2.5's exception types differ (PR #31000), so the other era's
     version differs from the installed numpy, and the command exits 1."""
     release = check.installed("numpy")
     if release is None:
         pytest.skip("numpy is not installed")
-    ref, covered, _ = check.choose_version(RULES, "numpy", release)
+    ref, covered, _ = check.choose_version(RULES, "numpy", release, shipped)
     assert covered and ref in ("numpy@v1", "numpy@v2")
     other = "numpy@v2" if ref == "numpy@v1" else "numpy@v1"
     assert main(["check", "numpy", "--no-exchanges", "--ruleset", other]) == 1
@@ -141,8 +162,12 @@ def test_a_named_library_that_is_not_installed_exits_2(capsys: pytest.CaptureFix
 def test_with_no_names_a_library_that_does_not_import_is_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture) -> None:
     """Without names the runner checks what is here: cupy that does not
-    import is listed, with its reason, and the exit status is the cases'."""
+    import is listed, with its reason, and the exit status is the cases'.
+    The libraries it knows are jax and cupy here: numpy's and torch's
+    cases, and every installed library's at once, are
+    test_real_libraries.py's run."""
     message = _broken_cupy(tmp_path, monkeypatch)
+    monkeypatch.setattr(check, "LIBRARIES", ("jax", "cupy"))
     assert main(["check", "--no-exchanges", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert f"cupy is not checked: its import raised ImportError: {message}" in out["notes"]
@@ -170,14 +195,17 @@ def test_every_exchange_is_counted_even_where_the_engine_cannot_answer() -> None
     assert row["unreachable"] == len(into_jax) and row["run"] == 0
 
 
-def test_jax_as_a_consumer_is_run() -> None:
+def test_jax_as_a_consumer_is_run(cases_of_torch_and_jax: check.Report) -> None:
     """jax's from_dlpack is checked three ways, each agreeing on this
     release: jax-import's cases, real producers into jax.dlpack.from_dlpack
     and jnp.from_dlpack (numpy arrays 64-byte aligned and not, with every
-    copy=, among them), and each of numpy's arrays exchanged into jax."""
+    copy=, among them), and each of numpy's arrays exchanged into jax. The
+    third is test_real_libraries.py's run, whose exchanges
+    test_exchanges_agree checks, and TestPython's check (e2e/python) finds
+    every numpy->jax row of that run agreeing."""
     if not (check.installed("numpy") and check.installed("jax")):
         pytest.skip("needs numpy and jax")
-    report = check.run(["numpy", "jax"])
+    report = cases_of_torch_and_jax
     target = next(t for t in report.targets if t.ruleset == "jax-import")
     assert target.covered and target.ref.startswith("jax-import@")
     rows = [r for r in report.results if r.ref == target.ref]
@@ -186,8 +214,6 @@ def test_jax_as_a_consumer_is_run() -> None:
     unaligned = [r for r in run if "16-byte aligned" in r.case and "copy=False" in r.case and "device=" not in r.case]
     assert unaligned and all(r.got and "not aligned to 64 bytes" in r.got["raise"][1] for r in unaligned)
     assert any(r.case.startswith("jnp.from_dlpack(") for r in run)
-    into_jax = [r for r in report.results if r.library == "numpy->jax"]
-    assert into_jax and all(r.status == "agree" for r in into_jax), [r for r in into_jax if r.status != "agree"][:3]
 
 
 @pytest.mark.parametrize("release", ["2.15.0", "2.15.0+cpu", "2.15.0+cu132", "2.15"])
@@ -224,7 +250,7 @@ def _torch_cases(report: check.Report) -> dict[str, tuple[dict, check.Result]]:
     return {r.case: (inputs[r.case], r) for r in report.results if r.ref == ref}
 
 
-def test_a_torch_case_runs_where_its_build_facts_are_this_torchs() -> None:
+def test_a_torch_case_runs_where_its_build_facts_are_this_torchs(cases_of_torch_and_jax: check.Report) -> None:
     """A case is unreachable only for a device or build this torch lacks:
     dl_device kDLCUDAHost is refused on any torch (no CUDA device needed),
     device='xpu' on a build without XPU runs on one, and a CPU-only build's
@@ -233,8 +259,7 @@ def test_a_torch_case_runs_where_its_build_facts_are_this_torchs() -> None:
         pytest.skip("torch is not installed")
     import torch
 
-    report = check.run(["torch"], exchanges=False)
-    cases = _torch_cases(report)
+    cases = _torch_cases(cases_of_torch_and_jax)
     host = [r for inp, r in cases.values() if inp.get("call") == "__dlpack__" and inp.get("dl_device") == [3, 0]]
     xpu = [r for inp, r in cases.values() if str(inp.get("device", "")).startswith("xpu")
            and inp.get("xpu_build") is False]
