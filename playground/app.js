@@ -447,6 +447,13 @@ async function start() {
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
+  // The engine explains the server's first case as soon as it has
+  // started, while the page is built: where the page opens on that case,
+  // its first decision waits for no round trip to the worker.
+  if (served.first) plans.then((p) => p.explainAhead(served.first.ref, served.first.input)).catch(() => {});
+  // The page is built in parts, each a task of its own, so that the
+  // engine's answer, a key or a paint can come between.
+  await yieldToPage();
   const built = performance.now();
   st.ws = new Workspace(served.files);
   st.parsed = served.parsed;
@@ -485,6 +492,7 @@ async function start() {
     schedule();
   });
 
+  await yieldToPage();
   await chooseRef(st.ref);
   showInput(JSON.stringify(examples[0].input));
   await readLink();
@@ -504,6 +512,12 @@ async function start() {
   await refresh();
   $("status").textContent = statusText(st.source, st.revision, st.engine?.wasm ?? st.plans?.wasm);
   if (served.live) followRules(st, rulesReloaded);
+}
+
+// yieldToPage ends the task it is awaited in; what follows runs in
+// another, after what the page had waiting.
+function yieldToPage() {
+  return globalThis.scheduler?.yield ? scheduler.yield() : new Promise((ok) => setTimeout(ok, 0));
 }
 
 // wantCompiler starts the compiler module (dlroute.wasm, the engine that

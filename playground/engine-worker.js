@@ -3,10 +3,11 @@
 // a decision, a load or the module's start. The page talks to it through
 // worker.js: each message is one Engine call, answered in order.
 //
-//	{id, op: "plans", args: [wasm, plans]} start the decision module with
-//	                                 the set of plans (plans.js): the
-//	                                 page's first worker, which decides
-//	                                 until the compiler module is needed
+//	{id, op: "plans", args: [module, plans, etag]} start the decision
+//	                                 module, compiled, with the set of
+//	                                 plans (plans.js, boot.js): the page's
+//	                                 first worker, which decides until the
+//	                                 compiler module is needed
 //	{id, op: "decide"|"explain", args: [ref, line]} a decision of the plans
 //	{id, op: "follow", args: [url, etag]} other plans, where rules.json names them
 //	{id, op: "start", args: [url]}   compile (streaming) and start the module
@@ -21,11 +22,18 @@
 // when the worker's script ran, when the module was asked for, began to
 // arrive, arrived, was compiled and started, in the worker's clock made
 // the page's (performance.timeOrigin), and how the module came over the
-// network: the page's status line and measures read them.
+// network: the page's status line and measures read them (for "plans",
+// the page fetched and compiled the module and adds its own).
+//
+// The decision module's worker loads only this file, plans.js and
+// wasi.js, all at once (wasi.js is imported here too so that it is not
+// asked for after plans.js); the compiler module's client (engine.js and
+// what it imports) loads when a worker is asked to start or adopt it.
 
-import { Engine, Result } from "./engine.js";
 import { Decisions } from "./plans.js";
+import "./wasi.js";
 
+let Engine, Result; // engine.js's, once this worker runs the compiler module
 let engine = null;
 let decisions = null; // the decision module, in a worker started with "plans"
 const started = performance.now(); // the worker's script running, for the page's marks
@@ -41,8 +49,8 @@ const at = (name) => {
 
 async function call(op, args) {
   if (op === "plans") {
-    decisions = await Decisions.start(args[0], args[1], print);
-    return startAnswer(args[0]);
+    decisions = await Decisions.start(args[0], args[1], args[2], print);
+    return startAnswer();
   }
   if (op === "decide" || op === "explain") {
     try {
@@ -53,6 +61,7 @@ async function call(op, args) {
     }
   }
   if (op === "follow") return decisions.follow(args[0], args[1]);
+  if (op === "start" || op === "adopt") ({ Engine, Result } = await import("./engine.js"));
   if (op === "start") {
     engine = await Engine.instantiate(args[0], print);
     return startAnswer(args[0]);
@@ -77,11 +86,12 @@ async function call(op, args) {
   return r ?? null;
 }
 
-// startAnswer is a start's answer: when this worker's module (at url)
-// was asked for, arrived, was compiled and started, and how it came.
+// startAnswer is a start's answer: when this worker's module (at url,
+// where the worker fetched it) was asked for, arrived, was compiled and
+// started, and how it came.
 function startAnswer(url) {
-  const name = "/" + url.split("/").pop();
-  const wasm = performance.getEntriesByType("resource").find((e) => e.name.endsWith(name));
+  const name = url && "/" + url.split("/").pop();
+  const wasm = name && performance.getEntriesByType("resource").find((e) => e.name.endsWith(name));
   const from = (ms) => ms && performance.timeOrigin + ms;
   return {
     canDiff: engine?.canDiff ?? false,

@@ -64,6 +64,7 @@ export class Files {
       const box = h("div", { class: "editor-box", role: "tabpanel", id: `file-${i}`, "aria-labelledby": `file-tab-${i}`, hidden: true });
       this.els.host.append(box);
       const ed = new Editor(box, { testid: own(path) ? `editor-${name}` : `editor-${path}`, label: path, describedBy: this.els.hint });
+      ed.setVisible(false); // drawn when opened: only the open file's editor, below
       ed.setText(st.ws.textOf(path));
       ed.onInput((text) => {
         st.ws.edit(path, text);

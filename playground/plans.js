@@ -23,13 +23,10 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 export class Decisions {
-  // start fetches the module at wasmURL and the set of plans at plansURL
-  // together, compiles the module while it arrives (as engine.js does),
-  // and starts it.
-  static async start(wasmURL, plansURL, print) {
-    const [module, plans] = await Promise.all([compile(wasmURL), fetchPlans(plansURL)]);
-    performance.mark("dlroute:compiled");
-    const d = new Decisions(module, plans.bytes, plans.etag, print);
+  // start starts the compiled module with the set of plans (plans.bin's
+  // bytes and its ETag), which the page fetched (boot.js).
+  static async start(module, plans, etag, print) {
+    const d = new Decisions(module, plans, etag, print);
     await d.restart();
     return d;
   }
@@ -135,15 +132,6 @@ export class Decisions {
     }
     throw new Error("decision.wasm: too_small three times in one call");
   }
-}
-
-async function compile(url) {
-  const resp = await fetch(url);
-  if (!resp.ok) throw new Error(`fetching ${url}: ${resp.status} ${resp.statusText}`);
-  if ((resp.headers.get("Content-Type") || "").startsWith("application/wasm") && WebAssembly.compileStreaming) {
-    return WebAssembly.compileStreaming(resp);
-  }
-  return WebAssembly.compile(await resp.arrayBuffer());
 }
 
 async function fetchPlans(url) {

@@ -1,9 +1,9 @@
 // EngineWorker is the page's side of the engine's Web Worker
 // (engine-worker.js): the Engine's methods (engine.js), each answered by a
 // promise, in the order they were called. boot.js, the page's first
-// script, starts the decision module's worker, so that decision.wasm and
-// plans.bin download and compile while the page's own modules load; the
-// compiler module's worker starts when the page needs it (app.js
+// script, compiles decision.wasm and fetches plans.bin while the page's
+// own modules load, and starts the decision module's worker with them;
+// the compiler module's worker starts when the page needs it (app.js
 // wantCompiler), by boot.js's start too.
 
 import { Result } from "./engine.js";
@@ -12,6 +12,7 @@ export class Engine {
   #worker;
   #next = 1;
   #pending = new Map();
+  #ahead = null; // explainAhead's {ref, line, answer}
 
   constructor(worker) {
     this.#worker = worker;
@@ -105,9 +106,23 @@ export class Engine {
   // started with "plans"): a decision of ref's plan, with its trace, and
   // other plans where rules.json names them (etag).
   decide(ref, line) { return this.#answer("decide", ref, line); }
-  explain(ref, line) { return this.#answer("explain", ref, line); }
+  explain(ref, line) {
+    const ahead = this.#ahead;
+    this.#ahead = null;
+    if (ahead?.ref === ref && ahead.line === line) return ahead.answer;
+    return this.#answer("explain", ref, line);
+  }
   async follow(url, etag) {
+    this.#ahead = null;
     await this.#call("follow", url, etag);
     this.etag = etag;
+  }
+
+  // explainAhead has the worker explain line with ref's plan now, before
+  // the page asks: the next explain, where it is of the same ref and
+  // line, answers from it. It answers the explanation.
+  explainAhead(ref, line) {
+    this.#ahead = { ref, line, answer: this.#answer("explain", ref, line) };
+    return this.#ahead.answer;
   }
 }

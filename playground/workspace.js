@@ -183,9 +183,14 @@ const errorList = (e) => (Array.isArray(e) ? e : [e]);
 
 // refsOf lists the versions, "jax@v3", of a map of rule files, in order.
 function refsOf(files) {
-  return [...new Set([...files.keys()].map((p) => p.split("/").slice(0, 2).join("@")))]
-    .sort((a, b) => a.localeCompare(b, "en", { numeric: true }));
+  return [...new Set([...files.keys()].map((p) => p.split("/").slice(0, 2).join("@")))].sort(byVersion.compare);
 }
+
+// byVersion orders refs as a person reads versions (v1.10 after v1.2):
+// one collator for every comparison, as localeCompare with options makes
+// a new one each call, which took tens of milliseconds of the page's
+// start.
+const byVersion = new Intl.Collator("en", { numeric: true });
 
 // importsOf reads the refs a rules.yaml imports: name@version tokens in
 // its top-level imports block. A miss costs a load error the engine

@@ -1,11 +1,16 @@
 package playground
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,6 +35,20 @@ import (
 // its URL.
 func decisionSite(t *testing.T, withDecision bool) string {
 	t.Helper()
+	return serveSite(t, decisionHandler(t, withDecision))
+}
+
+// serveSite serves h on a loopback port for the test, and returns its URL.
+func serveSite(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
+}
+
+// decisionHandler is decisionSite's handler.
+func decisionHandler(t *testing.T, withDecision bool) http.Handler {
+	t.Helper()
 	testenv.Short(t, "the playground in a browser")
 	ctx := context.Background()
 	module, gz, err := wasmbuild.Gzipped(ctx, wasmbuild.Options{})
@@ -46,9 +65,63 @@ func decisionSite(t *testing.T, withDecision bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL + "/"
+	return h
+}
+
+// baselineEnv names a directory holding another version of the page:
+// the index.html, style.css and modules of its playground/, as
+// `git archive <commit> playground | tar -x` leaves them.
+// TestDecisionFirstColdLoad then loads that page too, alternating with
+// this checkout's, so that a change to the page is measured against the
+// page before it in one run, on one machine's load.
+const baselineEnv = "DLROUTE_PLAYGROUND_BASELINE"
+
+// baselinePage serves the page files in dir (.html, .js and .css) as
+// package playground serves its own, compressed, and the rest of the
+// site (rules.json, the modules, the plans, the modules shared with
+// wasm/node) from h.
+func baselinePage(t *testing.T, h http.Handler, dir string) http.Handler {
+	t.Helper()
+	types := map[string]string{".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	page := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("%s: %v", baselineEnv, err)
+	}
+	for _, e := range entries {
+		if types[path.Ext(e.Name())] == "" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gz bytes.Buffer
+		zw := gzip.NewWriter(&gz)
+		zw.Write(data)
+		zw.Close()
+		page[e.Name()] = gz.Bytes()
+	}
+	if page["index.html"] == nil {
+		t.Fatalf("%s=%s holds no index.html", baselineEnv, dir)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		name := strings.TrimPrefix(req.URL.Path, "/")
+		if name == "" {
+			name = "index.html"
+		}
+		gz, ok := page[name]
+		if !ok || !strings.Contains(req.Header.Get("Accept-Encoding"), "gzip") {
+			h.ServeHTTP(w, req)
+			return
+		}
+		hdr := w.Header()
+		hdr.Set("Content-Security-Policy", playground.ContentSecurityPolicy)
+		hdr.Set("Content-Type", types[path.Ext(name)])
+		hdr.Set("Cache-Control", "no-cache")
+		hdr.Set("Content-Encoding", "gzip")
+		w.Write(gz)
+	})
 }
 
 // firstLoad is what a cold load of the page did on its way to its own
@@ -172,17 +245,24 @@ func countRefs(refs []string) int {
 // 1x CPU, with the decision module and without it (the compiler module
 // alone, as the page decided before), five loads each, alternating, and
 // the longest main-thread task up to that decision and up to the tests
-// shown. It records the figures BENCHMARKS.md reports in
-// testout/playground/timings.json ("decision_first") and holds them to
-// nothing: figures, not verdicts.
+// shown; with DLROUTE_PLAYGROUND_BASELINE (baselineEnv), that page with
+// the decision module too ("baseline"). It records the figures
+// BENCHMARKS.md reports in testout/playground/timings.json
+// ("decision_first") and holds them to nothing: figures, not verdicts.
 func TestDecisionFirstColdLoad(t *testing.T) {
 	ctx := browser(t)
-	sites := map[string]string{"compiler": decisionSite(t, false), "decision": decisionSite(t, true)}
+	h := decisionHandler(t, true)
+	sites := map[string]string{"compiler": decisionSite(t, false), "decision": serveSite(t, h)}
+	names := []string{"compiler", "decision"}
+	if dir := os.Getenv(baselineEnv); dir != "" {
+		sites["baseline"] = serveSite(t, baselinePage(t, h, dir))
+		names = []string{"compiler", "baseline", "decision"}
+	}
 	load, _ := os.ReadFile("/proc/loadavg")
 	report := map[string]any{"loadavg": strings.TrimSpace(string(load))}
 	runs := map[string][]firstLoad{}
 	for i := 0; i < 5; i++ {
-		for _, name := range []string{"compiler", "decision"} {
+		for _, name := range names {
 			tab, closeTab := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
 			q := coldTabOf(t, page{t, tab}, 1280, 720, 1)
 			q.open(sites[name])
