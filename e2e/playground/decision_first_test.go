@@ -176,6 +176,17 @@ func TestDecisionFirstAnswersAsTheEngine(t *testing.T) {
 	if first.CompilerAsked != 0 {
 		t.Errorf("the page asked for the compiler module at %.0f ms, before its own first decision at %.0f ms; want it asked for after", first.CompilerAsked, first.EngineCold)
 	}
+	// The page took decision.wasm and plans.bin from its preloads, once
+	// each, and its worker fetched neither; the status line still says
+	// how the module came.
+	fetched := eval[string](p, `performance.getEntriesByType('resource').filter((e) => /\/(decision\.wasm|plans\.bin)$/.test(e.name))
+		.map((e) => e.name.split('/').pop() + ' by ' + e.initiatorType).sort().join(', ')`)
+	if fetched != "decision.wasm by link, plans.bin by link" {
+		t.Errorf("the page fetched %q; want decision.wasm and plans.bin once each, by index.html's preloads", fetched)
+	}
+	if status := p.text("status"); !strings.Contains(status, "module ") || !strings.Contains(status, " MiB") {
+		t.Errorf("the status line says %q; want the decision module's size and how it came", status)
+	}
 
 	// The trace is the decision module's, and the page has not started
 	// the compiler module: no edit, no tests asked for.
