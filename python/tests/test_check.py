@@ -113,8 +113,9 @@ def test_a_local_build_is_read_by_its_base_release(shipped: dlroute.Engine) -> N
 
 
 def test_an_unknown_library_is_refused(capsys: pytest.CaptureFixture) -> None:
-    assert main(["check", "tensorflow"]) == 2
-    assert "dlroute check knows numpy, torch, jax, cupy, not 'tensorflow'" in capsys.readouterr().err
+    assert main(["check", "nosuchlib"]) == 2
+    err = capsys.readouterr().err
+    assert "dlroute check knows numpy, torch, jax, cupy, " in err and err.rstrip().endswith("not 'nosuchlib'")
 
 
 def test_another_era_of_numpy_is_told_apart(shipped: dlroute.Engine, capsys: pytest.CaptureFixture) -> None:
