@@ -113,7 +113,9 @@ def make_capsule(device: tuple[int, int], *, versioned: bool, version: tuple[int
         name = b"dltensor"
     if used:
         name = b"used_" + name
-    _keep.extend([arr, shape, strides, m])
+    # The capsule keeps a pointer to its name, not the name: the bytes
+    # object must outlive it, as the array and the structures must.
+    _keep.extend([arr, shape, strides, m, name])
     return _new(ctypes.addressof(m), name, None)
 
 

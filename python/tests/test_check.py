@@ -303,6 +303,21 @@ def test_a_hand_made_capsule_has_a_deleter_that_frees_nothing(versioned: bool) -
     assert _capsules.read_capsule(capsule)["device"] == (1, 0)
 
 
+@pytest.mark.parametrize("versioned", [False, True])
+def test_a_used_capsule_keeps_its_name(versioned: bool) -> None:
+    """A capsule made as one a consumer has read is named used_dltensor
+    (used_dltensor_versioned) for as long as it lives: the capsule holds a
+    pointer to its name, so a name the runner built and dropped read as
+    whatever the memory held next."""
+    from dlroute import _capsules
+
+    capsule = _capsules.make_capsule((1, 0), versioned=versioned, used=True)
+    for i in range(2000):  # reuse the freed memory, as a run does
+        bytes(range(i % 200)) * 3
+    want = "used_dltensor_versioned" if versioned else "used_dltensor"
+    assert _capsules._get_name(capsule).decode() == want
+
+
 def test_a_meta_tensor_is_made_without_a_meta_arange() -> None:
     """torch 1.10 has no meta kernel for arange (NotImplementedError): the
     runner's meta tensor must not need one, or every meta case of torch

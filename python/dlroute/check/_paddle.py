@@ -147,8 +147,7 @@ class PaddleChecker(Checker):
         capsule = make_capsule(dev, versioned=versioned, version=version, **capsule_facts(inp, dflt))
         if used:
             # read once by numpy, which renames it used_dltensor(_versioned)
-            # with a name of its own (make_capsule's used= name is a
-            # temporary bytes object the capsule outlives)
+            # as any consumer does
             import numpy as np
 
             np.from_dlpack(CapsuleProducer(capsule, dev))
