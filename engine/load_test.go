@@ -199,7 +199,7 @@ func TestCatalogRuleSet(t *testing.T) {
 		{"jax@v1", "jax@v1", ""},
 		{"jax@v2", "jax@v2", ""},
 		{"jax@v9", "", engine.CodeNoRuleSet},
-		{"tensorflow", "", engine.CodeNoRuleSet},
+		{"nosuchlib", "", engine.CodeNoRuleSet},
 	}
 	for _, tt := range tests {
 		rs, err := cat.RuleSet(tt.ref)
