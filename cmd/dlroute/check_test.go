@@ -32,9 +32,16 @@ func TestRulesJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &fields); err != nil {
 			t.Fatalf("line %d: %v\n%s", i+1, err, line)
 		}
+		// imports: the versions whose rules a version reads (exchange's
+		// every one, array-api-strict's numpy@v2), a non-empty list where
+		// there are any.
 		want := []string{"default", "device_types", "inputs", "manifest", "ref", "rules"}
-		if strings.HasPrefix(line, `{"ref":"exchange@`) {
+		var imports []struct{ Alias, Ref string }
+		if raw, ok := fields["imports"]; ok || strings.HasPrefix(line, `{"ref":"exchange@`) {
 			want = []string{"default", "device_types", "imports", "inputs", "manifest", "ref", "rules"}
+			if json.Unmarshal(raw, &imports) != nil || len(imports) == 0 || imports[0].Ref == "" {
+				t.Errorf("line %d: imports %s, want a list of the versions it reads", i+1, raw)
+			}
 		}
 		if keys := slices.Sorted(maps.Keys(fields)); !slices.Equal(keys, want) {
 			t.Errorf("line %d has fields %v, want %v", i+1, keys, want)
