@@ -439,7 +439,8 @@ async function start() {
   // The decision module compiles and starts in its worker (boot.js
   // started it) while the page is built. Where the site has none, or it
   // fails, the compiler module starts at once and decides.
-  const plans = Engine.start(window.dlrouteBoot.plans);
+  const decisions = Engine.of(window.dlrouteBoot.plans);
+  const plans = decisions.started;
   plans.catch((e) => {
     console.error("the decision module did not start; the compiler module decides", e);
     wantCompiler(false); // start() decides once it has started
@@ -450,7 +451,7 @@ async function start() {
   // The engine explains the server's first case as soon as it has
   // started, while the page is built: where the page opens on that case,
   // its first decision waits for no round trip to the worker.
-  if (served.first) plans.then((p) => p.explainAhead(served.first.ref, served.first.input)).catch(() => {});
+  if (served.first) decisions.explainAhead(served.first.ref, served.first.input).catch(() => {});
   // The page is built in parts, each a task of its own, so that the
   // engine's answer, a key or a paint can come between.
   await yieldToPage();

@@ -1,20 +1,23 @@
 // The page's first script, a classic one run as the head is read. It
 // takes decision.wasm and plans.bin, which index.html preloads ahead of
 // the page's own modules, compiles the module as it arrives, and starts
-// the decision module's worker (engine-worker.js, "plans") with them: the
-// worker's own scripts then load beside the page's, and it only has to
+// the decision module's worker (engine-worker.js, "plans") with them:
+// the worker's own scripts load beside the page's, and it only has to
 // start the compiled module (playground/RATIONALE.md, "Why does the page
-// compile the decision module, not its worker?"). app.js takes the worker,
-// and the promise of its start's answer, from window.dlrouteBoot.plans;
-// window.dlrouteBoot.start starts another worker the same way (the
-// compiler module's, which fetches its own module, when the page needs
-// it).
+// compile the decision module, not its worker?"). app.js takes the
+// worker, and the promise of its start's answer, from
+// window.dlrouteBoot.plans; window.dlrouteBoot.start starts another
+// worker the same way (the compiler module's, which fetches its own
+// module, when the page needs it).
 (() => {
   // start starts a worker and asks it op with args, or with what the
   // promise args resolves to; its answer, or the reason it did not start,
-  // resolves started.
+  // resolves started, and posted resolves once the worker has been asked
+  // (worker.js sends no call before).
   const start = (op, args) => {
     const worker = new Worker("engine-worker.js", { type: "module" });
+    let sent;
+    const posted = new Promise((ok) => (sent = ok));
     const started = new Promise((resolve) => {
       const fail = (message) => resolve({ id: 0, error: { name: "Error", message } });
       worker.addEventListener("message", function first(e) {
@@ -26,9 +29,9 @@
       Promise.resolve(args).then((a) => worker.postMessage({ id: 0, op, args: a }), (e) => {
         worker.terminate();
         fail(e.message);
-      });
+      }).finally(sent);
     });
-    return { worker, started };
+    return { worker, started, posted };
   };
 
   const fetched = async (url) => {

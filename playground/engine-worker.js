@@ -108,7 +108,15 @@ function startAnswer(url) {
   };
 }
 
-self.onmessage = async ({ data: { id, op, args } }) => {
+// Each message waits for the one before it to be answered: a call the
+// page sends while the module starts (worker.js Engine.of) runs once it
+// has started.
+let turn = Promise.resolve();
+self.onmessage = ({ data }) => {
+  turn = turn.then(() => answer(data));
+};
+
+async function answer({ id, op, args }) {
   const t0 = performance.now();
   try {
     const value = await call(op, args);
@@ -116,4 +124,4 @@ self.onmessage = async ({ data: { id, op, args } }) => {
   } catch (e) {
     self.postMessage({ id, error: { name: e?.name ?? "Error", message: e?.message ?? String(e) }, ms: performance.now() - t0 });
   }
-};
+}

@@ -13,9 +13,13 @@ export class Engine {
   #next = 1;
   #pending = new Map();
   #ahead = null; // explainAhead's {ref, line, answer}
+  #posted; // resolves once the worker has its start's message; null after
 
-  constructor(worker) {
+  // The Engine of a worker; posted, where given, resolves once the
+  // worker has been sent its start, before which no call is sent.
+  constructor(worker, posted = null) {
     this.#worker = worker;
+    this.#posted = posted?.then(() => (this.#posted = null));
     this.canDiff = false;
     this.wasm = undefined; // the module's resource timing, as the worker fetched it
     this.workMs = 0; // the time the worker has spent in calls, for the page's measures
@@ -27,26 +31,41 @@ export class Engine {
       if (error) p.reject(Object.assign(new Error(error.message), { name: error.name }));
       else p.resolve(value);
     };
-    worker.onerror = (e) => {
-      const err = new Error(`the engine's worker failed: ${e.message || "it did not load"}`);
-      for (const p of this.#pending.values()) p.reject(err);
-      this.#pending.clear();
-    };
+    worker.onerror = (e) => this.#fail(new Error(`the engine's worker failed: ${e.message || "it did not load"}`));
+  }
+
+  // #fail rejects every call not answered yet.
+  #fail(err) {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
   }
 
   // start takes a worker boot.js started, and waits for its module to be
   // fetched and started in it; the marks of its compiling and starting
   // go on the page's timeline, their names after prefix.
-  static async start({ worker, started: answer }, prefix = "") {
-    const engine = new Engine(worker);
-    const { value: started, error } = await answer;
-    if (error) throw Object.assign(new Error(error.message), { name: error.name });
-    engine.canDiff = started.canDiff;
-    engine.wasm = started.wasm;
-    engine.etag = started.etag; // plans.bin's, in the decision module's worker
-    for (const [name, ms] of Object.entries(started.marks)) {
-      if (ms !== undefined) performance.mark(`dlroute:${prefix}${name}`, { startTime: ms - performance.timeOrigin });
-    }
+  static start(boot, prefix = "") {
+    return Engine.of(boot, prefix).started;
+  }
+
+  // of is start's Engine at once, before its module has started: calls
+  // made on it are sent after the start and answered after it, or fail
+  // with it. Its started resolves with it once the module has started.
+  static of({ worker, started: answer, posted }, prefix = "") {
+    const engine = new Engine(worker, posted);
+    engine.started = answer.then(({ value: started, error }) => {
+      if (error) {
+        const err = Object.assign(new Error(error.message), { name: error.name });
+        engine.#fail(err);
+        throw err;
+      }
+      engine.canDiff = started.canDiff;
+      engine.wasm = started.wasm;
+      engine.etag = started.etag; // plans.bin's, in the decision module's worker
+      for (const [name, ms] of Object.entries(started.marks)) {
+        if (ms !== undefined) performance.mark(`dlroute:${prefix}${name}`, { startTime: ms - performance.timeOrigin });
+      }
+      return engine;
+    });
     return engine;
   }
 
@@ -65,7 +84,9 @@ export class Engine {
     const id = this.#next++;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage({ id, op, args });
+      const post = () => this.#worker.postMessage({ id, op, args });
+      if (this.#posted) this.#posted.then(post);
+      else post();
     });
   }
 
