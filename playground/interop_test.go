@@ -243,7 +243,7 @@ func TestWriteSiteWritesInterop(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	served, _ := getInterop(t, newHandler(t))
+	served, _ := getInterop(t, servedHandler(t))
 	if _, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v3"); !ok || len(doc.Rows) != len(served.Rows) || doc.Source != "static" {
 		t.Errorf("the site's interop.json: %d rows from %q, want the %d the handler serves, from static", len(doc.Rows), doc.Source, len(served.Rows))
 	}

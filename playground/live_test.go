@@ -211,7 +211,7 @@ func TestPublishRefusesEmptyRules(t *testing.T) {
 // Rules that do not change serve no events, and the static site never
 // asks for them.
 func TestEventsOnlyWhenLive(t *testing.T) {
-	h := newHandler(t)
+	h := servedHandler(t)
 	if resp := get(h, "GET", "/events"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /events of the embedded rules: %d, want 404", resp.StatusCode)
 	}

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 
@@ -25,14 +26,34 @@ import (
 // inside it.
 var fakeModule = append([]byte("\x00asm\x01\x00\x00\x00"), bytes.Repeat([]byte("dlroute "), 4096)...)
 
+// embedded are the options of the handler of the embedded rules.
+var embedded = playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule}
+
+// newHandler is a handler of the embedded rules of t's own, for a test
+// that publishes other rules.
 func newHandler(t *testing.T) *playground.Handler {
 	t.Helper()
-	h, err := playground.New(playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule})
+	h, err := playground.New(embedded)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
+
+// servedHandler is the handler of the embedded rules, made once per test
+// binary for the tests that only ask it for what it serves: New reads and
+// compresses every file and starts deciding interop.json, seconds under
+// -race.
+func servedHandler(t *testing.T) *playground.Handler {
+	t.Helper()
+	h, err := served()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+var served = sync.OnceValues(func() (*playground.Handler, error) { return playground.New(embedded) })
 
 func get(h http.Handler, method, path string, header ...string) *http.Response {
 	req := httptest.NewRequest(method, path, nil)
@@ -45,7 +66,7 @@ func get(h http.Handler, method, path string, header ...string) *http.Response {
 }
 
 func TestHandlerServesTheSite(t *testing.T) {
-	h := newHandler(t)
+	h := servedHandler(t)
 	for _, c := range []struct{ path, contentType string }{
 		{"/", "text/html; charset=utf-8"},
 		{"/index.html", "text/html; charset=utf-8"},
@@ -108,7 +129,7 @@ func TestContentSecurityPolicy(t *testing.T) {
 }
 
 func TestHandlerCompressesTheModule(t *testing.T) {
-	h := newHandler(t)
+	h := servedHandler(t)
 	resp := get(h, "GET", "/dlroute.wasm", "Accept-Encoding", "br, gzip;q=0.8")
 	if resp.Header.Get("Content-Encoding") != "gzip" || resp.Header.Get("Vary") != "Accept-Encoding" {
 		t.Fatalf("with gzip accepted: Content-Encoding %q, Vary %q", resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"))
@@ -131,7 +152,7 @@ func TestHandlerCompressesTheModule(t *testing.T) {
 }
 
 func TestHandlerRevalidates(t *testing.T) {
-	h := newHandler(t)
+	h := servedHandler(t)
 	etag := get(h, "GET", "/dlroute.wasm").Header.Get("ETag")
 	if resp := get(h, "GET", "/dlroute.wasm", "If-None-Match", etag); resp.StatusCode != http.StatusNotModified {
 		t.Errorf("If-None-Match with the ETag: %d, want 304", resp.StatusCode)
@@ -142,7 +163,7 @@ func TestHandlerRevalidates(t *testing.T) {
 }
 
 func TestHandlerRefuses(t *testing.T) {
-	h := newHandler(t)
+	h := servedHandler(t)
 	for _, c := range []struct {
 		method, path string
 		status       int
