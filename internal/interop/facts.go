@@ -65,9 +65,13 @@ type ArrayClass struct {
 	// every name of Input cannot make the array.
 	Facts, Input engine.Input
 	// Makers are the libraries (rule-set names) whose arrays can be of
-	// this class; none: every library. numpy has no bfloat16, torch no
-	// negative strides, JAX no strided views.
+	// this class; none: every library but Except. numpy has no bfloat16,
+	// torch no negative strides, JAX no strided views.
 	Makers []string
+	// Except are the libraries whose arrays are never of a class with no
+	// Makers: Arrow has no complex type, and a pyarrow Array is a vector
+	// (no 0-d array).
+	Except []string
 }
 
 // Classes are the array classes the matrix can add, in the order of its
@@ -76,10 +80,10 @@ type ArrayClass struct {
 // ordinary array where the dtype is not the point.
 var Classes = []ArrayClass{
 	{Name: "bool", Facts: engine.Input{"dtype_code": 6, "dtype_bits": 8}},
-	{Name: "complex64", Facts: engine.Input{"dtype_code": 5, "dtype_bits": 64}},
+	{Name: "complex64", Facts: engine.Input{"dtype_code": 5, "dtype_bits": 64}, Except: []string{"pyarrow"}},
 	{Name: "bfloat16", Facts: engine.Input{"dtype_code": 4, "dtype_bits": 16}, Makers: []string{"torch", "jax"}},
 	{Name: "uint16", Facts: engine.Input{"dtype_code": 1, "dtype_bits": 16}},
-	{Name: "0-d", Facts: engine.Input{"shape": []any{}}},
+	{Name: "0-d", Facts: engine.Input{"shape": []any{}}, Except: []string{"pyarrow"}},
 	{Name: "empty", Facts: engine.Input{"shape": []any{0}}},
 	{Name: "strided", Facts: engine.Input{"dtype_bits": 64, "strides": []any{2}}, Makers: []string{"numpy", "torch"}},
 	{Name: "transposed", Facts: engine.Input{"dtype_bits": 64, "shape": []any{3, 2}, "strides": []any{1, 3}}, Makers: []string{"numpy", "torch"}},
@@ -129,7 +133,7 @@ func classArrays(p *Producer) []Array {
 // describe them: every input of c is one p's __dlpack_device__ rule set
 // declares.
 func (p *Producer) canMake(c ArrayClass) bool {
-	if len(c.Makers) > 0 && !slices.Contains(c.Makers, p.device.Name()) {
+	if len(c.Makers) > 0 && !slices.Contains(c.Makers, p.device.Name()) || slices.Contains(c.Except, p.device.Name()) {
 		return false
 	}
 	for k := range c.Input {

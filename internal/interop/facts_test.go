@@ -118,7 +118,7 @@ func TestArrayOfFactType(t *testing.T) {
 // The matrix's classes: each producer's ordinary array once per class
 // its library makes, after its arrays.
 func TestMatrixClasses(t *testing.T) {
-	m, err := Options{Producers: []string{"numpy", "torch", "jax"}, Consumers: []string{"torch@v1"}, Classes: true}.Decide(context.Background(), shipped(t))
+	m, err := Options{Producers: []string{"numpy", "torch", "jax", "pyarrow"}, Consumers: []string{"torch@v1"}, Classes: true}.Decide(context.Background(), shipped(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +132,8 @@ func TestMatrixClasses(t *testing.T) {
 		"numpy@v2": "bool complex64 uint16 0-d empty strided transposed negative-stride read-only",
 		"torch@v3": "bool complex64 bfloat16 uint16 0-d empty strided transposed requires_grad conj neg sparse",
 		"jax@v3":   "bool complex64 bfloat16 uint16 0-d empty",
+		// Arrow has no complex type, and its arrays are vectors
+		"pyarrow@v2": "bool uint16 empty",
 	}
 	for p, w := range want {
 		if g := strings.Join(got[p], " "); g != w {
