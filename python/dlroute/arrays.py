@@ -199,11 +199,20 @@ def _alignment(pointer: int) -> int:
     return a
 
 
+def _c_strides(shape: list[int]) -> list[int]:
+    """The strides, in elements, of a C-contiguous array of shape."""
+    out = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        out[i] = out[i + 1] * shape[i + 1]
+    return out
+
+
 def facts_of(x: Any) -> dict[str, Any]:
     """The facts of ``x`` that decide an exchange, by the names every rule
     set that reads one declares (rules/README.md, "Array facts"): its dtype
     as DLPack writes it (``dtype_code``, ``dtype_bits``, ``dtype_lanes``),
-    ``shape``, ``strides`` (in elements; None where it is C-contiguous),
+    ``shape``, ``strides`` (in elements, as its capsule carries them; None
+    where they are C order's),
     ``writeable`` (numpy's flag; a torch tensor is), ``data_alignment``
     (the largest power of two up to 64 dividing its data pointer) and
     ``dlpack_device_enum`` (its ``__dlpack_device__()`` returns an IntEnum,
@@ -230,8 +239,12 @@ def facts_of(x: Any) -> dict[str, Any]:
     elif np is not None and isinstance(x, np.ndarray):
         out.update(_dtype_fact(x.dtype.name, x.dtype.itemsize * 8))
         out["shape"] = list(x.shape)
-        contiguous = x.flags.c_contiguous and (x.ndim == 0 or x.strides[-1] == x.dtype.itemsize or x.size <= 1)
-        out["strides"] = None if contiguous else [s // x.dtype.itemsize for s in x.strides]
+        # the strides its capsule carries (numpy's export copies them as
+        # they are), None only where they are C order's: numpy's own empty
+        # array has stride 0 and a slice of one element keeps its step,
+        # which a consumer that reads strides (pyarrow) refuses
+        strides = [s // x.dtype.itemsize for s in x.strides]
+        out["strides"] = None if strides == _c_strides(list(x.shape)) else strides
         out["writeable"] = bool(x.flags.writeable)
         out["data_alignment"] = _alignment(x.ctypes.data)
     elif is_jax_like(x):

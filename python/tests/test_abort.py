@@ -89,7 +89,8 @@ def test_the_matrix_shows_the_abort() -> None:
     ("np.arange(6.0).reshape(2, 3).T", {"shape": [3, 2], "strides": [1, 3]}),
     ("np.array([True])", {"dtype_code": 6, "dtype_bits": 8, "strides": None}),
     ("np.array(3.0)", {"shape": [], "strides": None}),
-    ("np.zeros((0, 3))", {"shape": [0, 3], "strides": None}),
+    ("np.arange(6.0).reshape(2, 3)[:0]", {"shape": [0, 3], "strides": None}),
+    ("np.arange(8.0)[::2][:1]", {"shape": [1], "strides": [2]}),  # as its capsule says (test_ecosystem_pyarrow.py)
     ("np.arange(4.0).astype(np.complex64)", {"dtype_code": 5, "dtype_bits": 64}),
     ("torch.arange(6.0).reshape(2, 3).T", {"dtype_code": 2, "dtype_bits": 32, "strides": [1, 3], "dlpack_device_enum": True}),
     ("torch.tensor([True])", {"dtype_code": 6, "dtype_bits": 8}),
