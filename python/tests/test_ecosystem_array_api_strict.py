@@ -69,15 +69,43 @@ def test_the_installed_array_api_strict_agrees_with_its_rules() -> None:
     assert sum(r.status == "agree" for r in report.results) > 20
 
 
-def test_its_exchanges_with_numpy_are_run(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_its_exchanges_with_numpy_are_run() -> None:
     # the runner pairs libraries by library name, array_api_strict, whose
-    # rule set is array-api-strict: its exchanges were once skipped unsaid.
-    # (The values are not compared here: the runner's reader of an array's
-    # values does not read array_api_strict's yet.)
+    # rule set is array-api-strict: its exchanges were once skipped unsaid;
+    # then its values could not be read (bool() of an Array raised).
     pytest.importorskip("array_api_strict")
-    from dlroute.check import _base
-
-    monkeypatch.setattr(_base, "values_difference", lambda x, y: None)
     report = check.run(["numpy", "array_api_strict"], rules=RULES)
     pairs = {r.library for r in report.results}
     assert {"numpy->array_api_strict", "array_api_strict->numpy"} <= pairs
+    assert report.differences == 0, [r for r in report.results if r.status == "differ"]
+
+
+def test_the_runner_reads_its_arrays_values() -> None:
+    xp = pytest.importorskip("array_api_strict")
+    import numpy as np
+
+    from dlroute.check._base import values_difference
+
+    assert values_difference(xp.asarray([1.0, 2.0]), np.array([1.0, 2.0])) is None
+    assert "reads [-1.0, 2.0]" in values_difference(xp.asarray([1.0, 2.0]), np.array([-1.0, 2.0]))
+    assert "reads [-1.0, 2.0]" in values_difference(np.array([1.0, 2.0]), xp.asarray([-1.0, 2.0]))
+
+
+@pytest.mark.parametrize("release, rule, inp", [
+    ("2.1", "numpy-refuses", {"call": "__dlpack__", "writeable": False}),
+    ("2.6", "numpy-refuses", {"call": "__dlpack__", "writeable": False}),
+    ("2.2", "numpy-refuses-TypeError", {"call": "__dlpack__", "max_version": [1], "keywords": ["max_version"]}),
+    ("2.6.1", "numpy-refuses-TypeError", {"call": "__dlpack__", "max_version": [1], "keywords": ["max_version"]}),
+])
+def test_numpys_refusals_of_its_export_reach_the_user(shipped: dlroute.Engine, release: str, rule: str,
+                                                      inp: dict) -> None:
+    d = shipped.ruleset(f"array-api-strict=={release}").resolve(inp)
+    assert d["rule"] == rule
+    assert d["error"]["type"] == {"numpy-refuses": "BufferError", "numpy-refuses-TypeError": "TypeError"}[rule]
+
+
+def test_2_1_never_asks_numpy_for_a_versioned_capsule(shipped: dlroute.Engine) -> None:
+    # max_version is refused before numpy is called, whatever it is
+    d = shipped.ruleset("array-api-strict==2.1").resolve(
+        {"call": "__dlpack__", "max_version": [1, 0], "keywords": ["max_version"]})
+    assert d["error"]["type"] == "NotImplementedError"

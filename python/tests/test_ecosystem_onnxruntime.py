@@ -68,3 +68,18 @@ def test_the_installed_onnxruntime_agrees_with_its_rules() -> None:
     assert report.targets[0].covered
     assert report.differences == 0, [r for r in report.results if r.status == "differ"]
     assert sum(r.status == "agree" for r in report.results) > 20
+
+
+def test_the_runner_counts_and_reads_an_ortvalue() -> None:
+    # an OrtValue's shape is a method: counting its elements once raised
+    ort = pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    from dlroute.check._base import values_difference
+    from dlroute.check._exchange import _size
+
+    assert _size(ort.OrtValue.ortvalue_from_numpy(np.zeros(0))) == 0
+    assert _size(ort.OrtValue.ortvalue_from_numpy(np.zeros((2, 3)))) == 6
+    x = ort.OrtValue.ortvalue_from_numpy(np.array([1.0, 2.0]))
+    assert values_difference(x, np.array([1.0, 2.0])) is None
+    assert "reads [1.0, -2.0]" in values_difference(x, np.array([1.0, -2.0]))

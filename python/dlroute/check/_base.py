@@ -338,10 +338,12 @@ class Checker:
     def array_inputs(self, x: Any) -> dict[str, Any]:
         """The inputs of this library's rule set that describe its array x,
         with x's facts: :func:`dlroute.interop.array_of`'s, where it knows
-        the library; a checker of a library it does not know says them."""
+        the library, and x's text (``array_str``, which jax's error
+        prints); a checker of a library it does not know says them."""
+        from ..arrays import array_text
         from ..interop import array_of
 
-        return array_of(x)[1]
+        return {**array_of(x)[1], "array_str": array_text(x)}
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         """``from_dlpack(x, **kwargs)``; None where it is no consumer."""
@@ -448,7 +450,15 @@ def seen_as_decided(want: Outcome, got: Outcome) -> Outcome:
 def _logical(a: Any) -> tuple[str, list[int], Any]:
     """(dtype name, shape, values as nested Python lists) of an array as its
     own library reads it: a torch view's negative and conjugate bits
-    applied, a sparse tensor densified."""
+    applied, a sparse tensor densified, a wrapper's numpy array
+    (:func:`_unwrapped`) read as numpy reads it.
+
+    Raises:
+        TypeError: a that no reader here reads (no ``tolist()`` or
+            ``numpy()``, no dtype or shape): a library the runner added
+            without a reader of its arrays.
+    """
+    a = _unwrapped(a)
     layout = str(getattr(a, "layout", "strided"))
     if layout.startswith("torch.") and "strided" not in layout:  # paddle's layout is a data layout (NCHW)
         a = a.to_dense()
@@ -457,8 +467,25 @@ def _logical(a: Any) -> tuple[str, list[int], Any]:
         a = detach()
     if not callable(getattr(a, "tolist", None)) and callable(getattr(a, "numpy", None)):
         a = a.numpy()  # TensorFlow's and Warp's arrays: their own numpy copy
-    values = a.tolist() if callable(getattr(a, "tolist", None)) else a
-    return _dtype_name(a.dtype), [int(n) for n in a.shape], values
+    if not callable(getattr(a, "tolist", None)):
+        raise TypeError(f"the runner reads no values of a {type(a).__module__}.{type(a).__qualname__}")
+    return _dtype_name(a.dtype), [int(n) for n in a.shape], a.tolist()
+
+
+def _unwrapped(a: Any) -> Any:
+    """The numpy array that holds a's values, for an array of a library
+    that wraps one or has no dtype and shape of numpy's kind: a pyarrow
+    Array's values (``to_numpy(zero_copy_only=False)``: a bool array is
+    bit-packed, so never a view), an array_api_strict Array's ``._array``
+    (the numpy array it wraps), an OrtValue's ``numpy()``; any other a."""
+    library = type(a).__module__.split(".")[0]
+    if library == "pyarrow":
+        return a.to_numpy(zero_copy_only=False)
+    if library == "array_api_strict":
+        return a._array
+    if library == "onnxruntime":
+        return a.numpy()
+    return a
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -494,21 +521,19 @@ def values_difference(x: Any, y: Any) -> str | None:
     """How the consumer's array y reads differently from the producer's x
     (another dtype kind, shape or values, as each library reads its own
     array), or None where they read alike. Strides are the consumer's to
-    choose and are not compared; an array the producer's library cannot
-    read back (a device this process cannot read) is not compared either.
-    A consumer's array that cannot be read where the producer's can (paddle
-    reads a negative stride's memory elsewhere: a MemoryError) reads
-    otherwise."""
+    choose and are not compared. Nothing is left uncompared unsaid: an
+    array that cannot be read (paddle reads a negative stride's memory
+    elsewhere: a MemoryError; an array of a library the runner has no
+    reader of) reads otherwise, the exception saying why, so that a
+    comparison that could not be made is a difference, never an agreement."""
     try:
         xd, xs, xv = _logical(x)
-    except Exception:
-        return None
+    except Exception as e:
+        return _unreadable("producer", e)
     try:
         yd, ys, yv = _logical(y)
-    except MemoryError as e:
-        return f"the consumer's array cannot be read: {type(e).__name__}"
-    except Exception:
-        return None
+    except Exception as e:
+        return _unreadable("consumer", e)
     if _kind(xd) != _kind(yd):
         return f"the consumer reads {yd} where the producer holds {xd}"
     if xs != ys:
@@ -516,6 +541,13 @@ def values_difference(x: Any, y: Any) -> str | None:
     if not _same(xv, yv):
         return f"the consumer reads {_short(yv)} where the producer reads {_short(xv)}"
     return None
+
+
+def _unreadable(side: str, e: Exception) -> str:
+    """Why side's array cannot be read: the exception's type, and its text
+    but for a MemoryError's, the allocator's, which varies by machine."""
+    why = type(e).__name__ if isinstance(e, MemoryError) else f"{type(e).__name__}: {e}"
+    return f"the {side}'s array cannot be read: {why}"
 
 
 def _short(v: Any) -> str:

@@ -72,15 +72,22 @@ def _may_abort(x: Any) -> bool:
 
 
 def _size(x: Any) -> int:
-    """How many elements x has (torch's and paddle's numel, numpy's, JAX's,
-    MLX's and Warp's size, else its shape's product)."""
+    """How many elements x has: torch's and paddle's numel, numpy's, JAX's,
+    MLX's, Warp's and array_api_strict's size, else its shape's product
+    (TensorFlow's tensors have no size; an OrtValue's shape is a method),
+    else its length (a pyarrow Array, a vector with no shape)."""
     numel = getattr(x, "numel", None)
     if callable(numel):
         return int(numel())
     size = getattr(x, "size", None)
     if isinstance(size, int):
         return size
-    return math.prod(int(n) for n in getattr(x, "shape", ()))  # TensorFlow's tensors have no size
+    shape = getattr(x, "shape", None)
+    if callable(shape):
+        shape = shape()
+    if shape is None:
+        return len(x)
+    return math.prod(int(n) for n in shape)
 
 
 def _unanswered(label: str, refs: str, name: str, e: DlrouteError, consumed: Any) -> Result:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, request
+from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
 from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised
 
 #: numpy's dtype letter of each DLPack code pyarrow makes arrays of.
@@ -73,9 +73,10 @@ class PyarrowChecker(Checker):
             # Looked up inside the call, as a user's is: before 26 there is
             # none, and its AttributeError is the outcome.
             return request(lambda *a, **k: self.pa.Array.from_dlpack(*a, **k), inp, explanation)
-        if inp.get("neg"):
-            raise Unreachable("needs a negated torch view read back: the runner's reader of values "
-                              "(_base.values_difference) does not read pyarrow's arrays")
+        # looked up inside the call: before 26 there is none (AttributeError)
+        negated = negated_import(lambda x: self.pa.Array.from_dlpack(x), inp, decided_import(explanation))
+        if negated is not None:  # a real negated torch view, where torch is installed
+            return decided_import(explanation), negated
         return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
