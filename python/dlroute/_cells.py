@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from . import _encode, _native
 from ._memo import Memo
 from ._process import FACTS
 from ._types import NOT_PASSED, NotPassed, ProcessFacts
-from .errors import EvaluationError, InputError, NoRuleSetError, decided_exception, release_warning
+from .errors import DlrouteError, EvaluationError, InputError, NoRuleSetError, decided_exception, release_warning
 
 if TYPE_CHECKING:
     from ._engine import Engine
@@ -212,30 +212,69 @@ def _warn(cells: list[Cell], strict: bool, stacklevel: int) -> None:
                 release_warning(w, strict, stacklevel + 1)
 
 
+#: The array's text (:func:`dlroute.arrays.array_text`) in an interop
+#: request's ``array``: no producer input, but what a consumer whose error
+#: prints the array (jax's from_dlpack) reads, handed to it alone.
+ARRAY_TEXT = "array_str"
+
+
 def cell(engine: Engine, producer: str, consumer: str, *, array: dict[str, Any] | None = None,
          copy: bool | None | NotPassed = NOT_PASSED, device: Any = NOT_PASSED, process: ProcessFacts | None = None,
-         strict: bool = False, stacklevel: int = 1) -> Cell:
-    """:meth:`dlroute.Engine.interop`."""
+         strict: bool = False, stacklevel: int = 1, text: Callable[[], str] | None = None) -> Cell:
+    """:meth:`dlroute.Engine.interop`. ``array``'s ``array_str`` goes to a
+    consumer that declares it, and nowhere else; without it, ``text``
+    (the real array's, for :func:`dlroute.ask`) is called only where the
+    cell is an exception, the one place the text shows, and the cell
+    decided again with it."""
     if not isinstance(producer, str) or not isinstance(consumer, str):
         raise TypeError("producer and consumer are rule-set refs (str), such as 'jax' or 'torch@v1'")
     if array is not None and not isinstance(array, dict):
         raise TypeError(f"array is a dict of the producer's inputs, not {type(array).__name__}")
+    array = dict(array or {})
+    given_text = array.pop(ARRAY_TEXT, None)
+    if given_text is not None and not isinstance(given_text, str):
+        raise TypeError(f"array's {ARRAY_TEXT} is the array's text, str(x), not {type(given_text).__name__}")
     req: dict[str, Any] = {"producer": producer, "consumer": consumer}
     if array:
         req["array"] = array
-    kwargs = {**_facts(engine, consumer, process), **_kwargs(copy, device)}
-    if kwargs:
-        req["kwargs"] = kwargs
+    # the consumer's inputs, asked only where a fact or a text may go to it
+    declared = _declared(engine, consumer) if process or given_text is not None or text is not None else None
+    reads_text = declared is not None and ARRAY_TEXT in declared
+    kwargs = {**_facts(process, declared), **_kwargs(copy, device)}
+    if given_text is not None and reads_text:
+        kwargs[ARRAY_TEXT] = given_text
     what = f"Engine.interop({producer!r}, {consumer!r})"
-    c = Cell.from_json(_request("dlroute_interop_json", engine, _dumps(req), what))
+    c = _decide(engine, req, kwargs, what)
+    if c.outcome == "error" and reads_text and given_text is None and text is not None:
+        c = _decide(engine, req, {**kwargs, ARRAY_TEXT: text()}, what)
     _warn([c], strict, stacklevel + 1)
     return c
 
 
-def _facts(engine: Engine, consumer: str, process: ProcessFacts | None) -> dict[str, Any]:
-    """Those of the process facts that the consumer's rule set declares:
-    the facts say what the process is, and each library reads its own (an
-    older version reads fewer). A name that is no fact is a TypeError."""
+def _decide(engine: Engine, req: dict[str, Any], kwargs: dict[str, Any], what: str) -> Cell:
+    if kwargs:
+        req = {**req, "kwargs": kwargs}
+    return Cell.from_json(_request("dlroute_interop_json", engine, _dumps(req), what))
+
+
+def _declared(engine: Engine, consumer: str) -> set[str] | None:
+    """The input names of the consumer's rule set (jax's from_dlpack is
+    jax-import's); None where the ref names none, which the interop
+    request then says."""
+    lib, sep, rest = consumer.partition("==") if "==" in consumer else consumer.partition("@")
+    ref = ("jax-import" if lib == "jax" else lib) + sep + rest
+    try:
+        return {i["name"] for i in engine._lookup(ref)[0].inputs}
+    except DlrouteError:
+        return None
+
+
+def _facts(process: ProcessFacts | None, declared: set[str] | None) -> dict[str, Any]:
+    """Those of the process facts that the consumer's rule set declares
+    (``declared``; None: all, and the request says what is wrong with the
+    ref): the facts say what the process is, and each library reads its
+    own (an older version reads fewer). A name that is no fact is a
+    TypeError."""
     if not process:
         return {}
     if not isinstance(process, dict):
@@ -244,14 +283,9 @@ def _facts(engine: Engine, consumer: str, process: ProcessFacts | None) -> dict[
     if unknown:
         raise TypeError(f"process names {', '.join(unknown)}, which is no process fact; "
                         f"the facts are {', '.join(sorted(FACTS))}")
-    lib, sep, rest = consumer.partition("==") if "==" in consumer else consumer.partition("@")
-    ref = ("jax-import" if lib == "jax" else lib) + sep + rest  # jax's from_dlpack is jax-import's
-    try:
-        declared = engine._lookup(ref)[0].inputs
-    except NoRuleSetError:
-        return dict(process)  # the interop request names what is wrong with the ref
-    names = {i["name"] for i in declared}
-    return {k: v for k, v in process.items() if k in names}
+    if declared is None:
+        return dict(process)
+    return {k: v for k, v in process.items() if k in declared}
 
 
 def matrix(engine: Engine, producers: Sequence[str] | None = None, consumers: Sequence[str] | None = None,

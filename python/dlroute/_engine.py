@@ -209,7 +209,10 @@ class Engine:
                 ``{"platform": "gpu", "platform_version": "<unknown>"}``
                 for jax; those left out take their defaults (None: the
                 ordinary array). :func:`dlroute.interop.array_of` reads
-                them from a real array.
+                them from a real array. ``"array_str"``, the array's
+                text (:func:`dlroute.arrays.array_text`), goes to a
+                consumer whose error prints the array (jax's), to no
+                other.
             copy, device: ``from_dlpack``'s arguments, each where given:
                 ``copy=None`` is a keyword passed as None (torch 1.13
                 refuses it), not the argument left out.

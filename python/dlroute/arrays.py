@@ -31,7 +31,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["inputs_of", "facts_of", "host_array", "is_jax_like", "DEVICE_TYPE_NAMES", "DTYPE_CODES"]
+__all__ = ["inputs_of", "facts_of", "array_text", "host_array", "is_jax_like", "DEVICE_TYPE_NAMES", "DTYPE_CODES",
+           "MAX_ARRAY_TEXT"]
+
+#: The longest array text (:func:`array_text`) handed to the rules, in
+#: UTF-8 bytes: the engine's limit on a string input (engine.MaxStringLen),
+#: so that a long array's text is cut rather than refused (``too_long``).
+MAX_ARRAY_TEXT = 4096
 
 # DLPack device type codes (dlpack.h v1.1, and 19-21 added in 2026).
 DEVICE_TYPE_NAMES: dict[int, str] = {
@@ -205,6 +211,21 @@ def _c_strides(shape: list[int]) -> list[int]:
     for i in range(len(shape) - 2, -1, -1):
         out[i] = out[i + 1] * shape[i + 1]
     return out
+
+
+def array_text(x: Any) -> str:
+    """``str(x)``, the text a consumer prints the producer's array with (jax's
+    TypeError for a device type it does not take formats it with
+    ``f"{x}"``), cut to :data:`MAX_ARRAY_TEXT` UTF-8 bytes at a character's
+    end: a longer text's rules message is the library's up to the cut.
+    ``str`` of an array on a device reads its values, so it is asked only
+    where a consumer's error prints them (:meth:`dlroute.Engine.interop`'s
+    ``array_str``)."""
+    text = str(x)
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_ARRAY_TEXT:
+        return text
+    return data[:MAX_ARRAY_TEXT].decode("utf-8", "ignore")
 
 
 def facts_of(x: Any) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from ._cells import Cell, Outcome, cell
 from ._engine import Engine, default_engine
 from ._process import facts_here
 from ._types import NOT_PASSED, NotPassed, ProcessFacts
-from .arrays import _jax_inputs, facts_of, is_jax_like
+from .arrays import _jax_inputs, array_text, facts_of, is_jax_like
 
 __all__ = ["Cell", "Outcome", "ask", "array_of", "installed_ref"]
 
@@ -149,6 +149,10 @@ def ask(x: Any, consumer: str, *, copy: bool | None | NotPassed = NOT_PASSED, de
         strict: raise, rather than warn, where an installed release is
             one no version was checked against (default False).
 
+    Where the answer is an exception that prints the array (jax's
+    TypeError for a device type it does not take), the array's text is
+    ``str(x)`` (:func:`dlroute.arrays.array_text`), read only then.
+
     An installed release newer than every version's range, or a
     pre-release or development build, is answered with a
     :class:`dlroute.UncheckedReleaseWarning` that says what the version
@@ -166,4 +170,4 @@ def ask(x: Any, consumer: str, *, copy: bool | None | NotPassed = NOT_PASSED, de
     if process is None:
         process = facts_here(consumer.partition("==")[0].partition("@")[0])
     return cell(rules or default_engine(), installed_ref(producer or library), installed_ref(consumer), array=inputs, copy=copy,
-                device=device, process=process, strict=strict, stacklevel=2)
+                device=device, process=process, strict=strict, stacklevel=2, text=lambda: array_text(x))
