@@ -90,15 +90,24 @@ var pythonStacks = []pythonStack{
 // run instead.
 //
 // Each step is a subtest, which the test command prints as it ends: the
-// stack's venv, each test file of pytest's one run, and check, which
-// checks the conformance runner's report (`python -m dlroute check`),
-// made once per stack by python/tests/test_real_libraries.py inside that
-// run and handed over by the pytest plugin dlroute_e2e.py.
+// build of the library and the command, the stack's venv, each test file
+// of pytest's one run, and check, which checks the conformance runner's
+// report (`python -m dlroute check`), made once per stack by
+// python/tests/test_real_libraries.py inside that run and handed over by
+// the pytest plugin dlroute_e2e.py.
 func TestPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the Python tests take minutes")
 	}
-	b := built{lib: filepath.Join(ctest.Library(t), "libdlroute.so"), cli: buildCLI(t)}
+	// A step of its own, which the test command prints as it ends; the
+	// command in TestPython's directory, which outlives the step.
+	b := built{cli: filepath.Join(t.TempDir(), "dlroute")}
+	if !t.Run("build", func(t *testing.T) {
+		b.lib = filepath.Join(ctest.Library(t), "libdlroute.so")
+		buildCLI(t, b.cli)
+	}) {
+		return
+	}
 	if p := os.Getenv("DLROUTE_PYTHON"); p != "" {
 		runPythonTests(t, p, b, nil)
 		return
@@ -119,18 +128,16 @@ func TestPython(t *testing.T) {
 // for every stack: the library and the dlroute command.
 type built struct{ lib, cli string }
 
-// buildCLI builds the dlroute command of this checkout for the tests'
-// dlroute_cli fixture (python/tests/conftest.py), which builds it itself
-// where $DLROUTE_CLI does not name one.
-func buildCLI(t *testing.T) string {
+// buildCLI builds the dlroute command of this checkout as bin, for the
+// tests' dlroute_cli fixture (python/tests/conftest.py), which builds it
+// itself where $DLROUTE_CLI does not name one.
+func buildCLI(t *testing.T, bin string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dlroute")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/dlroute/dlroute/cmd/dlroute")
 	cmd.Dir = repoRoot
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/dlroute: %v\n%s", err, out)
 	}
-	return bin
 }
 
 // runPythonTests runs pytest on python/tests with python, each test file
