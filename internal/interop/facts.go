@@ -41,17 +41,31 @@ func isFact(name string) bool { return slices.Contains(ArrayFacts, name) }
 // withFacts sets in's facts from a's, those rs declares. A producer's copy
 // is C-contiguous and the consumer's own (afterCopy): its strides are
 // null, it is writeable, and it holds a negated view's values (torch's
-// clone resolves the negation).
+// clone resolves the negation). A copy of an empty array keeps the
+// array's strides: its library allocates it as it allocated the array
+// (numpy 1.23 on gives each empty array it allocates stride 0, which
+// pyarrow refuses; an empty numpy view of another array is the exception).
 func withFacts(in engine.Input, rs *engine.RuleSet, a Array, afterCopy bool) {
 	for k, v := range a.Facts {
 		if !declares(rs, k) {
 			continue
 		}
-		if afterCopy && (k == "strides" || k == "writeable" || k == "neg") {
+		if afterCopy && (k == "strides" && !isEmpty(a.Facts) || k == "writeable" || k == "neg") {
 			continue // the defaults: contiguous, writeable, its values
 		}
 		in[k] = v
 	}
+}
+
+// isEmpty says whether facts describe an array of no elements.
+func isEmpty(facts engine.Input) bool {
+	shape, _ := facts["shape"].([]any)
+	for _, n := range shape {
+		if i, ok := asInt(n); ok && i == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ArrayClass is a kind of array whose exchanges can differ from an
