@@ -109,3 +109,26 @@ def test_2_1_never_asks_numpy_for_a_versioned_capsule(shipped: dlroute.Engine) -
     d = shipped.ruleset("array-api-strict==2.1").resolve(
         {"call": "__dlpack__", "max_version": [1, 0], "keywords": ["max_version"]})
     assert d["error"]["type"] == "NotImplementedError"
+
+
+def test_the_runner_reads_where_a_read_only_array_lies() -> None:
+    # its own read-only capsule is refused unversioned: the pointer is its
+    # numpy array's
+    xp = pytest.importorskip("array_api_strict")
+    import numpy as np
+
+    from dlroute.check._base import pointer
+
+    a = np.arange(6.0)
+    a.flags.writeable = False
+    assert pointer(xp.from_dlpack(a)) == a.ctypes.data
+
+
+def test_the_runner_says_whether_this_process_imported_ml_dtypes() -> None:
+    # numpy beneath array_api_strict reads bfloat16 where it has, and the
+    # namespace refuses it: a TypeError, not numpy's BufferError
+    pytest.importorskip("array_api_strict")
+    pytest.importorskip("ml_dtypes")
+    from dlroute.check._array_api_strict import ArrayApiStrictChecker
+
+    assert ArrayApiStrictChecker().consumer_inputs() == {"ml_dtypes": True}

@@ -83,3 +83,16 @@ def test_the_runner_counts_and_reads_an_ortvalue() -> None:
     x = ort.OrtValue.ortvalue_from_numpy(np.array([1.0, 2.0]))
     assert values_difference(x, np.array([1.0, 2.0])) is None
     assert "reads [1.0, -2.0]" in values_difference(x, np.array([1.0, -2.0]))
+
+
+def test_the_runner_reads_a_bfloat16_ortvalue() -> None:
+    # numpy has no bfloat16: OrtValue.numpy() raises, its bits are read
+    ort = pytest.importorskip("onnxruntime")
+    torch = pytest.importorskip("torch")
+
+    from dlroute.check._base import values_difference
+
+    x = torch.arange(4.0).to(torch.bfloat16)
+    y = ort.OrtValue.from_dlpack(x)
+    assert values_difference(x, y) is None
+    assert "reads [0.0, 1.0, 2.0, 3.0] where the producer reads [-0.0, -1.0" in values_difference(-x, y)

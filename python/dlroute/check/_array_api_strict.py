@@ -140,3 +140,9 @@ class ArrayApiStrictChecker(Checker):
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.xp.from_dlpack(x, **kwargs)
+
+    def consumer_inputs(self) -> dict[str, Any]:
+        """Whether this process imported ml_dtypes (numpy@v2's input, these
+        rules' too): numpy beneath it then reads bfloat16, which the
+        namespace refuses."""
+        return {"ml_dtypes": "ml_dtypes" in sys.modules}

@@ -4,7 +4,9 @@ outcomes decided and observed, and :class:`Checker`, one library's side."""
 
 from __future__ import annotations
 
+import ctypes
 import json
+import math
 import os
 import re
 import signal
@@ -363,9 +365,10 @@ class Checker:
 
 
 def pointer(x: Any) -> int:
-    """The address of x's data, however its library says it."""
-    for read in (lambda: x.ctypes.data, lambda: x.data_ptr(), lambda: x.unsafe_buffer_pointer(),
-                 lambda: x.data.ptr, lambda: x.ptr):
+    """The address of x's data, however its library says it (an
+    array_api_strict Array: its numpy array's)."""
+    for read in (lambda: x.ctypes.data, lambda: x._array.ctypes.data, lambda: x.data_ptr(),
+                 lambda: x.unsafe_buffer_pointer(), lambda: x.data.ptr, lambda: x.ptr):
         try:
             return int(read())
         except (AttributeError, TypeError):
@@ -484,8 +487,22 @@ def _unwrapped(a: Any) -> Any:
     if library == "array_api_strict":
         return a._array
     if library == "onnxruntime":
-        return a.numpy()
+        return _ortvalue_values(a)
     return a
+
+
+def _ortvalue_values(a: Any) -> Any:
+    """An OrtValue's values as a numpy array: its ``numpy()``, but for
+    bfloat16, which numpy has no dtype of (``numpy()`` raises): its bits,
+    each the upper half of a float32 of the same value."""
+    import numpy as np
+
+    if a.data_type() != "tensor(bfloat16)":
+        return a.numpy()
+    shape = [int(n) for n in a.shape()]
+    n = math.prod(shape)
+    bits = np.ctypeslib.as_array((ctypes.c_uint16 * n).from_address(a.data_ptr())) if n else np.zeros(0, np.uint16)
+    return (bits.astype(np.uint32) << 16).view(np.float32).reshape(shape)
 
 
 def _dtype_name(dtype: Any) -> str:
