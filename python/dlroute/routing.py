@@ -381,16 +381,29 @@ def _producer_capsule(x: Any, *, stream: int | None, max_version: Any, dl_device
 
 
 #: The consumers :func:`from_dlpack` takes by name: the module and the
-#: function, imported on first use.
+#: function (a dotted path in it), imported on first use.
 _CONSUMERS = {
     "numpy": ("numpy", "from_dlpack"),
     "torch": ("torch", "from_dlpack"),
     "jax": ("jax.numpy", "from_dlpack"),
     "cupy": ("cupy", "from_dlpack"),
+    "array-api-strict": ("array_api_strict", "from_dlpack"),
+    "mlx": ("mlx.core", "from_dlpack"),
+    "onnxruntime": ("onnxruntime", "OrtValue.from_dlpack"),
+    "paddle": ("paddle.utils.dlpack", "from_dlpack"),
+    "pyarrow": ("pyarrow", "Array.from_dlpack"),
+    "tensorflow": ("tensorflow", "experimental.dlpack.from_dlpack"),
+    "warp": ("warp", "from_dlpack"),
 }
 
+#: The consumers whose from_dlpack takes a capsule, not an array: they
+#: are called as their users call them, ``from_dlpack(x.__dlpack__())``
+#: (rules/tensorflow's rules decide that call).
+_TAKES_A_CAPSULE = frozenset({"tensorflow"})
+
 #: What :func:`from_dlpack`'s ``consumer`` takes by name.
-Consumer = Literal["numpy", "torch", "jax", "cupy"]
+Consumer = Literal["numpy", "torch", "jax", "cupy", "array-api-strict", "mlx", "onnxruntime", "paddle", "pyarrow",
+                   "tensorflow", "warp"]
 
 _consumers: dict[str, Callable[..., Any]] = {}
 
@@ -404,8 +417,11 @@ def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
     if consumer not in _CONSUMERS:
         raise ValueError(f"consumer is one of {', '.join(map(repr, _CONSUMERS))} or a from_dlpack callable, "
                          f"not {consumer!r}")
-    module, name = _CONSUMERS[consumer]
-    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    module, path = _CONSUMERS[consumer]
+    found: Callable[..., Any] = functools.reduce(getattr, path.split("."), importlib.import_module(module))
+    if consumer in _TAKES_A_CAPSULE:
+        takes_a_capsule = found
+        found = lambda x, **kwargs: takes_a_capsule(x.__dlpack__(), **kwargs)  # noqa: E731
     _consumers[consumer] = found
     return found
 
