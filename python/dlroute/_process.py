@@ -38,6 +38,7 @@ def _torch(torch: Any) -> ProcessFacts:
     backend = getattr(torch._C, "_get_privateuse1_backend_name", lambda: "privateuseone")()
     facts: ProcessFacts = {
         "gpu_build": cuda or hip,
+        "git_build": getattr(torch.version, "git_version", "Unknown") != "Unknown",
         "xpu_build": bool(xpu is not None and getattr(xpu, "_is_compiled", lambda: False)()),
         "privateuse1_backend": backend != "privateuseone",
     }

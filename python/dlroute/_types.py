@@ -76,6 +76,10 @@ class ProcessFacts(TypedDict, total=False):
         gpu_build: torch was built with CUDA or ROCm.
         cuda_driver: ``torch.cuda.is_available()`` on a CUDA build: an
             NVIDIA driver is there (every PyPI wheel is a CUDA build).
+        git_build: ``torch.version.git_version`` names a commit, as in
+            every PyPI wheel; False for a build from a source tarball
+            (Debian's python3-torch), whose internal asserts print other
+            paths.
         xpu_build: torch was built with XPU (``torch.xpu._is_compiled()``).
         privateuse1_backend: an out-of-tree PrivateUse1 backend is
             registered with torch.
@@ -93,6 +97,7 @@ class ProcessFacts(TypedDict, total=False):
 
     gpu_build: bool
     cuda_driver: bool
+    git_build: bool
     xpu_build: bool
     privateuse1_backend: bool
     current_device: int

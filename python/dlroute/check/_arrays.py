@@ -369,6 +369,7 @@ class TorchChecker(Checker):
         self.cuda = bool(torch.cuda.is_available())
         self.hip = bool(getattr(torch.version, "hip", None))
         self.gpu_build = bool(torch.version.cuda or torch.version.hip)
+        self.git_build = getattr(torch.version, "git_version", "Unknown") != "Unknown"
         xpu = getattr(torch, "xpu", None)
         self.xpu_build = bool(xpu is not None and getattr(xpu, "_is_compiled", lambda: False)())
         name = getattr(torch._C, "_get_privateuse1_backend_name", lambda: "privateuseone")()
@@ -385,7 +386,9 @@ class TorchChecker(Checker):
     BUILDS = (("gpu_build", "a CUDA or ROCm build of torch", "a CPU-only build of torch"),
               ("xpu_build", "an XPU build of torch", "a torch without an XPU build"),
               ("privateuse1_backend", "a registered PrivateUse1 backend",
-               "a torch without a registered PrivateUse1 backend"))
+               "a torch without a registered PrivateUse1 backend"),
+              ("git_build", "a torch built from git (a PyPI wheel)",
+               "a torch built from a source tarball (Debian's python3-torch)"))
 
     def _needs(self, inp: dict[str, Any], dflt: dict[str, Any], rs: Any) -> None:
         """Raises Unreachable for a case that needs a device or build this
