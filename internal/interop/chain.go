@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/dlroute/dlroute/engine"
 )
@@ -76,7 +77,7 @@ func (ch *chain) run() error {
 	// failed_type is asked after any exception, and says (MLX: after a
 	// BufferError too, and its own TypeError after any other).
 	for attempt := 2; export.Error != nil && declares(ch.c.rs, "attempt") &&
-		(export.Error.Type == "TypeError" || declares(ch.c.rs, "failed_type")); attempt++ {
+		(isTypeError(export.Error.Type) || declares(ch.c.rs, "failed_type")); attempt++ {
 		if attempt > MaxAttempts {
 			return fmt.Errorf("%s %s: still trying after %d attempts; a request that does not try again raises", ch.c.Ref, CallRequest, MaxAttempts)
 		}
@@ -96,6 +97,13 @@ func (ch *chain) run() error {
 	}
 	return ch.receive(*export, req)
 }
+
+// typeErrors are the exception types rule sets raise that are TypeError
+// or a subclass of it, which a consumer that catches TypeError catches
+// too: pyarrow's ArrowTypeError.
+var typeErrors = []string{"TypeError", "ArrowTypeError"}
+
+func isTypeError(t string) bool { return slices.Contains(typeErrors, t) }
 
 // MaxAttempts bounds the requests of one exchange: a consumer tries again
 // after each TypeError of __dlpack__ until its request rules raise (torch
@@ -125,6 +133,14 @@ func (ch *chain) request(attempt int, failedType, failed string, producerDevice 
 	x, err := ch.c.rs.Explain(ch.ctx, in)
 	if err != nil {
 		return Step{}, x, fmt.Errorf("%s %s: %w", ch.c.Ref, CallRequest, err)
+	}
+	// A rule that lets the producer's TypeError reach the user (its
+	// message, re-raised) raises the producer's exception, of its class.
+	if e := x.Decision.Error; e != nil && e.Type == "TypeError" && failedType != "TypeError" &&
+		isTypeError(failedType) && e.Message == failed {
+		reraised := *e
+		reraised.Type = failedType
+		x.Decision.Error = &reraised
 	}
 	return Step{Call: CallRequest, Attempt: attempt, Input: in, Decision: x.Decision}, x, nil
 }

@@ -75,6 +75,15 @@ func TestDecideFacts(t *testing.T) {
 			wantMsg: "Only contiguous one dimensional tensor can be imported as arrays. Try importing to Tensor first.", wantRule: "not-a-contiguous-vector"},
 		{name: "a copy of a strided vector is contiguous", producer: "numpy@v2", consumer: "pyarrow@v2", args: engine.Input{"copy": true},
 			array: engine.Input{"dtype_bits": 64, "strides": []any{2}}, wantOutcome: ProducerCopy, wantRule: "import"},
+		// ArrowTypeError is a TypeError: torch tries again without
+		// max_version, which pyarrow refuses with copy given, and
+		// without copy re-raises pyarrow's own exception
+		{name: "a pyarrow bool array into torch with copy", producer: "pyarrow@v2", consumer: "torch@v3", args: engine.Input{"copy": true},
+			array: engine.Input{"dtype_code": 6, "dtype_bits": 8}, wantType: "BufferError",
+			wantMsg: "The copy argument is not supported with legacy (pre 1.0) DLPack version.", wantRule: "copy-unversioned"},
+		{name: "and without", producer: "pyarrow@v2", consumer: "torch@v3",
+			array: engine.Input{"dtype_code": 6, "dtype_bits": 8}, wantType: "ArrowTypeError",
+			wantMsg: "Bit-packed boolean data type not supported by DLPack.", wantRule: "no-retry"},
 		{name: "jax refuses the strides of x.conj().imag first", producer: "torch", consumer: "jax==0.12.0.1",
 			array: engine.Input{"neg": true, "dtype_bits": 32, "strides": []any{2}, "shape": []any{3}}, wantType: "JaxRuntimeError",
 			wantMsg: "UNIMPLEMENTED: Only DLPack tensors with trivial (compact) striding are supported; i.e., tensors whose striding represents a transposition of the underlying buffer but not broadcasting. Dimensions were: [3], strides were [2].", wantRule: "not-compact"},
