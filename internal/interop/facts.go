@@ -86,6 +86,10 @@ type ArrayClass struct {
 	// Makers: Arrow has no complex type, and a pyarrow Array is a vector
 	// (no 0-d array).
 	Except []string
+	// Own are the facts a library's array of this class has beyond
+	// Facts, by library: the strides numpy (1.23 on) gives every empty
+	// array it allocates, 0, which its capsule carries and pyarrow refuses.
+	Own map[string]engine.Input
 }
 
 // Classes are the array classes the matrix can add, in the order of its
@@ -98,7 +102,8 @@ var Classes = []ArrayClass{
 	{Name: "bfloat16", Facts: engine.Input{"dtype_code": 4, "dtype_bits": 16}, Makers: []string{"torch", "jax"}},
 	{Name: "uint16", Facts: engine.Input{"dtype_code": 1, "dtype_bits": 16}},
 	{Name: "0-d", Facts: engine.Input{"shape": []any{}}, Except: []string{"pyarrow"}},
-	{Name: "empty", Facts: engine.Input{"shape": []any{0}}},
+	{Name: "empty", Facts: engine.Input{"shape": []any{0}}, Own: map[string]engine.Input{
+		"numpy": {"strides": []any{0}}, "array-api-strict": {"strides": []any{0}}}},
 	{Name: "strided", Facts: engine.Input{"dtype_bits": 64, "strides": []any{2}}, Makers: []string{"numpy", "torch"}},
 	{Name: "transposed", Facts: engine.Input{"dtype_bits": 64, "shape": []any{3, 2}, "strides": []any{1, 3}}, Makers: []string{"numpy", "torch"}},
 	{Name: "negative-stride", Facts: engine.Input{"dtype_bits": 64, "strides": []any{-1}}, Makers: []string{"numpy"}},
@@ -133,7 +138,7 @@ func classArrays(p *Producer) []Array {
 				a.Input[k] = v
 			}
 		}
-		for _, from := range []engine.Input{base.Facts, c.Facts} {
+		for _, from := range []engine.Input{base.Facts, c.Facts, c.Own[p.device.Name()]} {
 			for k, v := range from {
 				a.Facts[k] = v
 			}

@@ -121,6 +121,27 @@ func TestDecideFacts(t *testing.T) {
 	}
 }
 
+// numpy's empty array is its own: stride 0, which pyarrow refuses, and
+// torch's is C order's, which it takes.
+func TestMatrixEmptyIntoPyarrow(t *testing.T) {
+	m, err := Options{Producers: []string{"numpy", "torch"}, Consumers: []string{"pyarrow@v2"}, Classes: true}.Decide(context.Background(), shipped(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Outcome{"numpy@v2": Raises, "torch@v3": InPlace}
+	for _, r := range m.Rows {
+		if r.Array.Class == "empty" {
+			if got := r.Cells[0].Outcome; got != want[r.Producer] {
+				t.Errorf("%s's empty array into pyarrow@v2: %s %v, want %s", r.Producer, got, r.Cells[0].Error, want[r.Producer])
+			}
+			delete(want, r.Producer)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no empty row of %v", want)
+	}
+}
+
 // A fact of the wrong type is refused, whether or not a rule set reads it.
 func TestArrayOfFactType(t *testing.T) {
 	p, err := NewProducer(context.Background(), shipped(t), "jax")
