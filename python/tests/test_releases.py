@@ -95,7 +95,7 @@ def test_interop_cell_says_what_was_checked(engine: dlroute.Engine) -> None:
         both = engine.interop("jax==0.10.2", "numpy@v1", array=CPU)
     assert both.run and both.release_warnings == []
     assert [v["ruleset"] for v in both.checked["producer"]] == ["jax@v1.1", "jax-export@v0.10"]
-    assert both.checked["consumer"][0]["checked"] == {"2.4.0": "run", "2.4.6": "run"}
+    assert both.checked["consumer"][0]["checked"] == {f"2.4.{n}": "run" for n in range(7)}
 
     # jax 0.13.0 is newer than every release checked, on both of jax's sides.
     with pytest.warns(dlroute.UncheckedReleaseWarning, match="0.13.0 is newer than every release") as record:
