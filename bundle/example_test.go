@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/engine"
@@ -20,7 +21,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(m.Revision, m.RuleSets)
+	fmt.Println(m.Revision, slices.Contains(m.RuleSets, "jax@v3"), slices.Contains(m.RuleSets, "torch@v3"))
 
 	b, err := bundle.Read(archive.Bytes(), bundle.ReadOptions{Keys: []string{public}})
 	if err != nil {
@@ -33,7 +34,7 @@ func Example() {
 	rs, _ := cat.RuleSet("jax")
 	fmt.Println(rs.Ref(), len(b.SignedBy), "signature verified")
 	// Output:
-	// 2026-12-01.1 [cupy@v1 exchange@v1 exchange@v2 jax-export@v0.1 jax-export@v0.10 jax-export@v0.2 jax-export@v0.3 jax-export@v0.4 jax-export@v0.5 jax-export@v1 jax-export@v2 jax-import@v0.10 jax-import@v0.2 jax-import@v0.3 jax-import@v0.4 jax-import@v0.5 jax-import@v0.6 jax-import@v0.7 jax-import@v0.8 jax-import@v0.9 jax-import@v1 jax-import@v1.1 jax-import@v2 jax-import@v3 jax@v0 jax@v1 jax@v1.1 jax@v1.2 jax@v2 jax@v3 numpy@v0.1 numpy@v0.2 numpy@v0.3 numpy@v0.4 numpy@v0.5 numpy@v0.6 numpy@v1 numpy@v2 torch@v0.1 torch@v0.2 torch@v0.3 torch@v1 torch@v1.0.1 torch@v1.0.2 torch@v1.0.3 torch@v1.0.4 torch@v1.0.5 torch@v1.0.6 torch@v1.0.7 torch@v1.1 torch@v2 torch@v2.1 torch@v3]
+	// 2026-12-01.1 true true
 	// jax@v3 1 signature verified
 }
 
