@@ -150,7 +150,7 @@ func TestInteropJSONRefuses(t *testing.T) {
 			t.Errorf("InteropJSON(%s) got %s %s, want %s %s saying %q", tc.req, st, out, tc.status, tc.code, tc.says)
 		}
 	}
-	if out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"consumers":["exchange"]}`)); st != StatusNoRuleSet || !bytes.Contains(out, []byte(`"code":"no_ruleset"`)) || !bytes.Contains(out, []byte(`"hint":"producers: cupy, jax, numpy, torch;`)) {
+	if out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"consumers":["exchange"]}`)); st != StatusNoRuleSet || !bytes.Contains(out, []byte(`"code":"no_ruleset"`)) || !bytes.Contains(out, []byte(`"hint":"producers: array-api-strict, cupy, jax, mlx, numpy, onnxruntime, paddle, pyarrow, tensorflow, torch, warp;`)) {
 		t.Errorf("InteropMatrixJSON(consumer exchange) = %s %s, want no_ruleset with the libraries as the hint", st, out)
 	}
 	if out, st := InteropJSON(context.Background(), 0xdead, []byte(`{"producer":"jax","consumer":"torch"}`)); st != StatusBadHandle || len(out) != 0 {
