@@ -40,12 +40,15 @@ func TestArchiveRoundTrip(t *testing.T) {
 }
 
 // TestPackTextLeavesParsedOut: PackText packs what PackFS does but the
-// root's parsed.bin (a version folder's file of that name is rules text).
+// root's parsed.bin (a version folder's file of that name is rules text);
+// neither packs the root's plans.bin, which may be larger than a rule file
+// (the shipped one is) and which no reader of an archive reads.
 func TestPackTextLeavesParsedOut(t *testing.T) {
 	in := fstest.MapFS{
 		"jax/v3/rules.yaml":           {Data: []byte("rules: []\n")},
 		engine.ParsedFile:             {Data: []byte("not the host's word")},
 		"jax/v3/" + engine.ParsedFile: {Data: []byte("a file of the version")},
+		engine.PlansFile:              {Data: make([]byte, engine.MaxRuleFileSize+1)},
 	}
 	for _, c := range []struct {
 		pack func(fs.FS) ([]byte, error)

@@ -22,7 +22,10 @@ import (
 const MaxArchiveSize = 64 << 20
 
 // PackFS writes every regular file of fsys into an archive, sorted by path
-// so that equal directories give equal archives.
+// so that equal directories give equal archives; all but the set of plans
+// at the root (engine.PlansFile), which the module that reads an archive
+// never reads: it compiles the rules, and the decision module embeds its
+// plans.
 func PackFS(fsys fs.FS) ([]byte, error) { return pack(fsys, true) }
 
 // PackText is PackFS without the engine.ParsedFile at the root: the
@@ -37,7 +40,7 @@ func pack(fsys fs.FS, parsed bool) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		if d.Type().IsRegular() && (parsed || p != engine.ParsedFile) {
+		if d.Type().IsRegular() && p != engine.PlansFile && (parsed || p != engine.ParsedFile) {
 			names = append(names, p)
 		}
 		return nil
