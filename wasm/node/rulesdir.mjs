@@ -3,7 +3,8 @@
 // directory, every regular file sorted by its slash-separated path, and
 // for any directory but the package's own rules, the bytes of
 // abi.PackText: without the parsed.bin at its root, which the module
-// takes as the host's word (engine.Options.TrustParsed).
+// takes as the host's word (engine.Options.TrustParsed). Neither holds
+// the plans.bin at the root: the module compiles rules and never reads it.
 
 import { readdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +38,7 @@ export function packRulesSync(dir) {
   try {
     if (!statSync(root).isDirectory()) throw new Error(`${root} is not a directory`);
     walk(root, "", files);
+    files = files.filter((f) => f.name !== "plans.bin");
     if (!isDefaultRules(root)) files = files.filter((f) => f.name !== "parsed.bin");
     files.sort((a, b) => Buffer.compare(a.path, b.path));
     for (const f of files) f.data = readFileSync(join(root, f.name));

@@ -35,11 +35,11 @@ describe("refs, resolved from the set of plans as the engine resolves them", () 
 
   test("a ref that names nothing: no_ruleset with the engine's message and hint", () => {
     const cases = [
-      ["nope", 'no rule set "nope"', "loaded: cupy, exchange, jax, jax-export, jax-import, numpy, torch"],
+      ["nope", 'no rule set "nope"', "loaded: array-api-strict, cupy, exchange, jax, jax-export, jax-import, mlx, numpy, onnxruntime, paddle, pyarrow, tensorflow, torch, warp"],
       ["jax@v9", 'rule set jax has no version "v9"', "versions: v0, v1, v1.1, v1.2, v2, v3"],
       ["jax@", 'rule set jax has no version ""', "versions: v0, v1, v1.1, v1.2, v2, v3"],
-      ["@v3", 'no rule set ""', "loaded: cupy, exchange, jax, jax-export, jax-import, numpy, torch"],
-      ["ja\tx\u0001é", 'no rule set "ja\\tx\\x01é"', "loaded: cupy, exchange, jax, jax-export, jax-import, numpy, torch"],
+      ["@v3", 'no rule set ""', "loaded: array-api-strict, cupy, exchange, jax, jax-export, jax-import, mlx, numpy, onnxruntime, paddle, pyarrow, tensorflow, torch, warp"],
+      ["ja\tx\u0001é", 'no rule set "ja\\tx\\x01é"', "loaded: array-api-strict, cupy, exchange, jax, jax-export, jax-import, mlx, numpy, onnxruntime, paddle, pyarrow, tensorflow, torch, warp"],
     ];
     for (const [ref, message, hint] of cases) {
       assert.throws(() => engine.ruleset(ref), (err) => err instanceof DlrouteError && err.code === "no_ruleset" && err.message === message && err.hint === hint, ref);
