@@ -276,6 +276,10 @@ class ImportChecks:
             raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
         if "backends" in inp and inp["backends"] != here["backends"]:
             raise Unreachable(f"states the backends {inp['backends']}; this jax has {here['backends']}")
+        if inp.get("neg") and rs.resolve(dict(inp, neg=False)) != rs.resolve(inp):
+            # The runner's capsules are numpy's memory, which has no negative
+            # bit; torch -> jax exchanges run a real negated view.
+            raise Unreachable("needs a torch negated view's capsule (the exchanges from torch run one)")
         platform = values(explanation).get("producer_platform")
         if "backends" not in inp and platform and platform not in here["backends"]:
             raise Unreachable(f"needs a jax with the {platform} backend (this one has {here['backends']})")
