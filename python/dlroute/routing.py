@@ -34,7 +34,7 @@ import inspect
 import sys as _sys
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Callable, Literal, NoReturn, Sequence, Union, overload
+from typing import TYPE_CHECKING, Any, Callable, Literal, NoReturn, Sequence, Union, cast, overload
 
 from ._engine import Engine, Exchange, RuleSet, _key, default_engine
 from ._memo import Memo
@@ -418,7 +418,7 @@ def _consumer(consumer: str | Callable[..., Any]) -> Callable[..., Any]:
         raise ValueError(f"consumer is one of {', '.join(map(repr, _CONSUMERS))} or a from_dlpack callable, "
                          f"not {consumer!r}")
     module, path = _CONSUMERS[consumer]
-    found: Callable[..., Any] = functools.reduce(getattr, path.split("."), importlib.import_module(module))
+    found: Callable[..., Any] = functools.reduce(getattr, path.split("."), cast(Any, importlib.import_module(module)))
     if consumer in _TAKES_A_CAPSULE:
         takes_a_capsule = found
         found = lambda x, **kwargs: takes_a_capsule(x.__dlpack__(), **kwargs)  # noqa: E731
