@@ -60,6 +60,44 @@ type Cell struct {
 	Steps []Step `json:"steps"`
 	// Checked says what each side's versions were checked against.
 	Checked Checked `json:"checked"`
+	// Lane is how the consumer reached the producer's array: LaneDLPack or
+	// LaneCExchange.
+	Lane Lane `json:"lane"`
+	// OtherLane is the outcome by the other lane where it differs from
+	// Outcome (a producer that exposes the C exchange API to a consumer
+	// that could take either); "" where it does not differ or there is no
+	// other lane.
+	OtherLane Outcome `json:"other_lane,omitempty"`
+	// Remedy is, for a cell that raises or reads silently different
+	// values, the first fix a user applies that makes the exchange cross,
+	// checked by deciding it again with the fix; nil where it crosses, or
+	// where no fix the rules know of does.
+	Remedy *Remedy `json:"remedy,omitempty"`
+}
+
+// Lane is the way a consumer reads a producer's array.
+type Lane string
+
+const (
+	// LaneDLPack is the Python lane: the consumer calls x.__dlpack__ and
+	// reads the capsule.
+	LaneDLPack Lane = "dlpack"
+	// LaneCExchange is DLPack 1.3's C lane: the consumer calls the C
+	// exchange API that type(x) exposes (__dlpack_c_exchange_api__).
+	LaneCExchange Lane = "c_exchange_api"
+)
+
+// Remedy is a fix for an exchange that raises or reads silently different
+// values, in the words of the library whose call it changes.
+type Remedy struct {
+	// Kind names the fix: "resolve_neg", "resolve_conj", "contiguous",
+	// "copy", "drop_keywords", "cast", "host_copy" or "through_numpy".
+	Kind string `json:"kind"`
+	// Fix is the fix as the user writes it, such as "x.contiguous()" or
+	// "np.from_dlpack(x, copy=True)".
+	Fix string `json:"fix"`
+	// Outcome is what the exchange comes to with the fix applied.
+	Outcome Outcome `json:"outcome"`
 }
 
 // Device is a DLPack device: its type's name and code, and its id.
