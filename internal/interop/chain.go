@@ -25,7 +25,7 @@ import (
 // not declare, a value the shape needs that it does not name, an
 // evaluation error), naming the step.
 func Decide(ctx context.Context, p *Producer, a Array, c *Consumer, args engine.Input) (Cell, error) {
-	ch := &chain{ctx: ctx, p: p, a: a, c: c, cell: Cell{Producer: p.Ref, Consumer: c.Ref, Array: a, Checked: checkedOf(p, c)}}
+	ch := &chain{ctx: ctx, p: p, a: a, c: c, cell: Cell{Producer: p.Ref, Consumer: c.Ref, Array: a, Checked: checkedOf(p, c), Lane: LaneDLPack}}
 	for k := range args {
 		if !declares(c.rs, k) {
 			return Cell{}, &engine.Error{Code: engine.CodeUnknownField, Message: fmt.Sprintf("%s has no input %s: from_dlpack(x, %s=...) is not one of its arguments", c.Ref, k, k)}
