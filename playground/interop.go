@@ -26,7 +26,8 @@ import (
 //	           "cells": [{"outcome": "error", "short": "BufferError: ...", "error": {...},
 //	                      "steps": [{"ref": "jax@v3", "call": "__dlpack_device__",
 //	                                 "attempt": 1, "input": {...}, "decision": {...}}],
-//	                      "checked": {"run": false, "producer": [...], "consumer": [...]}}]}]}
+//	                      "checked": {"run": false, "producer": [...], "consumer": [...]},
+//	                      "lane": "dlpack", "other_lane": ..., "remedy": {"kind": ..., "fix": ..., "outcome": ...}}]}]}
 //
 // or, where the rules served do not load or cannot decide the matrix,
 // {"source": ..., "revision": ..., "error": "..."} and no rows. It is
@@ -80,6 +81,14 @@ type interopCell struct {
 	// Checked is what each side's versions were checked against
 	// (interop.Checked): the grid's mark of a cell run here on both sides.
 	Checked interop.Checked `json:"checked"`
+	// Lane, OtherLane and Remedy are the cell's (interop.Cell): how the
+	// consumer reaches the array, what the other way would come to where
+	// it differs, and the fix of an exchange that raises or reads
+	// silently different values. The page shows them when a cell is
+	// opened; a matrix that leaves them out is drawn without them.
+	Lane      interop.Lane    `json:"lane,omitempty"`
+	OtherLane interop.Outcome `json:"other_lane,omitempty"`
+	Remedy    *interop.Remedy `json:"remedy,omitempty"`
 }
 
 // interopStep is an interop.Step with the ref of the rule set asked, the
@@ -200,7 +209,8 @@ func olderProducers(cat *engine.Catalog, m *interop.Matrix) []string {
 
 // cellOf is a cell of the matrix as interop.json writes it.
 func cellOf(c interop.Cell) interopCell {
-	cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device, Checked: c.Checked}
+	cell := interopCell{Outcome: c.Outcome, Short: c.Short(interopShortWidth), Error: c.Error, Device: c.Device, Checked: c.Checked,
+		Lane: c.Lane, OtherLane: c.OtherLane, Remedy: c.Remedy}
 	for _, s := range c.Steps {
 		cell.Steps = append(cell.Steps, interopStep{Ref: s.Decision.RuleSet, Step: s})
 	}

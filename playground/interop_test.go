@@ -49,6 +49,16 @@ type interopCell struct {
 			Checked map[string]string
 		}
 	}
+	Lane      string
+	OtherLane string `json:"other_lane"`
+	Remedy    *interop.Remedy
+}
+
+// sameWays says whether a cell of interop.json has the native cell's lane,
+// other lane and remedy, the fields the opened cell shows.
+func sameWays(got interopCell, want interop.Cell) bool {
+	return got.Lane == string(want.Lane) && got.OtherLane == string(want.OtherLane) &&
+		(got.Remedy == nil) == (want.Remedy == nil) && (got.Remedy == nil || *got.Remedy == *want.Remedy)
 }
 
 func getInterop(t *testing.T, h http.Handler, header ...string) (interopDoc, *http.Response) {
@@ -186,6 +196,8 @@ func interopIsNative(t *testing.T, doc interopDoc) {
 			for j, c := range r.Cells {
 				if got := v.Cells[i][j]; got.Outcome != string(c.Outcome) || len(got.Steps) != len(c.Steps) {
 					t.Errorf("%s, %s %s into %s: %s in %d steps, natively %s in %d", v.Call, r.Producer, r.Array.Platform, m.Consumers[j], got.Outcome, len(got.Steps), c.Outcome, len(c.Steps))
+				} else if !sameWays(got, c) {
+					t.Errorf("%s, %s %s into %s: lane %q, other lane %q, remedy %+v; natively %q, %q, %+v", v.Call, r.Producer, r.Array.Platform, m.Consumers[j], got.Lane, got.OtherLane, got.Remedy, c.Lane, c.OtherLane, c.Remedy)
 				}
 			}
 		}
@@ -204,8 +216,17 @@ func interopIsNative(t *testing.T, doc interopDoc) {
 			defaults++
 		}
 	}
-	if want := len(interopRowsOf(t, cat)); defaults != want || doc.Rows[defaults-1].Older {
+	native := interopRowsOf(t, cat)
+	if want := len(native); defaults != want || doc.Rows[defaults-1].Older {
 		t.Errorf("interop.json has %d rows of default versions, natively %d, want them first", defaults, want)
+	}
+	// Each cell's lane and remedy, which the page shows when it is opened.
+	for i, r := range native[:min(len(native), defaults)] {
+		for j, c := range r.Cells {
+			if got := doc.Rows[i].Cells[j]; !sameWays(got, c) {
+				t.Errorf("%s %s into %s: lane %q, other lane %q, remedy %+v; natively %q, %q, %+v", r.Producer, r.Array.Platform, doc.Consumers[j], got.Lane, got.OtherLane, got.Remedy, c.Lane, c.OtherLane, c.Remedy)
+			}
+		}
 	}
 	got, ok := cellOf(doc, "jax@v1.1", "gpu <unknown>", "torch@v3")
 	var want interop.Cell
