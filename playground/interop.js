@@ -3,7 +3,9 @@
 // producer's array (a row: producer, platform, memory kind) handed to
 // every consumer's from_dlpack (a column). Each cell says, in words as
 // well as in colour, what the exchange comes to: in place, a copy and who
-// makes it, or the exception the user sees. Opening a cell hands its
+// makes it, values that arrive silently different, or the exception the
+// user sees. Opening a cell shows how the consumer reads the array (by
+// x.__dlpack__() or the C exchange API) and the fix of a refusal, and hands its
 // deciding step to the page (a rule set and an input), so the page's own
 // decision, trace and rule highlighting show it, decided again with the
 // page's rules. The functions above the class touch no page, so
@@ -17,33 +19,123 @@ export function rowLabel(platform) {
   return platform.replaceAll("\\n", " ⏎ ").replaceAll("\n", " ⏎ ").replaceAll('"', "");
 }
 
-// The filters of the grid: which outcomes its cells show.
+// library is a ref's library: "torch@v3" -> "torch".
+export const library = (ref) => ref.split("@")[0];
+
+// The filters of the grid: which kinds of cell it shows.
 const filters = {
   all: { label: "every cell", keeps: () => true },
-  answers: { label: "crossings only (in place, copies)", keeps: (kind) => kind !== "error" },
+  answers: { label: "crossings only (in place, copies)", keeps: (kind) => kind === "in-place" || kind === "copy" },
+  silent: { label: "silently different values only", keeps: (kind) => kind === "silent" },
   errors: { label: "exceptions only", keeps: (kind) => kind === "error" },
 };
 
-// The kinds of outcome a cell is drawn as: its class (the colour), its
-// mark, and the legend's words.
+// The kinds of cell the grid draws: its class (the colour), its mark,
+// and the legend's words.
 const kinds = {
   "in-place": { mark: "✓", legend: "in place: the consumer's array shares the producer's memory" },
   copy: { mark: "⇄", legend: "a copy, and who makes it (the producer, the consumer, both)" },
+  silent: { mark: "⚠", legend: "silently different: the consumer reads other values than the producer's, and nothing raises" },
   error: { mark: "✗", legend: "the exception the user sees" },
 };
 
-// kindOf is the kind of an outcome (interop.Outcome).
-const kindOf = (outcome) => (outcome === "in_place" ? "in-place" : outcome?.endsWith("_copy") ? "copy" : "error");
+// silentType is the exception type the rules give an exchange that
+// crosses with other values than the producer's: no exception reaches
+// the user (rules/RATIONALE.md, "Why is a silent difference an error
+// outcome named `SilentlyDifferent`, decided by the consumer?").
+export const silentType = "SilentlyDifferent";
 
-// cellView is how a cell is drawn: its kind ("in-place", "copy",
-// "error"), its mark, the exception type (error cells only) and the whole
-// text after it (the cell wraps it, never cuts it), and the whole text.
+// kindOf is the kind a cell is drawn as: "in-place", "copy", "silent" or
+// "error".
+export function kindOf(cell) {
+  if (cell.outcome === "in_place") return "in-place";
+  if (cell.outcome?.endsWith("_copy")) return "copy";
+  return cell.error?.type === silentType ? "silent" : "error";
+}
+
+// cellView is how a cell is drawn: its kind, its mark, the exception
+// type in bold (or "silently different", which is no exception) and the
+// whole text after it (the cell wraps it, never cuts it), and the whole
+// text.
 export function cellView(cell) {
-  const kind = kindOf(cell.outcome);
+  const kind = kindOf(cell);
+  if (kind === "silent") {
+    const message = cell.error.message ? `: ${cell.error.message}` : "";
+    return { kind, mark: kinds[kind].mark, type: "silently different", whole: message, full: `silently different, nothing raises${message}` };
+  }
   // short is "Type: message" for an exception (interop.Cell.Short).
   const type = cell.error && cell.short.startsWith(cell.error.type) ? cell.error.type : "";
   const full = cell.error ? (cell.error.message ? `${cell.error.type}: ${cell.error.message}` : cell.error.type) : cell.short;
   return { kind, mark: kinds[kind].mark, type, whole: full.slice(type.length), full };
+}
+
+// outcomeWords is an outcome (interop.Outcome) in a few words: what an
+// exchange would come to, by a fix or by the other way to read the array.
+export function outcomeWords(outcome, producer, consumer) {
+  switch (outcome) {
+    case "in_place": return "in place";
+    case "producer_copy": return `a copy, made by ${library(producer)}`;
+    case "consumer_copy": return `a copy, made by ${library(consumer)}`;
+    case "both_copy": return `two copies, one made by ${library(producer)} and one by ${library(consumer)}`;
+    case "error": return "an exception";
+  }
+  return outcome.replaceAll("_", " ");
+}
+
+// lanes are the ways a consumer reads a producer's array
+// (interop.Lane), as its user would write them.
+const lanes = {
+  dlpack: "x.__dlpack__()",
+  c_exchange_api: "the C exchange API (type(x).__dlpack_c_exchange_api__)",
+};
+
+// laneText says how the consumer reads the producer's array, and what
+// the other way would come to where the cell says it differs; "" where
+// the cell does not say.
+export function laneText(cell, producer, consumer) {
+  if (!cell.lane) return "";
+  const c = library(consumer);
+  const verb = kindOf(cell) === "error" ? "asks for" : "reads";
+  let text = `${c} ${verb} ${library(producer)}'s array by ${lanes[cell.lane] ?? cell.lane}`;
+  if (cell.other_lane) {
+    const other = cell.lane === "dlpack" ? "c_exchange_api" : "dlpack";
+    text += `; by ${lanes[other]} instead, it would be ${outcomeWords(cell.other_lane, producer, consumer)}`;
+  }
+  return `${text}.`;
+}
+
+// fixParts is a cell's remedy in words: {fix, outcome}, the fix as its
+// user writes it and what the exchange comes to with it; null where the
+// cell has none.
+export function fixParts(cell, producer, consumer) {
+  const r = cell.remedy;
+  if (!r?.fix) return null;
+  return { fix: r.fix, outcome: r.outcome ? outcomeWords(r.outcome, producer, consumer) : "" };
+}
+
+// fixView is a cell's remedy drawn: "Fix: <code>x.contiguous()</code> →
+// in place" and a button that copies the fix; null where the cell has
+// none. testid names the paragraph.
+export function fixView(cell, producer, consumer, testid) {
+  const parts = fixParts(cell, producer, consumer);
+  if (!parts) return null;
+  const code = h("code", { class: "fix-code", "data-testid": `${testid}-code` }, parts.fix);
+  const said = h("span", { class: "muted", role: "status" });
+  return h("p", { class: "fix", "data-testid": testid },
+    h("b", {}, "Fix: "), code, parts.outcome ? ` → ${parts.outcome}` : "", " ",
+    h("button", { class: "small", "data-testid": `${testid}-copy`, "aria-label": `copy the fix, ${parts.fix}`, onclick: () => copyFix(code, said) }, "Copy"), " ", said);
+}
+
+// copyFix puts the fix's text on the clipboard, or, where the page may
+// not write it, selects the text for the person to copy; said says which.
+async function copyFix(code, said) {
+  try {
+    await navigator.clipboard.writeText(code.textContent);
+    said.textContent = "copied";
+  } catch {
+    getSelection().selectAllChildren(code);
+    said.textContent = "selected: press Ctrl+C to copy it";
+  }
 }
 
 // decidingStep is the index of the step that decided the cell's outcome:
@@ -132,6 +224,7 @@ export class InteropGrid {
     this.status = null; // the live region that says what an opening shows
     this.steps = null; // the opened cell's steps
     this.filter = "all";
+    this.remedies = false; // whether any cell of the document has a fix: where none has, a refusal's lack of one goes unsaid
   }
 
   // failed says why there is no grid: interop.json did not load.
@@ -145,6 +238,7 @@ export class InteropGrid {
     // every version (question.js).
     doc = { ...doc, rows: (doc.rows ?? []).filter((r) => !r.older) };
     this.doc = doc;
+    this.remedies = doc.rows.some((r) => r.cells.some((c) => c.remedy));
     this.opened = null; // a row of the rules before may be another array now
     const n = doc.rows?.length ?? 0, m = doc.consumers?.length ?? 0;
     this.focus = [Math.min(this.focus[0], Math.max(n - 1, 0)), Math.min(this.focus[1], Math.max(m - 1, 0))];
@@ -225,11 +319,12 @@ export class InteropGrid {
 
   cellElement(row, index, cell, col) {
     const v = cellView(cell);
+    const fix = cell.remedy?.fix ? `\nFix: ${cell.remedy.fix}` : "";
     const [fr, fc] = this.focus;
     const opened = this.opened?.row === index && this.opened?.col === col;
     return h("td", { class: `o-${v.kind}${filters[this.filter].keeps(v.kind) ? "" : " filtered"}`, "data-kind": v.kind, "data-testid": "interop-cell", "data-producer": row.producer, "data-platform": row.platform, "data-memory": row.memory, "data-consumer": this.doc.consumers[col], "data-outcome": cell.outcome },
       h("button", {
-        class: "cell", tabindex: fr === index && fc === col ? "0" : "-1", title: `${v.full}\n${checkedText(cell)}`, "aria-current": opened ? "true" : null,
+        class: "cell", tabindex: fr === index && fc === col ? "0" : "-1", title: `${v.full}${fix}\n${checkedText(cell)}`, "aria-current": opened ? "true" : null,
         "data-row": String(index), "data-col": String(col),
         onclick: () => this.open(index, col, decidingStep(cell)),
         onfocus: () => this.setFocus(index, col),
@@ -275,15 +370,20 @@ export class InteropGrid {
   stepsView() {
     const o = this.opened;
     if (!o) return [];
-    const row = this.doc.rows[o.row], cell = row.cells[o.col];
+    const row = this.doc.rows[o.row], cell = row.cells[o.col], consumer = this.doc.consumers[o.col];
+    const refused = kindOf(cell) === "error" || kindOf(cell) === "silent";
+    const lane = laneText(cell, row.producer, consumer);
     return [
       h("div", { class: "steps-head" },
-        h("h3", {}, `${row.producer} ${rowLabel(row.platform)} ${row.memory} into ${this.doc.consumers[o.col]}: ${cellView(cell).full}`),
+        h("h3", {}, `${row.producer} ${rowLabel(row.platform)} ${row.memory} into ${consumer}: ${cellView(cell).full}`),
         h("button", { class: "small", "data-testid": "interop-close", "aria-label": "close the steps (Escape)", onclick: () => this.close() }, "Close")),
+      fixView(cell, row.producer, consumer, "interop-fix") ??
+        (refused && this.remedies ? h("p", { class: "fix", "data-testid": "interop-fix" }, "No fix the rules know of makes this exchange cross.") : null),
+      lane ? h("p", { "data-testid": "interop-lane" }, lane) : null,
       h("p", { class: "muted", "data-testid": "interop-checked" }, checkedText(cell)),
       h("ol", { class: "interop-step-list" }, cell.steps.map((s, i) => h("li", { class: i === o.step ? "shown" : null },
         h("button", { class: "link", "aria-current": i === o.step ? "step" : null, onclick: () => this.open(o.row, o.col, i) }, stepText(s)),
         i === decidingStep(cell) ? h("span", { class: "muted" }, " (decided the outcome)") : null))),
-    ];
+    ].filter(Boolean);
   }
 }

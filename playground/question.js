@@ -2,14 +2,11 @@
 // library's from_dlpack, with copy=": answered in words from interop.json
 // (the matrix of the rules served, interop.go), with the step that decided
 // and a button that opens it in the page (its rule set, its input, the
-// rule highlighted). The functions above the class touch no page, so
+// rule highlighted), and the fix of a refusal. The functions above the class touch no page, so
 // test/question.test.mjs runs them in Node.
 
 import { h } from "./views.js";
-import { decidingStep } from "./interop.js";
-
-// library is a ref's library: "torch@v3" -> "torch".
-export const library = (ref) => ref.split("@")[0];
+import { decidingStep, fixView, kindOf, library, silentType } from "./interop.js";
 
 // arrayLabel is a row's array in words: its platform (a multi-line
 // platform_version shown with ⏎) and its memory kind.
@@ -29,10 +26,11 @@ export function callText(consumer, copy) {
 }
 
 // answerText is a cell's outcome in a sentence: in place, a copy and who
-// makes it, or the exception the user sees, whole.
+// makes it, values that arrive silently different, or the exception the
+// user sees, whole.
 export function answerText(cell, producer, consumer, copy) {
   const p = library(producer), c = library(consumer);
-  const on = cell.device ? ` on (${cell.device.type}, ${cell.device.id})` : "";
+  const on = cell.device ? ` on (${cell.device.device_type}, ${cell.device.device_id})` : "";
   switch (cell.outcome) {
     case "in_place": return `In place: ${c}'s array shares ${p}'s memory${on}; nothing is copied.`;
     case "producer_copy": return `A copy, made by ${p}: its __dlpack__ copies the array, and ${c} takes the copy${on}.`;
@@ -40,12 +38,10 @@ export function answerText(cell, producer, consumer, copy) {
     case "both_copy": return `Two copies: ${p}'s __dlpack__ makes one, and ${c}'s from_dlpack another${on}.`;
   }
   const e = cell.error;
+  if (e?.type === silentType) return `Silently different: ${callText(consumer, copy)} raises nothing, and ${c} reads other values than ${p}'s${e.message ? `: ${e.message}` : "."}`;
   const what = e ? (e.message ? `${e.type}: ${e.message}` : e.type) : cell.short;
   return `${callText(consumer, copy)} raises ${what}`;
 }
-
-// kindOf is the colour class of a cell's outcome.
-export const kindOf = (outcome) => (outcome === "in_place" ? "in-place" : outcome?.endsWith("_copy") ? "copy" : "error");
 
 // cellFor is the cell of interop.json for a row, a consumer's column and
 // copy (undefined: from_dlpack(x)), or null where the document has no
@@ -127,7 +123,8 @@ export class Question {
       const i = decidingStep(cell);
       const step = cell.steps[i];
       parts.push(
-        h("p", { class: `answer o-${kindOf(cell.outcome)}`, "data-testid": "answer", "data-outcome": cell.outcome }, answerText(cell, row.producer, consumer, pick.copy)),
+        h("p", { class: `answer o-${kindOf(cell)}`, "data-testid": "answer", "data-outcome": cell.outcome }, answerText(cell, row.producer, consumer, pick.copy)),
+        fixView(cell, row.producer, consumer, "answer-fix"),
         h("p", { class: "decided", "data-testid": "answer-step" },
           "Decided by ", h("button", { class: "link", "data-testid": "answer-rule", title: "show this step's input, decision and rule in the page", onclick: () => this.openStep(step, cell) },
             `rule ${step.decision.rule} of ${step.ref}`),

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { cellView, checkedText, decidingStep, producerGroups, moveTo, stepText, summaryText } from "../interop.js";
+import { cellView, checkedText, decidingStep, fixParts, kindOf, laneText, outcomeWords, producerGroups, moveTo, stepText, summaryText } from "../interop.js";
 
 const step = (ref, call, decision, attempt = 1) => ({ ref, call, attempt, input: {}, decision: { rule: "r", ruleset: ref, ...decision } });
 const cuda = { device_type: "kDLCUDA", device_type_code: 2, device_id: 0 };
@@ -84,4 +84,48 @@ test("checkedText: whether both sides were run here, and each version's releases
   const not = { run: false, producer: [{ ruleset: "numpy@v1", checked: { "2.4.6": "run", "2.4.0": "source" } }], consumer: [{ ruleset: "numpy@v2", checked: { "2.5.2": "source" }, release_warning: warned }] };
   assert.equal(checkedText({ checked: not }), `Not run here on both sides: numpy@v1: 2.4.6 (run here), 2.4.0 (source only); numpy@v2: 2.5.2 (source only); ${warned.message}.`);
   assert.equal(checkedText({}), "");
+});
+
+// A negated torch view into numpy: it crosses, and numpy reads the values
+// with their sign flipped (rules/numpy/v1/tests.yaml).
+const silent = {
+  outcome: "error", short: "SilentlyDifferent: the capsule holds the…", lane: "dlpack",
+  error: { type: "SilentlyDifferent", message: "the capsule holds the memory of a negated view (x.is_neg()), which DLPack cannot say" },
+  remedy: { kind: "resolve_neg", fix: "x.resolve_neg()", outcome: "in_place" },
+  steps: [],
+};
+
+test("a silent difference is drawn as a warning, not as an exception", () => {
+  assert.equal(kindOf(silent), "silent");
+  assert.equal(kindOf(seed), "error");
+  assert.equal(kindOf({ outcome: "in_place" }), "in-place");
+  assert.equal(kindOf({ outcome: "producer_copy" }), "copy");
+  const v = cellView(silent);
+  assert.equal(v.kind, "silent");
+  assert.equal(v.mark, "⚠");
+  assert.equal(v.type, "silently different", "in words, not as an exception type");
+  assert.equal(v.full, "silently different, nothing raises: the capsule holds the memory of a negated view (x.is_neg()), which DLPack cannot say");
+  assert.equal(cellView({ ...silent, error: { type: "SilentlyDifferent", message: "" } }).full, "silently different, nothing raises");
+});
+
+test("fixParts: the fix as the user writes it, and what it comes to", () => {
+  assert.deepEqual(fixParts(silent, "torch@v3", "numpy@v2"), { fix: "x.resolve_neg()", outcome: "in place" });
+  const contiguous = { ...seed, remedy: { kind: "contiguous", fix: "x.contiguous()", outcome: "consumer_copy" } };
+  assert.deepEqual(fixParts(contiguous, "torch@v3", "jax@v3"), { fix: "x.contiguous()", outcome: "a copy, made by jax" });
+  assert.equal(fixParts(seed, "jax@v3", "torch@v3"), null, "no remedy in the document: nothing to show");
+  assert.equal(fixParts({ ...seed, remedy: null }, "jax@v3", "torch@v3"), null);
+  assert.equal(outcomeWords("producer_copy", "numpy@v2", "torch@v3"), "a copy, made by numpy");
+  assert.equal(outcomeWords("both_copy", "numpy@v2", "torch@v3"), "two copies, one made by numpy and one by torch");
+  assert.equal(outcomeWords("error", "numpy@v2", "torch@v3"), "an exception");
+});
+
+test("laneText: how the consumer reads the array, and the other way where it differs", () => {
+  assert.equal(laneText({ outcome: "in_place", lane: "dlpack" }, "numpy@v2", "torch@v3"), "torch reads numpy's array by x.__dlpack__().");
+  assert.equal(laneText(seed, "jax@v3", "torch@v3"), "", "a cell that does not say its lane");
+  assert.equal(laneText({ ...seed, lane: "dlpack" }, "jax@v3", "torch@v3"), "torch asks for jax's array by x.__dlpack__().", "a refusal reads nothing");
+  assert.equal(laneText({ outcome: "in_place", lane: "c_exchange_api", other_lane: "consumer_copy" }, "paddle@v1", "torch@v3"),
+    "torch reads paddle's array by the C exchange API (type(x).__dlpack_c_exchange_api__); by x.__dlpack__() instead, it would be a copy, made by torch.");
+  assert.equal(laneText({ ...seed, lane: "dlpack", other_lane: "in_place" }, "paddle@v1", "torch@v3"),
+    "torch asks for paddle's array by x.__dlpack__(); by the C exchange API (type(x).__dlpack_c_exchange_api__) instead, it would be in place.");
+  assert.equal(laneText(silent, "torch@v3", "numpy@v2"), "numpy reads torch's array by x.__dlpack__().", "a silent difference is read");
 });

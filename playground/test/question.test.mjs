@@ -12,7 +12,7 @@ const raise = { outcome: "error", short: "BufferError: Unknown GPU plat…k__: <
 const doc = {
   consumers: ["numpy@v2", "torch@v3"],
   rows: [
-    { producer: "numpy@v2", platform: "(kDLCPU, 0)", memory: "host", cells: [{ outcome: "in_place" }, { outcome: "in_place", device: { type: "kDLCPU", id: 0 } }] },
+    { producer: "numpy@v2", platform: "(kDLCPU, 0)", memory: "host", cells: [{ outcome: "in_place" }, { outcome: "in_place", device: { device_type: "kDLCPU", device_type_code: 1, device_id: 0 } }] },
     { producer: "jax@v3", platform: "gpu <unknown>", memory: "device", cells: [raise, raise] },
   ],
   copies: [{ copy: true, call: "from_dlpack(x, copy=True)", cells: [[{ outcome: "consumer_copy" }, { outcome: "producer_copy" }], [raise, raise]] }],
@@ -24,6 +24,9 @@ test("answerText: in place, a copy and who makes it, or the exception, whole", (
   assert.equal(answerText({ outcome: "consumer_copy" }, "jax@v3", "torch@v3"), "A copy, made by torch: its from_dlpack copies what jax exports.");
   assert.equal(answerText(raise, "jax@v3", "torch@v3", false), "torch.from_dlpack(x, copy=False) raises BufferError: Unknown GPU platform for __dlpack__: <unknown>",
     "the whole message, not the grid's short one");
+  const silent = { outcome: "error", error: { type: "SilentlyDifferent", message: "numpy reads every value with its sign flipped" } };
+  assert.equal(answerText(silent, "torch@v3", "numpy@v2"), "Silently different: numpy.from_dlpack(x) raises nothing, and numpy reads other values than torch's: numpy reads every value with its sign flipped",
+    "a silent difference is no exception");
   assert.equal(callText("cupy@v1"), "cupy.from_dlpack(x)");
   assert.equal(callText("jax@v3", true), "jax.dlpack.from_dlpack(x, copy=True)", "JAX's own name for it");
 });
