@@ -35,7 +35,8 @@ type Row struct {
 }
 
 // Decide decides the matrix of cat. Every producer's arrays are decided
-// into every consumer, a producer's rows in its Arrays' order.
+// into every consumer, a producer's rows in its Arrays' order; a cell
+// that raises carries its remedy (FindRemedy).
 func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, error) {
 	prodRefs, consRefs := o.Producers, o.Consumers
 	if len(prodRefs) == 0 || len(consRefs) == 0 {
@@ -57,6 +58,7 @@ func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, erro
 		consumers = append(consumers, c)
 		m.Consumers = append(m.Consumers, c.Ref)
 	}
+	rem := newRemedies(cat)
 	for _, ref := range prodRefs {
 		p, err := NewProducer(ctx, cat, ref)
 		if err != nil {
@@ -71,6 +73,9 @@ func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, erro
 			for _, c := range consumers {
 				cell, err := Decide(ctx, p, a, c, o.Args)
 				if err != nil {
+					return nil, err
+				}
+				if cell.Remedy, err = rem.find(ctx, p, a, c, o.Args, cell); err != nil {
 					return nil, err
 				}
 				row.Cells = append(row.Cells, cell)
