@@ -57,3 +57,36 @@ func TestDiffEvalError(t *testing.T) {
 		t.Errorf("dlroute %s\ngot status %d, stderr %q, stdout:\n%s\nwant status 1, and in stdout:\n%s    %s", strings.Join(args, " "), status, stderr, stdout, group, failure)
 	}
 }
+
+// The matrix's part of the report, on the edit that motivates it: a
+// marker row makes JAX's GPU array whose platform_version is "<unknown>"
+// a CUDA array, and every consumer it stopped at __dlpack_device__ now
+// takes it as it takes a CUDA array. A doc edit changes no cell.
+func TestDiffMatrixMarkerEdit(t *testing.T) {
+	dir, rulesFile, ref := copyRules(t)
+	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: unknown, device: kDLCUDA, pinned_host: kDLCUDAHost}")
+
+	args := []string{"diff", "--examples", "0", ref, dir + ":" + ref}
+	stdout, stderr, status := runDlroute(t, args...)
+	_, matrix, _ := strings.Cut(stdout, "\ninterop matrix, ")
+	header := fmt.Sprintf("%s -> %s:%s beside every other library's newest version: 1122 cells compared, 5 change\n", ref, dir, ref)
+	torch := "  jax gpu <unknown> device into torch\n" +
+		"    - BufferError: Unknown GPU platform for __dlpack__: <unknown>; remedy: jax.device_put(x, jax.devices(\"cpu\")[0])\n" +
+		"    + in place (kDLCUDA, 0)\n"
+	if !strings.HasPrefix(matrix, header) || !strings.Contains(matrix, torch) || stderr != "" || status != 1 {
+		t.Fatalf("dlroute %s\ngot status %d, stderr %q, stdout:\n%s\nwant status 1, the matrix's part starting:\ninterop matrix, %s\nand holding:\n%s", strings.Join(args, " "), status, stderr, stdout, header, torch)
+	}
+	for _, into := range []string{"cupy", "jax-import", "paddle", "torch", "warp"} {
+		if !strings.Contains(matrix, "  jax gpu <unknown> device into "+into+"\n    - BufferError: Unknown GPU platform") {
+			t.Errorf("dlroute %s: no change of jax's unknown platform into %s:\n%s", strings.Join(args, " "), into, matrix)
+		}
+	}
+
+	dir, rulesFile, ref = copyRules(t)
+	insertAfter(t, rulesFile, "gpu_markers:", "doc: >-", "Markers are tried in order.")
+	stdout, stderr, status = runDlroute(t, "diff", ref, dir+":"+ref)
+	want := fmt.Sprintf("\ninterop matrix, %s -> %s:%s beside every other library's newest version: 1111 cells compared, none changes\n", ref, dir, ref)
+	if !strings.HasSuffix(stdout, want) || stderr != "" || status != 0 {
+		t.Errorf("dlroute diff %s %s:%s after a doc edit\ngot status %d, stderr %q, stdout:\n%s\nwant status 0, stdout ending:%s", ref, dir, ref, status, stderr, stdout, want)
+	}
+}
