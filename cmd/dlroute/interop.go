@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -20,8 +21,13 @@ import (
 // consumer library's from_dlpack, each exchange decided by chaining the
 // four calls of the libraries' rule sets (package internal/interop). A
 // cell is in place, a copy and who makes it, or the exception the user
-// sees. --json writes each cell whole, one JSON object per line, with
-// every step's input and decision.
+// sees. A cell that raises is marked with its remedy, the cheapest fix
+// the rules say crosses (interop.FindRemedy), listed under the table.
+// --json writes each cell whole, one JSON object per line, with every
+// step's input and decision and the remedy. --catch writes instead, for
+// each producer and consumer named, the exception types the exchange
+// raises over every version of both (interop.CatchSet) and the except
+// clause that catches them.
 //
 // The status is 0 when the matrix is decided (an exception in a cell is
 // an answer), 1 when the rules cannot decide it, 2 for a usage error.
@@ -34,9 +40,13 @@ func runInterop(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "write each cell as one line of JSON, with the steps that decided it")
 	classes := fs.Bool("arrays", false, "add a row for each kind of array whose exchanges can differ: bool, complex64, bfloat16, uint16, 0-d, empty, strided, transposed, negative-stride, read-only, requires_grad, conj, sparse")
 	width := fs.Int("width", 44, "cut each cell of the table to `N` characters (0: never)")
+	catch := fs.Bool("catch", false, "with --producer and --consumer: the exception types each exchange raises over every version of both libraries, every array, and copy None, True and False, and the except clause to paste")
 	strict := strictReleaseFlag(fs)
 	if status, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return status
+	}
+	if *catch {
+		return runCatch(fs, *rulesDir, refs(*producers), refs(*consumers), *asJSON, stdout, stderr)
 	}
 	opts := interop.Options{Producers: refs(*producers), Consumers: refs(*consumers), Classes: *classes}
 	call := "from_dlpack(x)"
@@ -113,6 +123,7 @@ func printMatrix(w io.Writer, m *interop.Matrix, call string, width int) {
 	}
 	fmt.Fprintf(w, "%s for %s of %s into %s\n\n", call, plural(len(m.Rows), "array"), plural(len(producers), "producer"), plural(len(m.Consumers), "consumer"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	remedies := &remedyNotes{}
 	classes := slices.ContainsFunc(m.Rows, func(r interop.Row) bool { return r.Array.Class != "" })
 	fmt.Fprint(tw, "producer\tplatform\tmemory")
 	if classes {
@@ -128,11 +139,12 @@ func printMatrix(w io.Writer, m *interop.Matrix, call string, width int) {
 			fmt.Fprintf(tw, "\t%s", cmp.Or(r.Array.Class, "-"))
 		}
 		for _, c := range r.Cells {
-			fmt.Fprintf(tw, "\t%s", c.Short(width))
+			fmt.Fprintf(tw, "\t%s", remedies.cell(c, width))
 		}
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	remedies.print(w)
 	printChecked(w, m)
 	if width > 0 {
 		fmt.Fprintf(w, "\nEach cell is cut to %d characters: --width 0 for whole messages, --json for each cell's calls.\n", width)
@@ -164,4 +176,130 @@ func printChecked(w io.Writer, m *interop.Matrix) {
 		fmt.Fprintf(tw, "  %s\t%s\n", v.RuleSet, checked)
 	}
 	tw.Flush()
+}
+
+// remedyNotes numbers the remedies of a table's cells: each fix and the
+// outcome it comes to once, in the order the cells meet them.
+type remedyNotes struct {
+	notes []interop.Remedy
+}
+
+// cell is c as the table shows it, cut to width with its remedy's
+// number, " [n]", inside it.
+func (r *remedyNotes) cell(c interop.Cell, width int) string {
+	if c.Remedy == nil {
+		return c.Short(width)
+	}
+	i := slices.Index(r.notes, *c.Remedy)
+	if i < 0 {
+		i = len(r.notes)
+		r.notes = append(r.notes, *c.Remedy)
+	}
+	mark := fmt.Sprintf(" [%d]", i+1)
+	if width > 0 {
+		width = max(width-len(mark), 1)
+	}
+	return c.Short(width) + mark
+}
+
+// print lists the remedies under the table.
+func (r *remedyNotes) print(w io.Writer) {
+	if len(r.notes) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nRemedies, the cheapest fix that makes each marked cell cross (decided again by the rules):")
+	for i, n := range r.notes {
+		fmt.Fprintf(w, "  [%d] %s, then %s\n", i+1, n.Fix, interop.Cell{Outcome: n.Outcome}.Short(0))
+	}
+}
+
+// runCatch is `dlroute interop --catch`: the portable catch set of each
+// producer library into each consumer library.
+func runCatch(fs *flag.FlagSet, rulesDir string, producers, consumers []string, asJSON bool, stdout, stderr io.Writer) int {
+	var conflict []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "copy" || f.Name == "arrays" || f.Name == "width" || f.Name == "strict-release" {
+			conflict = append(conflict, "--"+f.Name)
+		}
+	})
+	switch {
+	case len(producers) == 0 || len(consumers) == 0:
+		fmt.Fprintln(stderr, "error: --catch needs --producer and --consumer")
+		fmt.Fprintln(stderr, "hint: dlroute interop --catch --producer numpy --consumer torch (library names: every version; a ref such as torch@v1: that one)")
+		return 2
+	case len(conflict) > 0:
+		fmt.Fprintf(stderr, "error: --catch decides every array and copy argument; %s does not go with it\n", strings.Join(conflict, " and "))
+		fmt.Fprintln(stderr, "hint: dlroute interop --catch --producer numpy --consumer torch")
+		return 2
+	}
+	cat, err := loadCatalog(rulesDir)
+	if err != nil {
+		printError(stderr, err)
+		return 1
+	}
+	for i, p := range producers {
+		for j, c := range consumers {
+			set, err := interop.CatchSet(context.Background(), cat, p, c)
+			if err != nil {
+				printError(stderr, err)
+				if refused := (*interop.RefusedError)(nil); errors.As(err, &refused) {
+					ps, cs := interop.Libraries(cat)
+					fmt.Fprintf(stderr, "hint: producers: %s; consumers: %s (each NAME, NAME@VERSION or NAME==RELEASE)\n", strings.Join(ps, ", "), strings.Join(cs, ", "))
+					return 2
+				}
+				return 1
+			}
+			if asJSON {
+				writeJSON(stdout, set)
+				continue
+			}
+			if i+j > 0 {
+				fmt.Fprintln(stdout)
+			}
+			printCatch(stdout, set)
+		}
+	}
+	return 0
+}
+
+// printCatch writes a catch set for a person: the versions decided, the
+// types, the outcomes no except catches, and the except clause; lines
+// of at most 100 columns.
+func printCatch(w io.Writer, set *interop.Catch) {
+	fmt.Fprintf(w, "%s into %s: %s (every array; from_dlpack(x), copy=True and copy=False where taken)\n",
+		set.Producer, set.Consumer, plural(set.Exchanges, "exchange"))
+	wrapList(w, fmt.Sprintf("  producer versions (%d): ", len(set.ProducerVersions)), set.ProducerVersions)
+	wrapList(w, fmt.Sprintf("  consumer versions (%d): ", len(set.ConsumerVersions)), set.ConsumerVersions)
+	if len(set.Types) == 0 {
+		fmt.Fprintln(w, "  raises nothing")
+	} else {
+		wrapList(w, "  raises: ", set.Types)
+	}
+	if len(set.Uncatchable) > 0 {
+		wrapList(w, "  and, caught by no except: ", set.Uncatchable)
+	}
+	if set.Except != "" {
+		fmt.Fprintf(w, "  %s\n", set.Except)
+	}
+}
+
+// wrapList writes lead and items, comma-separated, wrapped at 100 columns
+// with the lines after the first indented by four spaces.
+func wrapList(w io.Writer, lead string, items []string) {
+	line := lead
+	for i, it := range items {
+		if i < len(items)-1 {
+			it += ","
+		}
+		switch {
+		case i == 0:
+			line += it
+		case len(line)+1+len(it) > 100:
+			fmt.Fprintln(w, line)
+			line = "    " + it
+		default:
+			line += " " + it
+		}
+	}
+	fmt.Fprintln(w, line)
 }

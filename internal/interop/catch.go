@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"maps"
@@ -25,10 +26,12 @@ type Catch struct {
 	// SilentlyDifferent (values read wrong, nothing raised) and the
 	// signals that kill the interpreter (SIGABRT, SIGSEGV).
 	Uncatchable []string `json:"uncatchable,omitempty"`
-	// Pairs are the version pairs decided, "producer into consumer", in
-	// the order they were; Exchanges counts the exchanges.
-	Pairs     []string `json:"pairs"`
-	Exchanges int      `json:"exchanges"`
+	// ProducerVersions and ConsumerVersions are the versions decided,
+	// each of one side into each of the other: rule-set refs, jax's as
+	// "jax@v3+jax-export@v2". Exchanges counts the exchanges.
+	ProducerVersions []string `json:"producer_versions"`
+	ConsumerVersions []string `json:"consumer_versions"`
+	Exchanges        int      `json:"exchanges"`
 	// Except is ExceptLine(Types): the except clause to paste.
 	Except string `json:"except"`
 }
@@ -83,11 +86,16 @@ func CatchSet(ctx context.Context, cat *engine.Catalog, producer, consumer strin
 	}
 	wg.Wait()
 	out := &Catch{Producer: producer, Consumer: consumer}
+	for _, p := range producers {
+		out.ProducerVersions = append(out.ProducerVersions, pairName(p))
+	}
+	for _, c := range consumers {
+		out.ConsumerVersions = append(out.ConsumerVersions, c.Ref)
+	}
 	for _, pr := range pairs {
 		if pr.err != nil {
 			return nil, pr.err
 		}
-		out.Pairs = append(out.Pairs, pairName(pr.p)+" into "+pr.c.Ref)
 		out.Exchanges += pr.exchanges
 		out.Types = append(out.Types, pr.types...)
 		out.Uncatchable = append(out.Uncatchable, pr.uncatchable...)
@@ -179,10 +187,12 @@ func producersOf(ctx context.Context, cat *engine.Catalog, name string) ([]*Prod
 		}
 	}
 	var out []*Producer
+	var refusal error // the newest version's
 	seen := map[string]bool{}
 	for _, ref := range refs {
 		p, err := NewProducer(ctx, cat, ref)
 		if refused := (*RefusedError)(nil); errors.As(err, &refused) {
+			refusal = err
 			continue
 		}
 		if err != nil {
@@ -194,8 +204,19 @@ func producersOf(ctx context.Context, cat *engine.Catalog, name string) ([]*Prod
 		}
 	}
 	if len(out) == 0 {
-		return nil, &RefusedError{Ref: name, Side: "producer", Reason: "no version of it is one"}
+		if refusal == nil { // a jax that mirrors no release
+			refusal = &RefusedError{Ref: name, Side: "producer", Reason: "no version of it mirrors a release"}
+		}
+		return nil, refusal
 	}
+	// In the catalog's order of versions: jax's, then jax-export's.
+	order := map[*engine.RuleSet]int{}
+	for i, rs := range cat.RuleSets() {
+		order[rs] = i
+	}
+	slices.SortStableFunc(out, func(a, b *Producer) int {
+		return cmp.Or(cmp.Compare(order[a.device], order[b.device]), cmp.Compare(order[a.export], order[b.export]))
+	})
 	return out, nil
 }
 
@@ -219,9 +240,11 @@ func consumersOf(cat *engine.Catalog, name string) ([]*Consumer, error) {
 		return nil, err
 	}
 	var out []*Consumer
+	var refusal error // the newest version's
 	for _, rs := range versions {
 		c, err := NewConsumer(cat, rs.Ref())
 		if refused := (*RefusedError)(nil); errors.As(err, &refused) {
+			refusal = err
 			continue
 		}
 		if err != nil {
@@ -230,7 +253,7 @@ func consumersOf(cat *engine.Catalog, name string) ([]*Consumer, error) {
 		out = append(out, c)
 	}
 	if len(out) == 0 {
-		return nil, &RefusedError{Ref: name, Side: "consumer", Reason: "no version of it is one"}
+		return nil, refusal
 	}
 	return out, nil
 }

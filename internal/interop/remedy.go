@@ -208,8 +208,14 @@ type hosted struct {
 
 // hostArray is a on the host: p's own array in host memory with a's
 // facts and the inputs that are not its place, or for a library whose
-// host copy is NumPy's (cupy's x.get()) NumPy's; nil where p has none.
+// host copy is NumPy's (cupy's x.get()) NumPy's; nil where p has none,
+// or a holds no data (a torch tensor on the meta device).
 func (r *remedies) hostArray(ctx context.Context, p *Producer, a Array) (*hosted, error) {
+	for k, v := range remedyWords[p.device.Name()].dataless {
+		if sameJSON(a.Input[k], v) {
+			return nil, nil // nothing to copy
+		}
+	}
 	if remedyWords[p.device.Name()].hostIsNumPy {
 		np, b, err := r.numpyArray(ctx, p, a)
 		if err != nil || np == nil {
@@ -385,7 +391,7 @@ func consumerLibrary(c *Consumer) string {
 var remedyWords = map[string]libraryWords{
 	"numpy": {fromDLPack: "np.from_dlpack", fixes: map[string]string{
 		RemedyContiguous: "np.ascontiguousarray(x)", RemedyWriteable: "x.copy()", RemedyCast: "x.astype(np.float32)", RemedyHostCopy: "x.copy()"}},
-	"torch": {fromDLPack: "torch.from_dlpack", fixes: map[string]string{
+	"torch": {fromDLPack: "torch.from_dlpack", dataless: engine.Input{"device_type": "meta"}, fixes: map[string]string{
 		RemedyDetach: "x.detach()", RemedyResolveNeg: "x.resolve_neg()", RemedyResolveConj: "x.resolve_conj()",
 		RemedyDense: "x.to_dense()", RemedyContiguous: "x.contiguous()", RemedyWriteable: "x.clone()",
 		RemedyCast: "x.to(torch.float32)", RemedyHostCopy: "x.cpu()"}},
@@ -412,6 +418,9 @@ type libraryWords struct {
 	takesCapsule bool
 	// hostIsNumPy: its host copy is a NumPy array (cupy's x.get()).
 	hostIsNumPy bool
+	// dataless are inputs whose value says the array holds no data, so
+	// that no copy of it holds any: torch's meta device.
+	dataless engine.Input
 }
 
 // plainFixes are the fixes of an array of a library remedyWords does not

@@ -103,6 +103,11 @@ func TestFindRemedy(t *testing.T) {
 		producer: "numpy", class: "complex64", consumer: "pyarrow",
 		errType: "ArrowInvalid",
 	}, {
+		// x.cpu() of a meta tensor raises: it holds no data.
+		name:     "a meta tensor has no host copy",
+		producer: "torch", platform: "meta", memory: "-", consumer: "numpy",
+		errType: "BufferError",
+	}, {
 		name:     "a CPU array into cupy: no fix the rules know",
 		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "cupy",
 		errType: "TypeError",
