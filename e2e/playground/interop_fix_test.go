@@ -1,16 +1,21 @@
 package playground
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/interop"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
+	"github.com/dlroute/dlroute/rules"
 )
 
 // What an opened cell says besides its steps: the fix of a refusal
@@ -250,4 +255,48 @@ func TestPlaygroundInteropFix(t *testing.T) {
 		q.screenshot("41-interop-fix-phone.png")
 		q.axe("a cell with a fix opened, at a phone's width")
 	})
+}
+
+// TestPlaygroundInteropRealFix opens the seed's cell of the real matrix,
+// a JAX GPU array of an unknown platform into torch, as `dlroute
+// playground` serves it, and reads the fix the native matrix gives it,
+// in the opened cell and in the question's answer.
+func TestPlaygroundInteropRealFix(t *testing.T) {
+	testenv.Short(t, "the playground in a browser")
+	cat, err := engine.Load(rules.FS, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := interop.Options{}.Decide(context.Background(), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := cellAt{"jax@v3", "gpu <unknown>", "device", "torch@v3"}
+	var want *interop.Remedy
+	col := slices.Index(m.Consumers, seed.consumer)
+	for _, r := range m.Rows {
+		if r.Producer == seed.producer && r.Array.Platform == seed.platform && r.Array.Memory == seed.memory && col >= 0 {
+			want = r.Cells[col].Remedy
+		}
+	}
+	if want == nil {
+		t.Fatalf("the native matrix has no fix for %s %s into %s; this test reads one", seed.producer, seed.platform, seed.consumer)
+	}
+	outcome := map[interop.Outcome]string{interop.InPlace: "in place", interop.ConsumerCopy: "a copy, made by torch", interop.ProducerCopy: "a copy, made by jax", interop.BothCopy: "two copies, one made by jax and one by torch"}[want.Outcome]
+	line := "Fix: " + want.Fix + " → " + outcome
+
+	ctx := browser(t)
+	p := page{t, ctx}
+	p.open(servePlayground(t))
+	p.waitFor("the grid", `document.querySelectorAll('[data-testid=interop-cell]').length > 0`)
+	if got := p.text("answer-fix"); !strings.HasPrefix(got, line) {
+		t.Errorf("the question's answer gives the fix %q; the native matrix's is %q", got, line)
+	}
+	got := p.openCell(seed)
+	if got.Code != want.Fix || !strings.HasPrefix(got.Fix, line) {
+		t.Errorf("the seed's cell opened says %+v; the native matrix's fix is %q", got, line)
+	}
+	if got.Lane != "torch asks for jax's array by x.__dlpack__()." {
+		t.Errorf("the seed's cell says of its lane %q, want x.__dlpack__()", got.Lane)
+	}
 }
