@@ -24,26 +24,26 @@ func TestCatchSet(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		producer, consumer string
-		pair               string   // one of the pairs decided
+		pversion, cversion string   // one version of each side decided
 		types              []string // some of the types
 		uncatchable        []string // some of the outcomes no except catches
 		witness            witness  // one exchange of the set
 	}{{
 		// numpy@v2's kDLCUDAHost array: torch 2.15 imports no kDLCUDAHost
 		// capsule; torch 1.13-2.13 abort on a negative stride.
-		producer: "numpy", consumer: "torch", pair: "numpy@v0.1 into torch@v0.1",
+		producer: "numpy", consumer: "torch", pversion: "numpy@v0.1", cversion: "torch@v0.1",
 		types: []string{"BufferError", "RuntimeError", "TypeError"}, uncatchable: []string{"SIGABRT"},
 		witness: witness{"numpy", "(kDLCUDAHost, 0)", "-", "torch", nil, "BufferError"},
 	}, {
 		// jax 0.4.20's __dlpack__ takes no dl_device, which numpy passes
 		// with copy=True and does not ask again without.
-		producer: "jax", consumer: "numpy", pair: "jax@v0+jax-export@v0.1 into numpy@v2",
+		producer: "jax", consumer: "numpy", pversion: "jax@v0+jax-export@v0.1", cversion: "numpy@v2",
 		types:   []string{"TypeError"},
 		witness: witness{"jax==0.4.20", "cpu cpu", "device", "numpy", engine.Input{"copy": true}, "TypeError"},
 	}, {
 		// torch 1.13's from_dlpack takes no copy; a negated view is
 		// silently different, which no except catches.
-		producer: "jax", consumer: "torch", pair: "jax@v3+jax-export@v2 into torch@v3",
+		producer: "jax", consumer: "torch", pversion: "jax@v3+jax-export@v2", cversion: "torch@v3",
 		types: []string{"BufferError", "TypeError"}, uncatchable: []string{SilentlyDifferent},
 		witness: witness{"jax==0.4.20", "cpu cpu", "device", "torch@v1", engine.Input{"copy": true}, "TypeError"},
 	}}
@@ -53,8 +53,8 @@ func TestCatchSet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Contains(got.Pairs, tt.pair) {
-				t.Errorf("pairs %q; want %s among them", got.Pairs, tt.pair)
+			if !slices.Contains(got.ProducerVersions, tt.pversion) || !slices.Contains(got.ConsumerVersions, tt.cversion) {
+				t.Errorf("versions %q into %q; want %s into %s among them", got.ProducerVersions, got.ConsumerVersions, tt.pversion, tt.cversion)
 			}
 			for _, typ := range tt.types {
 				if !slices.Contains(got.Types, typ) {
@@ -95,8 +95,8 @@ func TestCatchSetOfOneVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got.Pairs, []string{"torch@v1 into jax-import@v1.1"}) {
-		t.Errorf("pairs %q; want torch@v1 into jax-import@v1.1 alone", got.Pairs)
+	if !slices.Equal(got.ProducerVersions, []string{"torch@v1"}) || !slices.Equal(got.ConsumerVersions, []string{"jax-import@v1.1"}) {
+		t.Errorf("versions %q into %q; want torch@v1 into jax-import@v1.1 alone", got.ProducerVersions, got.ConsumerVersions)
 	}
 }
 
