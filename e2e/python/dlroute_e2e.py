@@ -15,8 +15,8 @@ object a line on the file descriptor $DLROUTE_E2E_FD:
   last line, as a case or an exchange ends, so that a step of minutes
   (the exchanges, each of whose children starts an interpreter) still
   prints a line each PROGRESS_EVERY;
-- ``{"event": "report", "report": ..., "table": ...}`` once the `report`
-  fixture of python/tests/test_real_libraries.py has run the conformance
+- ``{"event": "report", "report": ..., "table": ...}`` once the session
+  fixture `report` of python/tests/conftest.py has run the conformance
   runner: the report as ``python -m dlroute check --json`` prints it, and
   as text, as the command prints it. The Go test checks it, so that the
   runner runs once per stack, not again as a command.
@@ -32,8 +32,9 @@ from typing import Any
 import pytest
 
 _FD = int(os.environ["DLROUTE_E2E_FD"])
-#: the fixture whose value is the conformance runner's report, and its file
-_REPORT_FIXTURE = ("report", "test_real_libraries.py")
+#: the fixture whose value is the conformance runner's report, and its
+#: conftest.py's directory, as pytest's node ids name it
+_REPORT_FIXTURE = ("report", "tests")
 
 #: how long a step runs before a line says how far it is: the test
 #: command prints a line at least every 60 s (issue 36), and one case or
@@ -125,8 +126,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Any:
     value = yield
-    name, module = _REPORT_FIXTURE
-    if fixturedef.argname == name and fixturedef.baseid.endswith(module):
+    name, directory = _REPORT_FIXTURE
+    if fixturedef.argname == name and fixturedef.baseid == directory:
         from dlroute import check
 
         _send(event="report", report=value.to_json(), table=check.table(value))

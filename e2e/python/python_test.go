@@ -92,9 +92,10 @@ var pythonStacks = []pythonStack{
 // Each step is a subtest, which the test command prints as it ends: the
 // build of the library and the command, the stack's venv, each test file
 // of pytest's one run, and check, which checks the conformance runner's
-// report (`python -m dlroute check`), made once per stack by
-// python/tests/test_real_libraries.py inside that run and handed over by
-// the pytest plugin dlroute_e2e.py.
+// report (`python -m dlroute check`), made once per stack inside that run
+// (the session fixture report of python/tests/conftest.py, which
+// test_real_libraries.py and test_check.py read) and handed over by the
+// pytest plugin dlroute_e2e.py.
 func TestPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the Python tests take minutes")
@@ -151,7 +152,7 @@ func runPythonTests(t *testing.T, python string, b built, s *pythonStack) {
 	}
 	t.Run("check", func(t *testing.T) {
 		if report == nil {
-			t.Fatalf("pytest's run handed over no conformance report: the %s fixture of %s did not run (or %s no longer finds it)", "report", "python/tests/test_real_libraries.py", "e2e/python/dlroute_e2e.py")
+			t.Fatalf("pytest's run handed over no conformance report: the %s fixture of %s did not run (or %s no longer finds it)", "report", "python/tests/conftest.py", "e2e/python/dlroute_e2e.py")
 		}
 		t.Logf("python -m dlroute check %s, as pytest's run made it:\n%s", strings.Join(checkedLibraries, " "), report.Table)
 		for _, d := range report.Report.Differences {

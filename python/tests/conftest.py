@@ -9,9 +9,14 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from dlroute import check
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -30,6 +35,22 @@ def dlroute_cli(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli") / "dlroute"
     subprocess.run(["go", "build", "-o", str(out), "./cmd/dlroute"], cwd=ROOT, check=True)
     return out
+
+
+@pytest.fixture(scope="session")
+def report() -> check.Report:
+    """The conformance runner's one run of the session (`python -m dlroute
+    check`, every installed library it knows, every case of the version
+    that covers each release, and the exchanges of every pair): made once
+    for test_real_libraries.py, which checks that it agrees, and for
+    test_check.py's tests that read its rows, each of which ran the
+    runner again. The e2e tier's TestPython checks it too (the plugin
+    e2e/python/dlroute_e2e.py hands it over)."""
+    from dlroute import check
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return check.run([lib for lib in check.LIBRARIES if check.installed(lib)])
 
 
 def run_python(code: str, *, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

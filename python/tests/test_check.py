@@ -29,16 +29,6 @@ def shipped() -> Iterator[dlroute.Engine]:
         yield engine
 
 
-@pytest.fixture(scope="module")
-def cases_of_torch_and_jax() -> check.Report:
-    """The runner's report of every case of the installed torch's and
-    jax's versions (jax, jax-export, jax-import), without exchanges: made
-    once for the tests that read their rows, where each ran it again. The
-    exchanges, and every installed library at once, are
-    test_real_libraries.py's run."""
-    return check.run([lib for lib in ("torch", "jax") if check.installed(lib)], exchanges=False)
-
-
 def test_a_wrong_message_in_the_rules_is_a_difference(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """A copy of the rules whose covering jax version words one error
     otherwise than the installed jax: the runner reports it, byte for byte,
@@ -65,10 +55,9 @@ def test_a_wrong_message_in_the_rules_is_a_difference(tmp_path: Path, capsys: py
     assert row["differ"] == len(diffs) > 0 and row["agree"] + row["differ"] == row["run"]
 
 
-def test_a_case_that_needs_a_gpu_is_unreachable_with_its_reason(cases_of_torch_and_jax: check.Report) -> None:
+def test_a_case_that_needs_a_gpu_is_unreachable_with_its_reason(report: check.Report) -> None:
     """A torch case on a cuda tensor is counted, not run, where torch has
     no CUDA device, and so is a jax-export case for a cuda client."""
-    report = cases_of_torch_and_jax
     if not report.targets:
         pytest.skip("neither torch nor jax is installed")
     away = [r for r in report.results if r.status == "unreachable"]
@@ -197,17 +186,16 @@ def test_every_exchange_is_counted_even_where_the_engine_cannot_answer() -> None
     assert row["unreachable"] == len(into_jax) and row["run"] == 0
 
 
-def test_jax_as_a_consumer_is_run(cases_of_torch_and_jax: check.Report) -> None:
+def test_jax_as_a_consumer_is_run(report: check.Report) -> None:
     """jax's from_dlpack is checked three ways, each agreeing on this
     release: jax-import's cases, real producers into jax.dlpack.from_dlpack
     and jnp.from_dlpack (numpy arrays 64-byte aligned and not, with every
     copy=, among them), and each of numpy's arrays exchanged into jax. The
-    third is test_real_libraries.py's run, whose exchanges
-    test_exchanges_agree checks, and TestPython's check (e2e/python) finds
-    every numpy->jax row of that run agreeing."""
+    third is the exchanges of the same run (conftest.py's report), which
+    test_real_libraries.py's test_exchanges_agree checks, and TestPython's
+    check (e2e/python) finds every numpy->jax row of it agreeing."""
     if not (check.installed("numpy") and check.installed("jax")):
         pytest.skip("needs numpy and jax")
-    report = cases_of_torch_and_jax
     target = next(t for t in report.targets if t.ruleset == "jax-import")
     assert target.covered and target.ref.startswith("jax-import@")
     rows = [r for r in report.results if r.ref == target.ref]
@@ -252,7 +240,7 @@ def _torch_cases(report: check.Report) -> dict[str, tuple[dict, check.Result]]:
     return {r.case: (inputs[r.case], r) for r in report.results if r.ref == ref}
 
 
-def test_a_torch_case_runs_where_its_build_facts_are_this_torchs(cases_of_torch_and_jax: check.Report) -> None:
+def test_a_torch_case_runs_where_its_build_facts_are_this_torchs(report: check.Report) -> None:
     """A case is unreachable only for a device or build this torch lacks:
     dl_device kDLCUDAHost is refused on any torch (no CUDA device needed),
     device='xpu' on a build without XPU runs on one, and a CPU-only build's
@@ -261,7 +249,7 @@ def test_a_torch_case_runs_where_its_build_facts_are_this_torchs(cases_of_torch_
         pytest.skip("torch is not installed")
     import torch
 
-    cases = _torch_cases(cases_of_torch_and_jax)
+    cases = _torch_cases(report)
     host = [r for inp, r in cases.values() if inp.get("call") == "__dlpack__" and inp.get("dl_device") == [3, 0]]
     xpu = [r for inp, r in cases.values() if str(inp.get("device", "")).startswith("xpu")
            and inp.get("xpu_build") is False]

@@ -49,12 +49,28 @@ LINES = [
 ]
 
 
+def alone(answer: str, n: int) -> str:
+    """The command's answer to the n-th line of its input as it answers
+    that line alone, the first: an error line names its line, which must
+    be n."""
+    for kind in ("input_error", "eval_error"):
+        error = f'{{"{kind}":{{"line":'
+        if answer.startswith(error):
+            assert answer.startswith(f"{error}{n},"), f"the command's answer to line {n}: {answer}"
+            return f"{error}1," + answer[len(f"{error}{n},"):]
+    return answer
+
+
 @pytest.mark.parametrize("ref", ["jax", "jax@v1", "jax@v2", "exchange", "exchange@v1"])
 def test_resolve_json_is_the_commands_line(engine: dlroute.Engine, dlroute_cli: Path, ref: str) -> None:
+    # One command for every line (each start loads every rule set), and
+    # each line alone to resolve_json: the command's answer to line n is
+    # the one it gives that line alone, but for the line an error names.
     rs = engine.ruleset(ref)
-    for line in LINES:
-        # Each line alone, as resolve_json answers it.
-        assert [rs.resolve_json(line)] == cli_lines(dlroute_cli, ref, [line]), line
+    answers = cli_lines(dlroute_cli, ref, LINES)
+    assert len(answers) == len(LINES), answers
+    for n, (line, answer) in enumerate(zip(LINES, answers), 1):
+        assert rs.resolve_json(line) == alone(answer, n), line
 
 
 def test_resolve_json_takes_bytes_that_are_not_utf8(engine: dlroute.Engine) -> None:

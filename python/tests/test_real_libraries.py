@@ -14,8 +14,6 @@ as 1.13.0, which torch@v1 covers.)
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 from dlroute import check
@@ -24,12 +22,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:Failed to initialize NumPy:UserW
 
 INSTALLED = [lib for lib in check.LIBRARIES if check.installed(lib)]
 
-
-@pytest.fixture(scope="module")
-def report() -> check.Report:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return check.run(INSTALLED)
+# report, the runner's run over INSTALLED, is conftest.py's: one run for
+# this file and test_check.py.
 
 
 def test_something_is_installed() -> None:
