@@ -82,6 +82,17 @@ func TestDiffMatrixMarkerEdit(t *testing.T) {
 		}
 	}
 
+	// jax-export is no library of its own: its two sides compare the
+	// matrices of the two rules directories, each library's newest
+	// version. Its inputs are refused here (exit 2), and the matrix is
+	// still compared.
+	args = []string{"diff", "--max-inputs", "1", "jax-export", dir + ":jax-export"}
+	stdout, stderr, status = runDlroute(t, args...)
+	header = fmt.Sprintf("interop matrix, the embedded rules -> %s (every library's newest version): 1122 cells compared, 5 change\n", dir)
+	if !strings.HasPrefix(stdout, header) || !strings.Contains(stdout, torch) || !strings.HasPrefix(stderr, "error: the rules of jax-export@") || status != 2 {
+		t.Errorf("dlroute %s\ngot status %d, stderr %q, stdout:\n%s\nwant status 2, the domain's error, and stdout starting:\n%s", strings.Join(args, " "), status, stderr, stdout, header)
+	}
+
 	dir, rulesFile, ref = copyRules(t)
 	insertAfter(t, rulesFile, "gpu_markers:", "doc: >-", "Markers are tried in order.")
 	stdout, stderr, status = runDlroute(t, "diff", ref, dir+":"+ref)
