@@ -20,6 +20,12 @@ import (
 // __dlpack__ decided: its device, and its kind where the decision names
 // one. The capsule's DLPack version is left at the consumer's default.
 //
+// Every cell crosses by LaneDLPack, and its OtherLane is empty: no
+// consumer's from_dlpack among the rule sets reads the C exchange API of
+// a producer's type, even where the type exposes one (Producer.CExchange:
+// torch 2.10 on, paddle 3.3); each calls __dlpack__ (rules/README.md, "The
+// C exchange lane").
+//
 // An exception any rule set decides is an answer, in the cell. Decide
 // returns an error only when a rule set cannot answer (an input it does
 // not declare, a value the shape needs that it does not name, an

@@ -300,3 +300,36 @@ func TestShort(t *testing.T) {
 		}
 	}
 }
+
+// No consumer takes the C lane: a producer whose type exposes the C
+// exchange API (torch 2.15, paddle 3.3) crosses into every consumer by
+// __dlpack__, and no cell has an outcome by another lane.
+func TestEveryCellCrossesByTheDLPackLane(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	_, consumers := Libraries(cat)
+	for _, ref := range []string{"torch@v3", "paddle@v1"} {
+		p, err := NewProducer(ctx, cat, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if api, err := p.CExchange(ctx, p.Arrays[0]); err != nil || len(api) == 0 {
+			t.Fatalf("%s.CExchange = %v, %v; want the API its type exposes", ref, api, err)
+		}
+		for _, cref := range consumers {
+			c, err := NewConsumer(cat, cref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range p.Arrays {
+				cell, err := Decide(ctx, p, a, c, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cell.Lane != LaneDLPack || cell.OtherLane != "" {
+					t.Errorf("%s into %s, %s / %s: lane %q, other lane %q; want %q and none", ref, cref, a.Platform, a.Memory, cell.Lane, cell.OtherLane, LaneDLPack)
+				}
+			}
+		}
+	}
+}

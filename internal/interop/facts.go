@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -206,4 +207,82 @@ func checkFacts(facts engine.Input, ref string) error {
 		}
 	}
 	return nil
+}
+
+// CExchangeAPI is one attribute through which a producer's array type
+// exposes DLPack 1.3's C exchange API (rules/README.md, "The C exchange
+// lane"): a C extension reads it from type(x), not from x, and exchanges
+// without calling x.__dlpack__.
+type CExchangeAPI struct {
+	// Attribute is the type's attribute: __dlpack_c_exchange_api__
+	// (DLPack 1.3's name) or __c_dlpack_exchange_api__ (TVM FFI 0.1.0 to
+	// 0.1.4's).
+	Attribute string `json:"attribute"`
+	// Form is "capsule", a PyCapsule named dlpack_exchange_api holding
+	// the DLPackExchangeAPI, or "int", the struct's address.
+	Form string `json:"form"`
+	// Version is the DLPack version of the struct's header,
+	// [major, minor].
+	Version [2]int64 `json:"version"`
+}
+
+// CExchange says how the type of p's array a exposes the C exchange API:
+// the value c_exchange_api of the rule set that answers p's __dlpack__,
+// one CExchangeAPI for each attribute in the order the rules list them;
+// none where the rule set names no such value (the type has neither
+// attribute: numpy, JAX, torch before 2.10). An error where the value is
+// not a list of maps with a string attribute and form and a version of
+// two ints.
+func (p *Producer) CExchange(ctx context.Context, a Array) ([]CExchangeAPI, error) {
+	rs := p.ruleSet(CallExport)
+	in, err := p.input(CallExport, a, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	x, err := rs.Explain(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", rs.Ref(), CallExport, err)
+	}
+	if !slices.ContainsFunc(x.Trace.Values, func(v engine.ValueStep) bool { return v.Name == cExchangeValue }) {
+		return nil, nil
+	}
+	v, err := value(x, cExchangeValue)
+	if err != nil {
+		return nil, err
+	}
+	return cExchangeOf(rs.Ref(), v)
+}
+
+// cExchangeValue is the value a producer's rule set names for its type's
+// C exchange API.
+const cExchangeValue = "c_exchange_api"
+
+func cExchangeOf(ref string, v any) ([]CExchangeAPI, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("%s's value %s is %v: %s; want a list of {attribute, form, version: [major, minor]}", ref, cExchangeValue, v, why)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, bad("not a list")
+	}
+	var out []CExchangeAPI
+	for _, e := range list {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, bad("an entry is not a map")
+		}
+		attr, ok1 := m["attribute"].(string)
+		form, ok2 := m["form"].(string)
+		ver, ok3 := m["version"].([]any)
+		if !ok1 || !ok2 || !ok3 || len(ver) != 2 {
+			return nil, bad("an entry lacks a string attribute or form, or a version of two ints")
+		}
+		major, ok1 := asInt(ver[0])
+		minor, ok2 := asInt(ver[1])
+		if !ok1 || !ok2 {
+			return nil, bad("a version is not two ints")
+		}
+		out = append(out, CExchangeAPI{Attribute: attr, Form: form, Version: [2]int64{major, minor}})
+	}
+	return out, nil
 }

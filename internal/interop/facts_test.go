@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -178,5 +179,64 @@ func TestMatrixClasses(t *testing.T) {
 		if g := strings.Join(got[p], " "); g != w {
 			t.Errorf("%s's classes: %s, want %s", p, g, w)
 		}
+	}
+}
+
+// A producer's type exposes the C exchange API as its rules say, read off
+// the rule files by hand: torch 2.10 on one capsule attribute of DLPack
+// 1.3, paddle 3.3 two; torch 2.9, numpy and JAX none.
+func TestCExchange(t *testing.T) {
+	cat := shipped(t)
+	std := CExchangeAPI{Attribute: "__dlpack_c_exchange_api__", Form: "capsule", Version: [2]int64{1, 3}}
+	tvm := CExchangeAPI{Attribute: "__c_dlpack_exchange_api__", Form: "capsule", Version: [2]int64{1, 3}}
+	tests := []struct {
+		producer string
+		want     []CExchangeAPI
+	}{
+		{"torch==2.10.0", []CExchangeAPI{std}},
+		{"torch==2.13.0", []CExchangeAPI{std}},
+		{"torch@v3", []CExchangeAPI{std}},
+		{"torch==2.9.1", nil},
+		{"torch@v1", nil},
+		{"paddle@v1", []CExchangeAPI{std, tvm}},
+		{"numpy", nil},
+		{"jax", nil},
+	}
+	for _, tt := range tests {
+		p, err := NewProducer(context.Background(), cat, tt.producer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range p.Arrays {
+			got, err := p.CExchange(context.Background(), a)
+			if err != nil {
+				t.Fatalf("%s.CExchange(%s / %s): %v", tt.producer, a.Platform, a.Memory, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s.CExchange(%s / %s) = %+v, want %+v", tt.producer, a.Platform, a.Memory, got, tt.want)
+			}
+		}
+	}
+}
+
+// A c_exchange_api value that is not what the shape needs is an error
+// naming the rule set and the value, never a half-read API.
+func TestCExchangeRefusesAMalformedValue(t *testing.T) {
+	ok := map[string]any{"attribute": "__dlpack_c_exchange_api__", "form": "capsule", "version": []any{int64(1), int64(3)}}
+	for _, v := range []any{
+		"capsule",
+		[]any{"__dlpack_c_exchange_api__"},
+		[]any{map[string]any{"attribute": "__dlpack_c_exchange_api__", "form": "capsule"}},
+		[]any{map[string]any{"attribute": "__dlpack_c_exchange_api__", "form": "capsule", "version": []any{int64(1)}}},
+		[]any{map[string]any{"attribute": "__dlpack_c_exchange_api__", "form": "capsule", "version": []any{"1", "3"}}},
+		[]any{ok, map[string]any{"attribute": 1, "form": "capsule", "version": []any{int64(1), int64(3)}}},
+	} {
+		got, err := cExchangeOf("torch@v3", v)
+		if err == nil || !strings.Contains(err.Error(), "torch@v3's value c_exchange_api") {
+			t.Errorf("cExchangeOf(%v) = %v, %v; want an error naming torch@v3's value c_exchange_api", v, got, err)
+		}
+	}
+	if got, err := cExchangeOf("torch@v3", []any{ok}); err != nil || len(got) != 1 || got[0].Version != [2]int64{1, 3} {
+		t.Errorf("cExchangeOf(one good entry) = %v, %v", got, err)
 	}
 }
