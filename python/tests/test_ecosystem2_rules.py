@@ -14,7 +14,7 @@ import pytest
 
 from dlroute import check, load
 from dlroute.check._libraries import CHECKERS
-from dlroute.check._paddle import dlpack_device
+from dlroute.check._base import device_of
 from dlroute.check._tensorflow import TensorflowChecker, tensor_device
 from dlroute.check._warp import make_capsule
 
@@ -109,7 +109,7 @@ class _DLDeviceType(enum.IntEnum):
 
 
 def test_paddles_none_device_id_reads_as_0() -> None:
-    assert dlpack_device(SimpleNamespace(__dlpack_device__=lambda: (_DLDeviceType.kDLCPU, None))) == [1, 0]
+    assert device_of(SimpleNamespace(__dlpack_device__=lambda: (_DLDeviceType.kDLCPU, None))) == [1, 0]
 
 
 def test_numpy_into_mlx_is_a_copy_mlx_makes(engine) -> None:

@@ -16,10 +16,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable
 
-from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
-from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised,
-                    run_child)
+from .._capsules import CapsuleProducer
+from ._base import Checker, Outcome, Unreachable, case_capsule, raised, run_child
 
 #: The names of array_api_strict's devices (_devices.py, 2.6 on; before,
 #: the last is absent, and a case naming it is refused as no Device).
@@ -57,7 +55,7 @@ class ArrayApiStrictChecker(Checker):
         finally:
             xp.reset_array_api_strict_flags()
 
-    def array(self, inp: dict[str, Any]) -> Any:
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
         if list(inp.get("origin_device", [1, 0])) != [1, 0]:
             raise Unreachable("needs an array_api_strict array on numpy memory of another device")
         # float32, the ordinary array, which every device has (no_float64 has no float64)
@@ -68,39 +66,16 @@ class ArrayApiStrictChecker(Checker):
         return x
 
     def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
-        call = inp.get("call")
-        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
-            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        dflt = defaults(rs)
-        explanation = rs.explain(inp)
-        if call == "__dlpack_device__":
-            try:
-                got: Outcome = {"device": [int(v) for v in self.array(inp).__dlpack_device__()]}
-            except Unreachable:
-                raise
-            except Exception as e:
-                got = raised(e)
-            return decided_device(explanation), got
-        if call == "__dlpack__":
-            x = self.array(inp)
-            return decided_export(explanation), self._with_flags(
-                inp, dflt, lambda: export(x, dlpack_kwargs(inp), x._array.ctypes.data))
-        if call == "request":
-            def consumer(producer: Any, **kwargs: Any) -> Any:
-                if "device" in kwargs:
-                    kwargs["device"] = self._device(kwargs["device"])
-                return self.xp.from_dlpack(producer, **kwargs)
+        """Checker.run under the case's api_version flag."""
+        from ._arrays import defaults
 
-            producer = tuple(inp.get("producer_device", [1, 0]))
-            return self._with_flags(inp, dflt, lambda: request(consumer, inp, explanation, producer))
-        negated = negated_import(self.xp.from_dlpack, inp, decided_import(explanation))
-        if negated is not None:  # a real negated torch view, where torch is installed
-            return decided_import(explanation), negated
+        return self._with_flags(inp, defaults(rs), lambda: super(ArrayApiStrictChecker, self).run(name, inp, rs))
+
+    def imported(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         if not inp.get("ml_dtypes", False) and "ml_dtypes" in sys.modules:
             # a process that has not imported ml_dtypes (this one has)
-            got = run_child({"kind": "import", "library": self.library, "inp": inp, "dflt": dflt})
-            return empty_aware(inp, decided_import(explanation), got)
-        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+            return run_child({"kind": "import", "library": self.library, "inp": inp, "dflt": dflt})
+        return self.import_(inp, dflt)
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         """array_api_strict.from_dlpack of a capsule made by hand as the
@@ -110,12 +85,7 @@ class ArrayApiStrictChecker(Checker):
                 import ml_dtypes  # noqa: F401  (registers its dtypes with numpy 2.5)
             except ImportError:
                 raise Unreachable("needs ml_dtypes installed") from None
-        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
-        kind = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned")
-        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
-        capsule = make_capsule(dev, versioned=kind == "dltensor_versioned", version=version,
-                               **capsule_facts(inp, dflt))
-        pointer = read_capsule(capsule)["data"]
+        capsule, dev, pointer = case_capsule(inp, dflt, kind="dltensor_versioned")
         try:
             # the producer's __dlpack_device__ (2.6 reads it) is the capsule's unless the case says
             producer = CapsuleProducer(capsule, tuple(inp.get("producer_device", dev)))
@@ -139,6 +109,10 @@ class ArrayApiStrictChecker(Checker):
         return facts_of(x._array)
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
+        """from_dlpack(x, **kwargs), a device named by its name (a case's
+        ``device1``) passed as that Device."""
+        if "device" in kwargs:
+            kwargs = {**kwargs, "device": self._device(kwargs["device"])}
         return self.xp.from_dlpack(x, **kwargs)
 
     def consumer_inputs(self) -> dict[str, Any]:

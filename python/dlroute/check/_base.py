@@ -290,10 +290,23 @@ def compare(want: Outcome, got: Outcome) -> bool:
 # --- running --------------------------------------------------------------------
 
 
+#: The calls a case of a library's own rule set makes (its ``call`` input);
+#: the rules refuse any other, and no library has one to run.
+CALLS = ("__dlpack_device__", "__dlpack__", "request", "from_dlpack")
+
+
 class Checker:
     """One library's side: ``rulesets`` it is checked by, and ``run(name,
     input, explanation)`` giving the observed outcome and the decided one, or
-    raising Unreachable. ``sweeps`` are generated cases beside tests.yaml's."""
+    raising Unreachable. ``sweeps`` are generated cases beside tests.yaml's.
+
+    :meth:`run` is the dispatch every library's rule set shares; a library
+    gives its own parts as hooks: :meth:`case_array` (the array a case
+    describes), :meth:`import_` (its from_dlpack of a capsule made by hand)
+    and :meth:`consume`, and where it needs them :meth:`reachable`,
+    :meth:`data_pointer`, :meth:`requested` and :meth:`imported`. numpy,
+    torch, cupy and jax, whose rule sets run other calls too, have a
+    ``run`` of their own."""
 
     library: str = ""
     rulesets: tuple[str, ...] = ()
@@ -303,7 +316,75 @@ class Checker:
 
     def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
         """(decided, observed) for one case of rule set ``name``'s version
-        ``rs``; raises Unreachable."""
+        ``rs``: the case's call (one of :data:`CALLS`) made of the
+        library's own functions. Raises Unreachable: a call the rules
+        refuse (no library has it), or a case :meth:`reachable` says this
+        machine cannot run."""
+        # _arrays holds the checkers of numpy, torch and cupy, which import this module
+        from ._arrays import defaults, dlpack_kwargs, empty_aware, export
+
+        call = inp.get("call")
+        if call not in CALLS:
+            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
+        dflt = defaults(rs)
+        self.reachable(inp, dflt)
+        explanation = rs.explain(inp)
+        if call == "__dlpack_device__":
+            try:
+                got: Outcome = {"device": device_of(self.case_array(inp, dflt))}
+            except Unreachable:
+                raise
+            except Exception as e:  # the library's own refusal is the outcome
+                got = raised(e)
+            return decided_device(explanation), got
+        if call == "__dlpack__":
+            x = self.case_array(inp, dflt)
+            return empty_aware(inp, decided_export(explanation),
+                               export(x, dlpack_kwargs(inp), self.data_pointer(x, inp)))
+        if call == "request":
+            return self.requested(inp, explanation, dflt)
+        want = decided_import(explanation)
+        view = negated_view(inp)
+        if view is not None:  # the consumer's import of it, with the values compared
+            return want, seen_as_decided(want, consumed(self, view, {}))
+        return empty_aware(inp, want, seen_as_decided(want, self.imported(inp, dflt)))
+
+    def reachable(self, inp: dict[str, Any], dflt: dict[str, Any]) -> None:
+        """Raises Unreachable where this machine cannot run the case (a
+        build, device or device count it lacks); ``dflt``: the rule set's
+        input defaults."""
+
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+        """The library's array a ``__dlpack_device__`` or ``__dlpack__``
+        case describes; raises Unreachable where it cannot be made here."""
+        raise NotImplementedError
+
+    def data_pointer(self, x: Any, inp: dict[str, Any]) -> int:
+        """Where the data of x, case_array's, starts: what a capsule that
+        shares it points at (:func:`pointer`, unless the library says)."""
+        return pointer(x)
+
+    def requested(self, inp: dict[str, Any], explanation: dict[str, Any],
+                  dflt: dict[str, Any]) -> tuple[Outcome, Outcome]:
+        """(decided, observed) of a ``request`` case: what :meth:`consume`
+        asks a recording producer on ``producer_device`` (looked up inside
+        the call, as a user's is: a release without from_dlpack raises
+        AttributeError, which is the outcome)."""
+        from ._arrays import request
+
+        device = tuple(inp.get("producer_device", [1, 0]))
+        return request(lambda producer, **kwargs: self.consume(producer, kwargs), inp, explanation, device)
+
+    def imported(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """What a ``from_dlpack`` case observes: :meth:`import_`, unless the
+        library runs it elsewhere (in a child, where the call may kill the
+        interpreter)."""
+        return self.import_(inp, dflt)
+
+    def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """The library's from_dlpack of the capsule a ``from_dlpack`` case
+        describes, made by hand (:func:`case_capsule`): the array's device
+        and whether it copied, or the exception."""
         raise NotImplementedError
 
     def sweeps(self, name: str, rs: Any) -> Iterable[tuple[str, Outcome, Outcome]]:
@@ -387,20 +468,23 @@ def pointer(x: Any) -> int:
 
 def exported_facts(capsule: Any, device_code: Any = 1) -> dict[str, Any]:
     """The array facts (rules/README.md, "Array facts") an unused capsule
-    carries: its dtype, shape, strides (None where C-contiguous) and data
-    alignment; and whether ``device_code``, the producer's
-    ``__dlpack_device__()[0]``, is an IntEnum. For the arrays of a library
-    :func:`dlroute.arrays.facts_of` does not read (TensorFlow's, MLX's)."""
+    carries: its dtype, shape, strides and data alignment; and whether
+    ``device_code``, the producer's ``__dlpack_device__()[0]``, is an
+    IntEnum. For the arrays of a library :func:`dlroute.arrays.facts_of`
+    does not read (TensorFlow's, MLX's).
+
+    The strides are the capsule's as they are, None only where it has
+    none or they are C order's exactly, as facts_of reads numpy's: an
+    empty array's stride 0 or a size-1 dimension's other stride is what a
+    consumer that reads strides reads (pyarrow refuses it)."""
     c = _capsules.read_capsule(capsule)
     name = c["capsule"].encode()
     struct = _capsules.DLManagedTensorVersioned if name == b"dltensor_versioned" else _capsules.DLManagedTensor
     t = struct.from_address(_capsules._get_pointer(capsule, name)).dl_tensor
     shape = [int(t.shape[i]) for i in range(t.ndim)]
     strides = [int(t.strides[i]) for i in range(t.ndim)] if t.strides else None
-    compact = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        compact[i] = compact[i + 1] * shape[i + 1]
-    if strides is not None and (0 in shape or all(s == c or n == 1 for s, c, n in zip(strides, compact, shape))):
+    c_order = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    if strides == c_order:
         strides = None
     alignment = 64
     while alignment > 1 and c["data"] % alignment:
@@ -410,7 +494,47 @@ def exported_facts(capsule: Any, device_code: Any = 1) -> dict[str, Any]:
             "dlpack_device_enum": type(device_code) is not int}
 
 
-def _device(y: Any) -> list[int]:
+def negated_view(inp: dict[str, Any]) -> Any:
+    """A real negated torch view (of torch's vector 1 to 6) for a
+    ``from_dlpack`` case whose capsule is one (``neg``) and names no other
+    fact (one the consumer refuses for them is made by hand, as any other
+    case's); None for any other case. Raises Unreachable without torch."""
+    from ._arrays import FACTS
+
+    if not inp.get("neg") or any(k in inp for k in FACTS):
+        return None
+    try:
+        import torch
+    except ImportError:
+        raise Unreachable("needs torch to make a negated view") from None
+    return torch._neg_view(torch.arange(1.0, 7.0))
+
+
+def case_capsule(inp: dict[str, Any], dflt: dict[str, Any], *, kind: str = "dltensor",
+                 version: tuple[int, int] = (1, 0), deleter: bool = False,
+                 make: Any = None) -> tuple[Any, tuple[int, int], int | None]:
+    """The capsule a ``from_dlpack`` case describes, made by hand
+    (``make``: :func:`dlroute._capsules.make_capsule` unless given): on
+    ``capsule_device``, named ``capsule`` (``used_...``: one a consumer has
+    read already), of ``capsule_version`` and the case's array facts, each
+    the rule set's default where the case names none, else ``kind`` and
+    ``version``; ``deleter``: with a deleter that frees nothing, for a
+    consumer that calls it. Returned with the device it is labelled with
+    and its data pointer (None for a used one: no import shares it)."""
+    from ._arrays import capsule_facts  # _arrays imports this module
+
+    dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
+    name = inp.get("capsule", dflt.get("capsule") or kind)
+    used = name.startswith("used_")
+    capsule = (make or _capsules.make_capsule)(
+        dev, versioned=name.removeprefix("used_") == "dltensor_versioned", used=used,
+        version=tuple(inp.get("capsule_version", dflt.get("capsule_version") or version)), deleter=deleter,
+        **capsule_facts(inp, dflt))
+    return capsule, dev, None if used else _capsules.read_capsule(capsule)["data"]
+
+
+def device_of(y: Any) -> list[int]:
+    """y.__dlpack_device__() as ints, a None id read as 0."""
     code, device_id = y.__dlpack_device__()
     return [int(code), 0 if device_id is None else int(device_id)]  # paddle's CPU tensors say None
 
@@ -422,7 +546,7 @@ def consumed(consumer: Checker, x: Any, kwargs: dict[str, Any]) -> Outcome:
     how."""
     try:
         y = consumer.consume(x, kwargs)
-        out: Outcome = {"device": _device(y), "copy": pointer(y) != pointer(x)}
+        out: Outcome = {"device": device_of(y), "copy": pointer(y) != pointer(x)}
     except Exception as e:
         return raised(e)
     difference = values_difference(x, y)

@@ -13,10 +13,8 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
-from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
-                    raised, values)
+from .._capsules import CapsuleProducer, read_capsule
+from ._base import Checker, Outcome, case_capsule, exported_facts, raised, values
 
 
 class _Failing:
@@ -55,25 +53,17 @@ class MlxChecker(Checker):
     def release(self) -> str:
         return str(self.mx.__version__)
 
-    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
-        mx = self.mx
-        call = inp.get("call")
-        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
-            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        explanation = rs.explain(inp)
-        if call == "__dlpack_device__":
-            return decided_device(explanation), {"device": [int(v) for v in mx.arange(6.0).__dlpack_device__()]}
-        if call == "__dlpack__":
-            x = mx.arange(6.0)
-            return decided_export(explanation), export(x, dlpack_kwargs(inp), array_pointer(x))
-        if call == "request":
-            if inp.get("failed_type", "TypeError") not in ("", "TypeError"):
-                return self.request_after(inp, explanation)
-            return request(mx.from_dlpack, inp, explanation)
-        negated = negated_import(mx.from_dlpack, inp, decided_import(explanation))
-        if negated is not None:
-            return decided_import(explanation), negated
-        return empty_aware(inp, decided_import(explanation), self.import_(inp, defaults(rs)))
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+        return self.mx.arange(6.0)
+
+    def data_pointer(self, x: Any, inp: dict[str, Any]) -> int:
+        return array_pointer(x)
+
+    def requested(self, inp: dict[str, Any], explanation: dict[str, Any],
+                  dflt: dict[str, Any]) -> tuple[Outcome, Outcome]:
+        if inp.get("failed_type", "TypeError") not in ("", "TypeError"):
+            return self.request_after(inp, explanation)
+        return super().requested(inp, explanation, dflt)
 
     def request_after(self, inp: dict[str, Any], explanation: dict[str, Any]) -> tuple[Outcome, Outcome]:
         """What mx.from_dlpack asks on attempt 2 of a producer whose first
@@ -93,19 +83,8 @@ class MlxChecker(Checker):
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         """mx.from_dlpack of a producer handing out the capsule the input
-        describes, made by hand (a capsule read already: read once by
-        numpy, which renames it)."""
-        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
-        name = inp.get("capsule", dflt.get("capsule") or "dltensor")
-        used = name.startswith("used_")
-        versioned = name.removeprefix("used_") == "dltensor_versioned"
-        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
-        capsule = make_capsule(dev, versioned=versioned, version=version, **capsule_facts(inp, dflt))
-        if used:
-            import numpy as np
-
-            np.from_dlpack(CapsuleProducer(capsule, dev))
-        pointer = None if used else read_capsule(capsule)["data"]
+        describes, made by hand."""
+        capsule, dev, pointer = case_capsule(inp, dflt)
         kwargs = {k: inp.get(k) for k in inp.get("keywords", []) if k == "copy"}
         try:
             y = self.mx.from_dlpack(CapsuleProducer(capsule, dev), **kwargs)

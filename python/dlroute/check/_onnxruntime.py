@@ -13,10 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
-from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised,
-                    run_child)
+from .._capsules import CapsuleProducer
+from ._base import Checker, Outcome, Unreachable, case_capsule, raised, run_child
 
 #: numpy's dtype letter of each DLPack code an OrtValue is made of here.
 _KINDS = {0: "i", 1: "u", 2: "f", 6: "b"}
@@ -32,7 +30,7 @@ class OnnxruntimeChecker(Checker):
 
         self.ort, self.np = onnxruntime, numpy
 
-    def ortvalue(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
         """The CPU OrtValue the input describes, made from a numpy array of
         its dtype and shape."""
         np = self.np
@@ -43,40 +41,17 @@ class OnnxruntimeChecker(Checker):
         a = (np.arange(int(np.prod(shape))) % 2).astype(f"{_KINDS[code]}{bits // 8}").reshape(shape)
         return self.ort.OrtValue.ortvalue_from_numpy(a)
 
-    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
-        call = inp.get("call")
-        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
-            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        dflt = defaults(rs)
-        explanation = rs.explain(inp)
-        if call == "__dlpack_device__":
-            return decided_device(explanation), {"device": [int(v) for v in
-                                                            self.ortvalue(inp, dflt).__dlpack_device__()]}
-        if call == "__dlpack__":
-            x = self.ortvalue(inp, dflt)
-            return empty_aware(inp, decided_export(explanation), export(x, dlpack_kwargs(inp), x.data_ptr()))
-        if call == "request":
-            # Looked up inside the call, as a user's is (1.25 and older have none).
-            return request(lambda *a, **k: self.ort.OrtValue.from_dlpack(*a, **k), inp, explanation)
-        negated = negated_import(self.ort.OrtValue.from_dlpack, inp, decided_import(explanation))
-        if negated is not None:  # a real negated torch view, where torch is installed
-            return decided_import(explanation), negated
+    def imported(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         if inp.get("capsule", dflt.get("capsule")) != "dltensor":
             # 1.26-1.30 read through the NULL pointer of a capsule of another name: in a child
-            got = run_child({"kind": "import", "library": self.library, "inp": inp, "dflt": dflt})
-            return empty_aware(inp, decided_import(explanation), got)
-        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+            return run_child({"kind": "import", "library": self.library, "inp": inp, "dflt": dflt})
+        return self.import_(inp, dflt)
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         """OrtValue.from_dlpack of a producer of a capsule made by hand as
         the input describes (with a deleter: the OrtValue calls it when
         it is freed)."""
-        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
-        kind = inp.get("capsule", dflt.get("capsule") or "dltensor")
-        used = kind.startswith("used_")
-        capsule = make_capsule(dev, versioned=kind.removeprefix("used_") == "dltensor_versioned", used=used,
-                               deleter=True, **capsule_facts(inp, dflt))
-        pointer = read_capsule(capsule)["data"] if not used else None
+        capsule, dev, pointer = case_capsule(inp, dflt, deleter=True)
         try:
             y = self.ort.OrtValue.from_dlpack(CapsuleProducer(capsule, dev))
         except Exception as e:

@@ -14,17 +14,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import (Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import,
-                      request)
-from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
-                    raised, run_child, seen_as_decided, values_difference)
-
-
-def dlpack_device(y: Any) -> list[int]:
-    """y.__dlpack_device__() as ints, a None id read as 0."""
-    code, device_id = y.__dlpack_device__()
-    return [int(code), 0 if device_id is None else int(device_id)]
+from .._capsules import CapsuleProducer
+from ._arrays import Recorder
+from ._base import (Checker, Outcome, Unreachable, case_capsule, decided_device, device_of, exported_facts, raised,
+                    run_child, values_difference)
 
 
 def numpy_dtype(inp: dict[str, Any]) -> str | None:
@@ -55,7 +48,11 @@ class PaddleChecker(Checker):
     def release(self) -> str:
         return str(self.paddle.__version__)
 
-    def tensor(self, inp: dict[str, Any]) -> Any:
+    def reachable(self, inp: dict[str, Any], dflt: dict[str, Any]) -> None:
+        if bool(inp.get("gpu_build", dflt.get("gpu_build"))) != self.gpu_build:
+            raise Unreachable("needs a CUDA build of paddle" if inp.get("gpu_build") else "needs the CPU wheel of paddle")
+
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
         paddle = self.paddle
         place = inp.get("place", "cpu")
         if place != "cpu":
@@ -66,40 +63,20 @@ class PaddleChecker(Checker):
             x = paddle.to_tensor([[0.0, 1.0], [2.0, 0.0]], place=paddle.CPUPlace()).to_sparse_coo(2)
         return x
 
-    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
-        call = inp.get("call")
-        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
-            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        dflt = defaults(rs)
-        if bool(inp.get("gpu_build", dflt.get("gpu_build"))) != self.gpu_build:
-            raise Unreachable("needs a CUDA build of paddle" if inp.get("gpu_build") else "needs the CPU wheel of paddle")
-        explanation = rs.explain(inp)
-        if call == "__dlpack_device__":
-            try:
-                got: Outcome = {"device": dlpack_device(self.tensor(inp))}
-            except Unreachable:
-                raise
-            except Exception as e:
-                got = raised(e)
-            return decided_device(explanation), got
-        if call == "__dlpack__":
-            x = self.tensor(inp)
-            pointer = 0 if inp.get("sparse") else int(x.data_ptr())
-            return decided_export(explanation), export(x, dlpack_kwargs(inp), pointer)
-        if call == "request":
-            device = tuple(inp.get("producer_device", [1, 0]))
-            if device[0] == 2 and not self.gpus:
-                # asks the current CUDA stream: the CPU wheel dies of it
-                return decided_device(explanation), run_child({"kind": "import", "library": "paddle", "inp": inp,
-                                                               "dflt": dflt})
-            return request(self.paddle.utils.dlpack.from_dlpack, inp, explanation, device)
-        negated = negated_import(self.paddle.utils.dlpack.from_dlpack, inp, decided_import(explanation))
-        if negated is not None:
-            return decided_import(explanation), negated
-        if numpy_dtype(inp) is not None:
-            return empty_aware(inp, decided_import(explanation),
-                               seen_as_decided(decided_import(explanation), self.import_values(inp)))
-        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+    def data_pointer(self, x: Any, inp: dict[str, Any]) -> int:
+        return 0 if inp.get("sparse") else int(x.data_ptr())
+
+    def requested(self, inp: dict[str, Any], explanation: dict[str, Any],
+                  dflt: dict[str, Any]) -> tuple[Outcome, Outcome]:
+        if inp.get("producer_device", [1, 0])[0] == 2 and not self.gpus:
+            # asks the current CUDA stream: the CPU wheel dies of it
+            return decided_device(explanation), run_child({"kind": "import", "library": "paddle", "inp": inp,
+                                                           "dflt": dflt})
+        return super().requested(inp, explanation, dflt)
+
+    def imported(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
+        """import_values for a case numpy can make the array of, else import_."""
+        return self.import_values(inp) if numpy_dtype(inp) is not None else self.import_(inp, dflt)
 
     def import_values(self, inp: dict[str, Any]) -> Outcome:
         """paddle.from_dlpack of a numpy array of the case's dtype, shape and
@@ -120,7 +97,7 @@ class PaddleChecker(Checker):
             y = self.paddle.utils.dlpack.from_dlpack(x)
         except Exception as e:
             return raised(e)
-        got: Outcome = {"device": dlpack_device(y), "copy": int(y.data_ptr()) != x.ctypes.data}
+        got: Outcome = {"device": device_of(y), "copy": int(y.data_ptr()) != x.ctypes.data}
         difference = values_difference(x, y)
         if difference:
             got["values"] = difference
@@ -139,26 +116,14 @@ class PaddleChecker(Checker):
             except Exception as e:
                 return raised(e)
             return {"calls": len(producer.calls)}
-        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
-        name = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned")
-        used = name.startswith("used_")
-        versioned = name.removeprefix("used_") == "dltensor_versioned"
-        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 3]))
-        capsule = make_capsule(dev, versioned=versioned, version=version, **capsule_facts(inp, dflt))
-        if used:
-            # read once by numpy, which renames it used_dltensor(_versioned)
-            # as any consumer does
-            import numpy as np
-
-            np.from_dlpack(CapsuleProducer(capsule, dev))
-        pointer = None if used else read_capsule(capsule)["data"]
+        capsule, dev, pointer = case_capsule(inp, dflt, kind="dltensor_versioned", version=(1, 3))
         kwargs = {k: inp.get(k) for k in inp.get("keywords", []) if k in ("device", "copy")}
         source: Any = CapsuleProducer(capsule, dev) if kwargs else capsule
         try:
             y = paddle.utils.dlpack.from_dlpack(source, **kwargs)
         except Exception as e:
             return raised(e)
-        return {"device": dlpack_device(y), "copy": pointer is not None and int(y.data_ptr()) != pointer}
+        return {"device": device_of(y), "copy": pointer is not None and int(y.data_ptr()) != pointer}
 
     ARRAYS = ("paddle.to_tensor([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])", "paddle.to_tensor([True, False, True])",
               "paddle.to_tensor([0.0, 1.0, 2.0]).astype('complex64')",

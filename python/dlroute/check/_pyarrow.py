@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
-from ._base import Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, raised
+from .._capsules import CapsuleProducer
+from ._base import Checker, Outcome, Unreachable, case_capsule, raised
 
 #: numpy's dtype letter of each DLPack code pyarrow makes arrays of.
 _KINDS = {0: "i", 1: "u", 2: "f"}
@@ -36,7 +35,7 @@ class PyarrowChecker(Checker):
 
         self.pa, self.np = pyarrow, numpy
 
-    def array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
         """The pyarrow array the input describes: six values of its Arrow
         type (``arrow_type``, else the dtype facts), the last null where
         ``null_count`` says so, or none where its shape is empty."""
@@ -52,42 +51,15 @@ class PyarrowChecker(Checker):
             raise Unreachable(f"needs a pyarrow array of DLPack dtype code {code}, which Arrow has no type of")
         return pa.array(np.arange(n).astype(f"{_KINDS[code]}{bits // 8}"), mask=mask)
 
-    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
-        call = inp.get("call")
-        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
-            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        dflt = defaults(rs)
-        explanation = rs.explain(inp)
-        if call == "__dlpack_device__":
-            try:
-                got: Outcome = {"device": [int(v) for v in self.array(inp, dflt).__dlpack_device__()]}
-            except Exception as e:
-                got = raised(e)
-            return decided_device(explanation), got
-        if call == "__dlpack__":
-            x = self.array(inp, dflt)
-            # a bit-packed or variable-width array has no values pointer: it is refused
-            pointer = arrow_pointer(x) if self.pa.types.is_integer(x.type) or self.pa.types.is_floating(x.type) else 0
-            return empty_aware(inp, decided_export(explanation), export(x, dlpack_kwargs(inp), pointer))
-        if call == "request":
-            # Looked up inside the call, as a user's is: before 26 there is
-            # none, and its AttributeError is the outcome.
-            return request(lambda *a, **k: self.pa.Array.from_dlpack(*a, **k), inp, explanation)
-        # looked up inside the call: before 26 there is none (AttributeError)
-        negated = negated_import(lambda x: self.pa.Array.from_dlpack(x), inp, decided_import(explanation))
-        if negated is not None:  # a real negated torch view, where torch is installed
-            return decided_import(explanation), negated
-        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+    def data_pointer(self, x: Any, inp: dict[str, Any]) -> int:
+        """A primitive array's values; 0 for a bit-packed or variable-width
+        array, which has no values pointer (pyarrow refuses it)."""
+        return arrow_pointer(x) if self.pa.types.is_integer(x.type) or self.pa.types.is_floating(x.type) else 0
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         """pa.Array.from_dlpack of a capsule made by hand as the input
         describes (with a deleter: pyarrow calls it when it refuses)."""
-        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
-        kind = inp.get("capsule", dflt.get("capsule") or "dltensor_versioned")
-        version = tuple(inp.get("capsule_version", dflt.get("capsule_version") or [1, 0]))
-        capsule = make_capsule(dev, versioned=kind == "dltensor_versioned", version=version, deleter=True,
-                               **capsule_facts(inp, dflt))
-        pointer = read_capsule(capsule)["data"]
+        capsule, dev, pointer = case_capsule(inp, dflt, kind="dltensor_versioned", deleter=True)
         try:
             y = self.pa.Array.from_dlpack(CapsuleProducer(capsule, dev))
         except Exception as e:

@@ -13,10 +13,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ._arrays import Recorder, capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import
-from ._base import (Checker, Outcome, Unreachable, decided_device, decided_export, decided_import, exported_facts,
-                    raised, values)
+from .._capsules import CapsuleProducer, read_capsule
+from ._arrays import Recorder
+from ._base import Checker, Outcome, Unreachable, case_capsule, exported_facts, raised, values
 
 
 class TensorflowChecker(Checker):
@@ -40,7 +39,7 @@ class TensorflowChecker(Checker):
         ordered = {k: kwargs[k] for k in ("device", "copy") if k in kwargs}
         return self.tf.experimental.dlpack.from_dlpack(x.__dlpack__(), **ordered)
 
-    def tensor(self, inp: dict[str, Any]) -> Any:
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
         tf = self.tf
         if inp.get("tensor_device", "CPU") != "CPU":
             raise Unreachable("needs a TensorFlow GPU build with a GPU")
@@ -48,31 +47,11 @@ class TensorflowChecker(Checker):
             return tf.Variable([0.0, 1.0, 2.0])
         return tf.constant([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
 
-    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
-        call = inp.get("call")
-        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
-            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        explanation = rs.explain(inp)
-        if call == "__dlpack_device__":
-            try:
-                got: Outcome = {"device": [int(v) for v in self.tensor(inp).__dlpack_device__()]}
-            except Unreachable:
-                raise
-            except Exception as e:
-                got = raised(e)
-            return decided_device(explanation), got
-        if call == "__dlpack__":
-            x = self.tensor(inp)
-            pointer = 0 if inp.get("variable") else tensor_pointer(x)  # a Variable exports nothing
-            return decided_export(explanation), export(x, dlpack_kwargs(inp), pointer)
-        if call == "request":
-            return self.request(inp, explanation)
-        negated = negated_import(lambda x: self.from_dlpack(x, {}), inp, decided_import(explanation))
-        if negated is not None:
-            return decided_import(explanation), negated
-        return empty_aware(inp, decided_import(explanation), self.import_(inp, defaults(rs)))
+    def data_pointer(self, x: Any, inp: dict[str, Any]) -> int:
+        return 0 if inp.get("variable") else tensor_pointer(x)  # a Variable exports nothing
 
-    def request(self, inp: dict[str, Any], explanation: dict[str, Any]) -> tuple[Outcome, Outcome]:
+    def requested(self, inp: dict[str, Any], explanation: dict[str, Any],
+                  dflt: dict[str, Any]) -> tuple[Outcome, Outcome]:
         """What from_dlpack(x.__dlpack__()) asks a recording producer."""
         vals = values(explanation)
         producer = Recorder()
@@ -96,20 +75,7 @@ class TensorflowChecker(Checker):
         the capsule the input describes, made by hand."""
         if inp.get("gpus", dflt.get("gpus", 0)) != self.gpus:
             raise Unreachable(f"needs a TensorFlow that sees {inp.get('gpus', 0)} GPUs")
-        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
-        name = inp.get("capsule", dflt.get("capsule") or "dltensor")
-        used = name.startswith("used_")
-        versioned = name.removeprefix("used_") == "dltensor_versioned"
-        facts = capsule_facts(inp, dflt)
-        capsule = make_capsule(dev, versioned=versioned, **facts)
-        if used:
-            # read once by numpy, which renames it used_dltensor(_versioned)
-            # with a name of its own (make_capsule's used= name is a
-            # temporary bytes object the capsule outlives)
-            import numpy as np
-
-            np.from_dlpack(CapsuleProducer(capsule, dev))
-        pointer = None if used else read_capsule(capsule)["data"]
+        capsule, dev, pointer = case_capsule(inp, dflt)
         kwargs = {k: inp.get(k) for k in inp.get("keywords", []) if k in ("device", "copy")}
         try:
             y = self.from_dlpack(CapsuleProducer(capsule, dev), kwargs)

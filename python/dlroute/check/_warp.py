@@ -23,10 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import _capsules
-from .._capsules import CapsuleProducer, read_capsule
-from ._arrays import capsule_facts, defaults, dlpack_kwargs, empty_aware, export, negated_import, request
-from ._base import (TIMEOUT_S, Checker, Outcome, Unreachable, decided_device, decided_export, decided_import,
-                    exported_facts, raised)
+from ._base import TIMEOUT_S, Checker, Outcome, Unreachable, case_capsule, exported_facts, raised
 
 
 def make_capsule(*args: Any, **kwargs: Any) -> Any:
@@ -57,51 +54,32 @@ class WarpChecker(Checker):
     def release(self) -> str:
         return str(self.wp.__version__)
 
-    def array(self) -> Any:
-        return self.wp.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], dtype=self.wp.float32, device="cpu")
-
-    def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
-        call = inp.get("call")
-        if call not in ("__dlpack_device__", "__dlpack__", "request", "from_dlpack"):
-            raise Unreachable("not a call of the library: the rules' own refusal of an unknown call")
-        dflt = defaults(rs)
+    def reachable(self, inp: dict[str, Any], dflt: dict[str, Any]) -> None:
         if inp.get("pinned") and not self.cuda_devices:
             raise Unreachable("needs CUDA for a pinned Warp array")
         if inp.get("cuda_devices", dflt.get("cuda_devices", 0)) != self.cuda_devices:
             raise Unreachable(f"needs {inp.get('cuda_devices')} CUDA devices")
-        explanation = rs.explain(inp)
-        if call == "__dlpack_device__":
-            return decided_device(explanation), {"device": [int(v) for v in self.array().__dlpack_device__()]}
-        if call == "__dlpack__":
-            x = self.array()
-            return decided_export(explanation), export(x, dlpack_kwargs(inp), int(x.ptr))
-        if call == "request":
-            return request(self.wp.from_dlpack, inp, explanation, tuple(inp.get("producer_device", [1, 0])))
+
+    def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+        return self.wp.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], dtype=self.wp.float32, device="cpu")
+
+    def data_pointer(self, x: Any, inp: dict[str, Any]) -> int:
+        return int(x.ptr)
+
+    def imported(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
         if not inp.get("initialized", True):
-            return decided_import(explanation), uninitialized_import(inp, dflt)
-        negated = negated_import(self.wp.from_dlpack, inp, decided_import(explanation))
-        if negated is not None:
-            return decided_import(explanation), negated
-        return empty_aware(inp, decided_import(explanation), self.import_(inp, dflt))
+            return uninitialized_import(inp, dflt)
+        return self.import_(inp, dflt)
 
     def import_(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:
-        """wp.from_dlpack of the capsule the input describes, made by hand
-        (a capsule read already: read once by numpy, which renames it)."""
-        dev = tuple(inp.get("capsule_device", dflt.get("capsule_device") or [1, 0]))
-        name = inp.get("capsule", dflt.get("capsule") or "dltensor")
-        used = name.startswith("used_")
-        versioned = name.removeprefix("used_") == "dltensor_versioned"
-        capsule = make_capsule(dev, versioned=versioned, **capsule_facts(inp, dflt))
-        if used:
-            import numpy as np
-
-            np.from_dlpack(CapsuleProducer(capsule, dev))
-        pointer = None if used else read_capsule(capsule)["data"]
+        """wp.from_dlpack of the capsule the input describes, made by hand."""
+        capsule, _, pointer = case_capsule(inp, dflt, make=make_capsule)
         try:
             y = self.wp.from_dlpack(capsule)  # the capsule itself: the import, after any request
         except Exception as e:
             return raised(e)
-        return {"device": [int(v) for v in y.__dlpack_device__()], "copy": pointer is not None and int(y.ptr) != pointer}
+        return {"device": [int(v) for v in y.__dlpack_device__()],
+                "copy": pointer is not None and int(y.ptr) != pointer}
 
     ARRAYS = ("wp.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], dtype=wp.float32)", "wp.array([True, False], dtype=wp.bool)",
               "wp.array([1, 2], dtype=wp.uint16)", "wp.zeros(0, dtype=wp.float32)", "wp.zeros((2, 3), dtype=wp.float32)",
