@@ -28,10 +28,11 @@ standard library; numpy only inside :func:`host_array`.
 
 from __future__ import annotations
 
+import ctypes
 import sys
 from typing import Any
 
-__all__ = ["inputs_of", "facts_of", "array_text", "host_array", "is_jax_like", "DEVICE_TYPE_NAMES", "DTYPE_CODES",
+__all__ = ["inputs_of", "facts_of", "c_exchange_api_of", "C_EXCHANGE_ATTRIBUTES", "array_text", "host_array", "is_jax_like", "DEVICE_TYPE_NAMES", "DTYPE_CODES",
            "MAX_ARRAY_TEXT"]
 
 #: The longest array text (:func:`array_text`) handed to the rules, in
@@ -282,3 +283,63 @@ def facts_of(x: Any) -> dict[str, Any]:
         if torch is not None and isinstance(x, torch.Tensor) or is_jax_like(x):
             out["dlpack_device_enum"] = True
     return out
+
+
+#: The attributes through which an array type exposes DLPack 1.3's C
+#: exchange API, in the order :func:`c_exchange_api_of` lists them: the
+#: standard's name, then TVM FFI 0.1.0-0.1.4's.
+C_EXCHANGE_ATTRIBUTES = ("__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__")
+
+#: The name of the capsule that holds a DLPackExchangeAPI.
+_EXCHANGE_CAPSULE = b"dlpack_exchange_api"
+
+
+def c_exchange_api_of(x: Any) -> list[dict[str, Any]]:
+    """How ``type(x)`` exposes DLPack 1.3's C exchange API (rules/README.md,
+    "The C exchange lane"), as a producer's rule set states it in its value
+    ``c_exchange_api``: for each of :data:`C_EXCHANGE_ATTRIBUTES` the type
+    has, its ``attribute``, its ``form`` (``capsule``: a PyCapsule named
+    ``dlpack_exchange_api``; ``int``: the struct's address; else the name
+    of what it is, a capsule of another name as ``capsule <name>``) and
+    the ``version`` [major, minor] its DLPackExchangeAPIHeader says, read
+    from the struct (left out where there is no struct to read). Empty
+    where the type has neither attribute. Nothing is called but the
+    attribute's lookup: the API's functions are not run.
+    """
+    out: list[dict[str, Any]] = []
+    for attr in C_EXCHANGE_ATTRIBUTES:
+        try:
+            api = getattr(type(x), attr)
+        except AttributeError:
+            continue
+        entry: dict[str, Any] = {"attribute": attr}
+        address = 0
+        if isinstance(api, int) and not isinstance(api, bool):
+            entry["form"], address = "int", api
+        elif type(api).__name__ == "PyCapsule":
+            name = _capsule_name(api)
+            if name == _EXCHANGE_CAPSULE:
+                entry["form"], address = "capsule", _capsule_pointer(api, name)
+            else:
+                entry["form"] = "capsule " + (name or b"").decode("utf-8", "replace")
+        else:
+            entry["form"] = type(api).__name__
+        if address:
+            version = (ctypes.c_uint32 * 2).from_address(address)  # DLPackExchangeAPIHeader.version
+            entry["version"] = [int(version[0]), int(version[1])]
+        out.append(entry)
+    return out
+
+
+def _capsule_name(capsule: Any) -> bytes | None:
+    get = ctypes.pythonapi.PyCapsule_GetName
+    get.restype, get.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    name: bytes | None = get(capsule)
+    return name
+
+
+def _capsule_pointer(capsule: Any, name: bytes) -> int:
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    pointer: int | None = get(capsule, name)
+    return pointer or 0

@@ -17,6 +17,7 @@ import inspect
 from typing import Any, Callable
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
+from ..arrays import c_exchange_api_of
 from ._base import (Checker, Outcome, Unreachable, release_tuple, run_child, decided_device, decided_export, decided_import,
                     observed_export, raised, seen_as_decided, values, values_difference)
 from ._base import pointer as data_pointer
@@ -65,6 +66,17 @@ def negated_import(consume: Callable[[Any], Any], inp: dict[str, Any], want: Out
     if difference:
         got["values"] = difference
     return seen_as_decided(want, got)
+
+
+def with_c_exchange_api(want: Outcome, got: Outcome, explanation: dict[str, Any], x: Any) -> tuple[Outcome, Outcome]:
+    """A ``__dlpack_device__`` case's outcomes with the C exchange API of
+    the array's type beside the device (rules/README.md, "The C exchange
+    lane"): as the rules state it, their value ``c_exchange_api`` (none
+    where they name no such value), and as ``type(x)`` exposes it
+    (:func:`dlroute.arrays.c_exchange_api_of`), so that a release whose type
+    gains, loses or changes the attribute differs from its rules."""
+    stated = values(explanation).get("c_exchange_api") or []
+    return {**want, "c_exchange_api": stated}, {**got, "c_exchange_api": c_exchange_api_of(x)}
 
 
 def _as_json(v: Any) -> Any:
@@ -493,7 +505,8 @@ class TorchChecker(Checker):
                 got: Outcome = {"device": [int(v) for v in self.wrapped(self.tensor(inp), inp).__dlpack_device__()]}
             except Exception as e:
                 got = raised(e)
-            return decided_device(explanation), got
+            return with_c_exchange_api(decided_device(explanation), got, explanation,
+                                       self.wrapped(self.torch.empty(0), inp))
         if call == "__dlpack__":
             t = self.tensor(inp)
             pointer = t.data_ptr() if t.layout == torch.strided else 0
