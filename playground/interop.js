@@ -225,6 +225,7 @@ export class InteropGrid {
     this.steps = null; // the opened cell's steps
     this.filter = "all";
     this.remedies = false; // whether any cell of the document has a fix: where none has, a refusal's lack of one goes unsaid
+    this.silent = false; // whether any cell is silently different: where none is, the legend and the filters leave it out
   }
 
   // failed says why there is no grid: interop.json did not load.
@@ -239,6 +240,8 @@ export class InteropGrid {
     doc = { ...doc, rows: (doc.rows ?? []).filter((r) => !r.older) };
     this.doc = doc;
     this.remedies = doc.rows.some((r) => r.cells.some((c) => c.remedy));
+    this.silent = doc.rows.some((r) => r.cells.some((c) => c.error?.type === silentType));
+    if (!this.silent && this.filter === "silent") this.filter = "all";
     this.opened = null; // a row of the rules before may be another array now
     const n = doc.rows?.length ?? 0, m = doc.consumers?.length ?? 0;
     this.focus = [Math.min(this.focus[0], Math.max(n - 1, 0)), Math.min(this.focus[1], Math.max(m - 1, 0))];
@@ -262,7 +265,7 @@ export class InteropGrid {
   }
 
   legend() {
-    return h("ul", { class: "interop-legend", "aria-label": "what the colours and marks mean" }, Object.entries(kinds).map(([kind, k]) =>
+    return h("ul", { class: "interop-legend", "aria-label": "what the colours and marks mean" }, Object.entries(kinds).filter(([kind]) => kind !== "silent" || this.silent).map(([kind, k]) =>
       h("li", { class: `o-${kind}` }, h("span", { class: "mark", "aria-hidden": "true" }, k.mark), " ", k.legend)),
       h("li", {}, h("span", { class: "mark", "aria-hidden": "true" }, "•"), " run here: both sides' versions were checked against a real release (open a cell, or hover, for which releases)"));
   }
@@ -270,7 +273,7 @@ export class InteropGrid {
   filterMenu() {
     return h("label", { class: "interop-filter" }, "Show ",
       h("select", { "data-testid": "interop-filter", onchange: (e) => this.setFilter(e.target.value) },
-        Object.entries(filters).map(([k, f]) => h("option", { value: k, selected: k === this.filter ? true : null }, f.label))));
+        Object.entries(filters).filter(([k]) => k !== "silent" || this.silent).map(([k, f]) => h("option", { value: k, selected: k === this.filter ? true : null }, f.label))));
   }
 
   // setFilter shows only the cells of the outcomes chosen: a row with

@@ -273,10 +273,14 @@ func TestPlaygroundInteropRealFix(t *testing.T) {
 	}
 	seed := cellAt{"jax@v3", "gpu <unknown>", "device", "torch@v3"}
 	var want *interop.Remedy
+	silent := false // whether any cell of the grid reads silently different
 	col := slices.Index(m.Consumers, seed.consumer)
 	for _, r := range m.Rows {
 		if r.Producer == seed.producer && r.Array.Platform == seed.platform && r.Array.Memory == seed.memory && col >= 0 {
 			want = r.Cells[col].Remedy
+		}
+		for _, c := range r.Cells {
+			silent = silent || c.Error != nil && c.Error.Type == interop.SilentlyDifferent
 		}
 	}
 	if want == nil {
@@ -289,6 +293,12 @@ func TestPlaygroundInteropRealFix(t *testing.T) {
 	p := page{t, ctx}
 	p.open(servePlayground(t))
 	p.waitFor("the grid", `document.querySelectorAll('[data-testid=interop-cell]').length > 0`)
+	// The legend and the filters name silent differences where the grid
+	// has one.
+	offered := eval[[]bool](p, `[[...document.querySelectorAll('[data-testid=interop-filter] option')].some((o) => o.value === 'silent'), document.querySelector('.interop-legend').innerText.includes('silently different: ')]`)
+	if offered[0] != silent || offered[1] != silent {
+		t.Errorf("the grid's filter of silent differences: %v, its legend's: %v; want them where the native matrix has one (%v)", offered[0], offered[1], silent)
+	}
 	if got := p.text("answer-fix"); !strings.HasPrefix(got, line) {
 		t.Errorf("the question's answer gives the fix %q; the native matrix's is %q", got, line)
 	}
