@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,14 +50,17 @@ func FindRemedy(ctx context.Context, cat *engine.Catalog, p *Producer, a Array, 
 // remedies finds the remedies of one catalog's cells, keeping what every
 // cell of a producer shares: its array on the host, and NumPy's.
 type remedies struct {
-	cat   *engine.Catalog
-	hosts map[*Producer]*Array // p's array in host memory; nil: it has none
-	numpy *Producer            // cat's default numpy, once asked
-	noNP  bool                 // cat has no numpy that is a producer
+	cat *engine.Catalog
+	// outcomes are the fixed exchanges decided, by exchangeKey: a GPU
+	// array's host copy is the same exchange for each of its places.
+	outcomes map[string]Outcome
+	hosts    map[*Producer]*Array // p's array in host memory; nil: it has none
+	numpy    *Producer            // cat's default numpy, once asked
+	noNP     bool                 // cat has no numpy that is a producer
 }
 
 func newRemedies(cat *engine.Catalog) *remedies {
-	return &remedies{cat: cat, hosts: map[*Producer]*Array{}}
+	return &remedies{cat: cat, hosts: map[*Producer]*Array{}, outcomes: map[string]Outcome{}}
 }
 
 // fix is one way to exchange the array again: the producer, array and
@@ -79,18 +83,34 @@ func (r *remedies) find(ctx context.Context, p *Producer, a Array, c *Consumer, 
 		return nil, err
 	}
 	for _, f := range fixes {
-		fixed, err := Decide(ctx, f.p, f.a, c, f.args)
+		o, err := r.outcome(ctx, f, c)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, err
-			}
-			continue // a fix the rules cannot decide is not offered
+			return nil, err
 		}
-		if fixed.Outcome != Raises {
-			return &Remedy{Kind: f.kind, Fix: f.text, Outcome: fixed.Outcome}, nil
+		if o != Raises && o != "" {
+			return &Remedy{Kind: f.kind, Fix: f.text, Outcome: o}, nil
 		}
 	}
 	return nil, nil
+}
+
+// outcome is the outcome of f's exchange into c, decided once; "" where
+// the rules cannot decide it (a fix they cannot decide is not offered).
+func (r *remedies) outcome(ctx context.Context, f fix, c *Consumer) (Outcome, error) {
+	key, err := json.Marshal([]any{f.a.Input, f.a.Facts, f.args})
+	if err != nil {
+		return "", err
+	}
+	k := fmt.Sprintf("%p %p %p %s", f.p, c, c.rs, key)
+	if o, ok := r.outcomes[k]; ok {
+		return o, nil
+	}
+	fixed, err := Decide(ctx, f.p, f.a, c, f.args)
+	if err != nil && ctx.Err() != nil {
+		return "", err
+	}
+	r.outcomes[k] = fixed.Outcome // "" where err
+	return fixed.Outcome, nil
 }
 
 // fixes are the fixes that apply to p's array a into c, in the order
