@@ -31,11 +31,17 @@ type InteropRequest struct {
 }
 
 // MatrixRequest is dlroute_interop_matrix_json's input, `dlroute interop
-// --producer P --consumer C` with kwargs for --copy.
+// --producer P --consumer C` with kwargs for --copy, or with catch
+// `dlroute interop --catch --producer P --consumer C --json`.
 type MatrixRequest struct {
 	Producers []string        `json:"producers,omitempty"` // empty: every library's default version
 	Consumers []string        `json:"consumers,omitempty"` // empty: every library's default version
 	Kwargs    json.RawMessage `json:"kwargs,omitempty"`
+	// Catch asks for the portable catch set of each producer into each
+	// consumer (interop.CatchSet), one line each, instead of the cells:
+	// library names (every version) or refs (that one), both lists
+	// given, no kwargs (every copy argument is decided).
+	Catch bool `json:"catch,omitempty"`
 }
 
 // InteropJSON decides one exchange of the rules h: the cell, written
@@ -65,7 +71,7 @@ func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status)
 	if err != nil {
 		return interopError(err)
 	}
-	cat, out, st := catalogOf(h, req.Producer, req.Consumer)
+	cat, out, st := catalogOf(h, req.Producer, req.Consumer, remedyRef)
 	if st != StatusOK {
 		return out, st
 	}
@@ -87,8 +93,15 @@ func InteropJSON(ctx context.Context, h uint64, request []byte) ([]byte, Status)
 	if err != nil {
 		return interopError(err)
 	}
+	if cell.Remedy, err = interop.FindRemedy(ctx, cat, p, a, c, argsOf(kwargs), cell); err != nil {
+		return interopError(err)
+	}
 	return bytes.TrimSuffix(cellJSON(nil, cell), []byte("\n")), StatusOK
 }
+
+// remedyRef is the rule set a remedy asks beside the exchange's own:
+// NumPy, the producer of np.asarray(x) and of CuPy's x.get().
+const remedyRef = "numpy"
 
 // InteropMatrixJSON decides the matrix of the rules h and writes every
 // cell as `dlroute interop --json` does: one line each, newline-ended, a
@@ -103,13 +116,16 @@ func InteropMatrixJSON(ctx context.Context, h uint64, request []byte) ([]byte, S
 	if err != nil {
 		return interopError(err)
 	}
+	if req.Catch {
+		return catchJSON(ctx, h, req, kwargs)
+	}
 	var cat *engine.Catalog
 	var out []byte
 	var st Status
 	if len(req.Producers) == 0 || len(req.Consumers) == 0 {
 		cat, out, st = catalogOf(h) // every library
 	} else {
-		cat, out, st = catalogOf(h, slices.Concat(req.Producers, req.Consumers)...)
+		cat, out, st = catalogOf(h, slices.Concat(req.Producers, req.Consumers, []string{remedyRef})...)
 	}
 	if st != StatusOK {
 		return out, st
@@ -129,9 +145,47 @@ func InteropMatrixJSON(ctx context.Context, h uint64, request []byte) ([]byte, S
 	return buf, StatusOK
 }
 
-// cellJSON appends the cell as cmd/dlroute's writeJSON writes it: HTML
-// left unescaped (the seed's "<unknown>" as it is), a newline after.
-func cellJSON(buf []byte, cell interop.Cell) []byte {
+// catchJSON answers a MatrixRequest with catch: each producer's catch
+// set into each consumer, one line each, as `dlroute interop --catch
+// --json` writes them.
+func catchJSON(ctx context.Context, h uint64, req MatrixRequest, kwargs engine.Input) ([]byte, Status) {
+	const hint = `{"producers":["numpy"],"consumers":["torch"],"catch":true}`
+	if len(req.Producers) == 0 || len(req.Consumers) == 0 {
+		return interopError(&engine.Error{Code: engine.CodeMissingField, Message: "a catch request names no producer or no consumer", Hint: hint})
+	}
+	if kwargs != nil {
+		return interopError(&engine.Error{Code: engine.CodeUnknownField, Message: "a catch request decides from_dlpack(x) and copy=True and copy=False; it takes no kwargs", Hint: hint})
+	}
+	var sel []string // every version of a library named, the version of a ref
+	for _, ref := range slices.Concat(req.Producers, req.Consumers) {
+		if !strings.ContainsAny(ref, "@=") {
+			ref += "@*"
+		}
+		sel = append(sel, ref)
+	}
+	cat, out, st := catalogOf(h, sel...)
+	if st != StatusOK {
+		return out, st
+	}
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	var buf []byte
+	for _, p := range req.Producers {
+		for _, c := range req.Consumers {
+			set, err := interop.CatchSet(ctx, cat, p, c)
+			if err != nil {
+				return libraryError(h, err)
+			}
+			buf = cellJSON(buf, set)
+		}
+	}
+	return buf, StatusOK
+}
+
+// cellJSON appends the cell (or a catch set) as cmd/dlroute's writeJSON
+// writes it: HTML left unescaped (the seed's "<unknown>" as it is), a
+// newline after.
+func cellJSON(buf []byte, cell any) []byte {
 	b := bytes.NewBuffer(buf)
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
+	"github.com/dlroute/dlroute/internal/interop"
 )
 
 // cellOf is the fields of a cell a user reads.
@@ -160,5 +162,67 @@ func TestInteropJSONRefuses(t *testing.T) {
 	Close(h2)
 	if _, st := InteropJSON(context.Background(), h2, []byte(`{"producer":"jax","consumer":"torch"}`)); st != StatusBadHandle {
 		t.Errorf("InteropJSON(closed rules) = %s, want bad_handle", st)
+	}
+}
+
+// A cell that raises carries its remedy, as `dlroute interop --json`
+// writes it: a CUDA tensor into numpy is copied to the host first.
+func TestInteropJSONRemedy(t *testing.T) {
+	h := openRulesT(t, "")
+	out, _ := interopT(t, h, `{"producer":"torch","consumer":"numpy","array":{"device_type":"cuda","device_index":0}}`)
+	var c struct{ Remedy *interop.Remedy }
+	if err := json.Unmarshal(out, &c); err != nil {
+		t.Fatal(err)
+	}
+	if want := (interop.Remedy{Kind: interop.RemedyHostCopy, Fix: "x.cpu()", Outcome: interop.InPlace}); c.Remedy == nil || *c.Remedy != want {
+		t.Errorf("remedy %v, want %+v\n%s", c.Remedy, want, out)
+	}
+	// CuPy's x.get() is a NumPy array: numpy's rules are asked though
+	// neither side names them.
+	out, _ = interopT(t, h, `{"producer":"cupy","consumer":"torch","array":{"managed":true}}`)
+	if !bytes.Contains(out, []byte(`"remedy":{"kind":"host_copy","fix":"x.get()"`)) {
+		t.Errorf("cupy managed into torch: %s; want the remedy x.get()", out)
+	}
+}
+
+// A catch request answers each producer into each consumer with its
+// catch set, as `dlroute interop --catch --json` writes it.
+func TestInteropCatchJSON(t *testing.T) {
+	h := openRulesT(t, "")
+	out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"producers":["numpy","torch@v1"],"consumers":["torch"],"catch":true}`))
+	if st != StatusOK {
+		t.Fatalf("InteropMatrixJSON(catch) = %s %s", st, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want one per pair:\n%s", len(lines), out)
+	}
+	var numpy, torch interop.Catch
+	if json.Unmarshal([]byte(lines[0]), &numpy) != nil || json.Unmarshal([]byte(lines[1]), &torch) != nil {
+		t.Fatalf("not catch sets:\n%s", out)
+	}
+	// numpy@v2's kDLCUDAHost array: torch 2.15 imports no kDLCUDAHost
+	// capsule; torch 1.13 to 2.13 abort on a negative stride.
+	if !slices.Contains(numpy.Types, "BufferError") || !slices.Contains(numpy.Uncatchable, "SIGABRT") || len(numpy.ProducerVersions) != 8 || numpy.Except == "" {
+		t.Errorf("numpy into torch: %s; want BufferError, SIGABRT apart, numpy's 8 versions, an except line", lines[0])
+	}
+	if !slices.Equal(torch.ProducerVersions, []string{"torch@v1"}) || len(torch.ConsumerVersions) < 15 {
+		t.Errorf("torch@v1 into torch: %s; want torch@v1 alone into every torch", lines[1])
+	}
+	for _, tc := range []struct {
+		req    string
+		status Status
+		code   engine.Code
+	}{
+		{`{"producers":["numpy"],"catch":true}`, StatusInputError, engine.CodeMissingField},
+		{`{"producers":["numpy"],"consumers":["torch"],"kwargs":{"copy":true},"catch":true}`, StatusInputError, engine.CodeUnknownField},
+		{`{"producers":["nosuch"],"consumers":["torch"],"catch":true}`, StatusNoRuleSet, engine.CodeNoRuleSet},
+		{`{"producers":["numpy"],"consumers":["exchange"],"catch":true}`, StatusNoRuleSet, engine.CodeNoRuleSet},
+	} {
+		out, st := InteropMatrixJSON(context.Background(), h, []byte(tc.req))
+		var e engine.Error
+		if json.Unmarshal(out, &e) != nil || st != tc.status || e.Code != tc.code {
+			t.Errorf("InteropMatrixJSON(%s) = %s %s, want %s %s", tc.req, st, out, tc.status, tc.code)
+		}
 	}
 }
