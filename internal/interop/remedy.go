@@ -131,8 +131,8 @@ func (r *remedies) fixes(ctx context.Context, p *Producer, a Array, c *Consumer,
 			}
 		}
 	}
-	if len(args) > 0 {
-		out = append(out, fix{kind: RemedyDropKeywords, p: p, a: a, text: consumerCall(into, "x", nil)})
+	if without := withoutArguments(args); len(without) < len(args) {
+		out = append(out, fix{kind: RemedyDropKeywords, p: p, a: a, args: without, text: consumerCall(into, "x", without)})
 	}
 	if declares(c.rs, "copy") && args["copy"] != true {
 		withCopy := maps.Clone(args)
@@ -218,6 +218,27 @@ func placeOnly(p *Producer, a Array) bool {
 		}
 	}
 	return true
+}
+
+// fromDLPackArguments are the inputs of args that are from_dlpack's
+// arguments, which drop_keywords leaves out: device and copy, and JAX's
+// device given as a Sharding (sharding_devices). The others are facts of
+// the consumer's process (torch's cuda_driver), which stay.
+var fromDLPackArguments = []string{"device", "copy", "sharding_devices"}
+
+// withoutArguments is args without from_dlpack's arguments; nil where
+// nothing is left.
+func withoutArguments(args engine.Input) engine.Input {
+	var out engine.Input
+	for k, v := range args {
+		if !slices.Contains(fromDLPackArguments, k) {
+			if out == nil {
+				out = engine.Input{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // hosted is an array in host memory and its producer.

@@ -94,6 +94,11 @@ func TestFindRemedy(t *testing.T) {
 		producer: "torch@v1", platform: "cpu", memory: "-", consumer: "numpy", args: engine.Input{"copy": true},
 		errType: "TypeError", kind: RemedyDropKeywords, fix: "np.from_dlpack(x)", outcome: InPlace,
 	}, {
+		// mlx's import always copies: copy=False is a ValueError.
+		name:     "mlx without copy=False",
+		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "mlx", args: engine.Input{"copy": false},
+		errType: "ValueError", kind: RemedyDropKeywords, fix: "mx.from_dlpack(x)", outcome: ConsumerCopy,
+	}, {
 		name:     "tensorflow's from_dlpack takes the capsule",
 		producer: "numpy", platform: "(kDLCPU, 0)", memory: "-", consumer: "tensorflow", args: engine.Input{"copy": true},
 		errType: "TypeError", kind: RemedyDropKeywords, fix: "tf.experimental.dlpack.from_dlpack(x.__dlpack__())", outcome: InPlace,
@@ -165,8 +170,9 @@ func errType(c Cell) string {
 
 // The fixes are tried cheapest first, and a fix that does not apply is
 // not listed: a transposed negated bool view of torch's, passed with
-// copy=False, is resolved, made contiguous, passed without the argument,
-// then with copy=True, then cast (float32 holds every bool). It is on
+// copy=False, is resolved, made contiguous, passed without the argument
+// (a fact of numpy's process, ml_dtypes, stays), then with copy=True,
+// then cast (float32 holds every bool). It is on
 // the host already (no x.cpu()), and NumPy makes no negated view (no
 // np.asarray(x)).
 func TestFixesInOrder(t *testing.T) {
@@ -182,7 +188,7 @@ func TestFixesInOrder(t *testing.T) {
 	}
 	a := classArray(t, p, "transposed")
 	a.Facts["dtype_code"], a.Facts["dtype_bits"], a.Facts["neg"] = 6, 8, true
-	fixes, err := newRemedies(cat).fixes(ctx, p, a, c, engine.Input{"copy": false})
+	fixes, err := newRemedies(cat).fixes(ctx, p, a, c, engine.Input{"copy": false, "ml_dtypes": true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +210,11 @@ func TestFixesInOrder(t *testing.T) {
 	if f := fixes[0]; f.a.Facts["neg"] != false || f.a.Facts["strides"] == nil {
 		t.Errorf("resolve_neg's array %v; want neg false, the strides kept", f.a.Facts)
 	}
-	if f := fixes[3]; f.args["copy"] != true || f.a.Facts["neg"] != true {
-		t.Errorf("copy's args %v, array %v; want copy true, the array as it was", f.args, f.a.Facts)
+	if f := fixes[2]; len(f.args) != 1 || f.args["ml_dtypes"] != true {
+		t.Errorf("drop_keywords's args %v; want ml_dtypes alone", f.args)
+	}
+	if f := fixes[3]; f.args["copy"] != true || f.args["ml_dtypes"] != true || f.a.Facts["neg"] != true {
+		t.Errorf("copy's args %v, array %v; want copy true beside ml_dtypes, the array as it was", f.args, f.a.Facts)
 	}
 }
 
