@@ -374,14 +374,14 @@ export class InteropGrid {
     const o = this.opened;
     if (!o) return [];
     const row = this.doc.rows[o.row], cell = row.cells[o.col], consumer = this.doc.consumers[o.col];
-    const refused = kindOf(cell) === "error" || kindOf(cell) === "silent";
+    const noFix = { error: "No fix the rules know of makes this exchange cross.", silent: "No fix the rules know of makes the consumer read the producer's values." }[kindOf(cell)];
     const lane = laneText(cell, row.producer, consumer);
     return [
       h("div", { class: "steps-head" },
         h("h3", {}, `${row.producer} ${rowLabel(row.platform)} ${row.memory} into ${consumer}: ${cellView(cell).full}`),
         h("button", { class: "small", "data-testid": "interop-close", "aria-label": "close the steps (Escape)", onclick: () => this.close() }, "Close")),
       fixView(cell, row.producer, consumer, "interop-fix") ??
-        (refused && this.remedies ? h("p", { class: "fix", "data-testid": "interop-fix" }, "No fix the rules know of makes this exchange cross.") : null),
+        (noFix && this.remedies ? h("p", { class: "fix", "data-testid": "interop-fix" }, noFix) : null),
       lane ? h("p", { "data-testid": "interop-lane" }, lane) : null,
       h("p", { class: "muted", "data-testid": "interop-checked" }, checkedText(cell)),
       h("ol", { class: "interop-step-list" }, cell.steps.map((s, i) => h("li", { class: i === o.step ? "shown" : null },

@@ -92,6 +92,8 @@ var (
 	fixSeed = cellAt{"jax@v3", "gpu <unknown>", "device", "torch@v3"}
 	// A refusal with no fix, in a document whose other cells have one.
 	fixNone = cellAt{"jax@v3", "gpu <unknown>", "device", "numpy@v2"}
+	// A silent difference with no fix.
+	fixSilentNone = cellAt{"torch@v3", "cpu", "pinned", "numpy@v2"}
 	// A torch array numpy reads with the sign of every value flipped.
 	fixSilent = cellAt{"torch@v3", "cpu", "-", "numpy@v2"}
 	// An exchange by the C exchange API, which by x.__dlpack__() copies.
@@ -109,6 +111,8 @@ func fixCells() map[cellAt]map[string]any {
 		fixSilent: {"outcome": "error", "device": nil, "short": "SilentlyDifferent: the capsule holds…",
 			"error":  map[string]any{"type": "SilentlyDifferent", "message": silentMessage},
 			"remedy": map[string]any{"kind": "resolve_neg", "fix": "x.resolve_neg()", "outcome": "in_place"}},
+		fixSilentNone: {"outcome": "error", "device": nil, "short": "SilentlyDifferent: the capsule holds…", "remedy": nil,
+			"error": map[string]any{"type": "SilentlyDifferent", "message": silentMessage}},
 		fixCLane:  {"lane": "c_exchange_api", "other_lane": "consumer_copy"},
 		fixNoLane: {"lane": nil, "other_lane": nil},
 	}
@@ -209,6 +213,9 @@ func TestPlaygroundInteropFix(t *testing.T) {
 	}
 	if got := p.openCell(fixNone); got.Fix != "No fix the rules know of makes this exchange cross." || got.Code != "" {
 		t.Errorf("a refusal with no fix, opened, says %+v; want it to say no fix is known", got)
+	}
+	if got := p.openCell(fixSilentNone); got.Fix != "No fix the rules know of makes the consumer read the producer's values." {
+		t.Errorf("a silent difference with no fix, opened, says %+v; want it to say no fix is known", got)
 	}
 	if got := p.openCell(fixCLane); got.Fix != "" ||
 		got.Lane != "torch reads numpy's array by the C exchange API (type(x).__dlpack_c_exchange_api__); by x.__dlpack__() instead, it would be a copy, made by torch." {
