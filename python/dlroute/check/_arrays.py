@@ -12,6 +12,7 @@ saying which.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import inspect
 from typing import Any, Callable
@@ -68,15 +69,71 @@ def negated_import(consume: Callable[[Any], Any], inp: dict[str, Any], want: Out
     return seen_as_decided(want, got)
 
 
-def with_c_exchange_api(want: Outcome, got: Outcome, explanation: dict[str, Any], x: Any) -> tuple[Outcome, Outcome]:
+def with_c_exchange_api(want: Outcome, got: Outcome, explanation: dict[str, Any], x: Any,
+                        case: Any = None) -> tuple[Outcome, Outcome]:
     """A ``__dlpack_device__`` case's outcomes with the C exchange API of
     the array's type beside the device (rules/README.md, "The C exchange
     lane"): as the rules state it, their value ``c_exchange_api`` (none
     where they name no such value), and as ``type(x)`` exposes it
     (:func:`dlroute.arrays.c_exchange_api_of`), so that a release whose type
-    gains, loses or changes the attribute differs from its rules."""
-    stated = values(explanation).get("c_exchange_api") or []
-    return {**want, "c_exchange_api": stated}, {**got, "c_exchange_api": c_exchange_api_of(x)}
+    gains, loses or changes the attribute differs from its rules. Where
+    the rules state ``c_exchange_export`` and the case's array ``case``
+    was made, what the API exports of it (:func:`c_lane_export`) too."""
+    stated = values(explanation)
+    want = {**want, "c_exchange_api": stated.get("c_exchange_api") or []}
+    got = {**got, "c_exchange_api": c_exchange_api_of(x)}
+    if stated.get("c_exchange_export") is not None and case is not None:
+        want["c_exchange_export"] = stated["c_exchange_export"]
+        got["c_exchange_export"] = c_lane_export(case)
+    return want, got
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLTensorHead(ctypes.Structure):
+    """DLTensor up to its device: the data pointer, then the device."""
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice)]
+
+
+class _ManagedTensorVersioned(ctypes.Structure):
+    """DLManagedTensorVersioned up to its DLTensor's device."""
+
+
+_Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ManagedTensorVersioned))
+_ManagedTensorVersioned._fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                                    ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter),
+                                    ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensorHead)]
+_FromPyObject = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object,
+                                  ctypes.POINTER(ctypes.POINTER(_ManagedTensorVersioned)))
+
+
+class _ExchangeAPI(ctypes.Structure):
+    """DLPackExchangeAPI (dlpack.h 1.3) up to managed_tensor_from_py_object_no_sync."""
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev_api", ctypes.c_void_p),
+                ("managed_tensor_allocator", ctypes.c_void_p), ("managed_tensor_from_py_object_no_sync", _FromPyObject)]
+
+
+def c_lane_export(x: Any) -> Outcome:
+    """What the C lane makes of x: its type's ``__dlpack_c_exchange_api__``
+    ``managed_tensor_from_py_object_no_sync``, as a consumer that takes the
+    lane calls it; the export's ``device`` and ``flags`` (then deleted), or
+    ``{"raise": [type]}``: the exception's type alone, as its text names
+    the build's source path."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    api = _ExchangeAPI.from_address(get(type(x).__dlpack_c_exchange_api__, b"dlpack_exchange_api"))
+    out = ctypes.POINTER(_ManagedTensorVersioned)()
+    try:
+        if api.managed_tensor_from_py_object_no_sync(x, ctypes.byref(out)) != 0:
+            return {"raise": ["a nonzero status without an exception"]}
+    except Exception as e:
+        return {"raise": [type(e).__name__]}
+    m = out.contents
+    got: Outcome = {"device": [m.dl_tensor.device.device_type, m.dl_tensor.device.device_id], "flags": int(m.flags)}
+    m.deleter(out)
+    return got
 
 
 def _as_json(v: Any) -> Any:
@@ -501,12 +558,14 @@ class TorchChecker(Checker):
         self._needs(inp, dflt, rs)
         explanation = rs.explain(inp)
         if call == "__dlpack_device__":
+            x: Any = None
             try:
-                got: Outcome = {"device": [int(v) for v in self.wrapped(self.tensor(inp), inp).__dlpack_device__()]}
+                x = self.wrapped(self.tensor(inp), inp)
+                got: Outcome = {"device": [int(v) for v in x.__dlpack_device__()]}
             except Exception as e:
                 got = raised(e)
             return with_c_exchange_api(decided_device(explanation), got, explanation,
-                                       self.wrapped(self.torch.empty(0), inp))
+                                       self.wrapped(self.torch.empty(0), inp), x)
         if call == "__dlpack__":
             t = self.tensor(inp)
             pointer = t.data_ptr() if t.layout == torch.strided else 0
