@@ -20,12 +20,36 @@ from .errors import DlrouteError, EvaluationError, InputError, NoRuleSetError, d
 if TYPE_CHECKING:
     from ._engine import Engine
 
-__all__ = ["Cell", "Outcome", "cell", "matrix"]
+__all__ = ["CatchSet", "Cell", "Outcome", "Remedy", "catch_set", "cell", "matrix"]
 
 #: What an exchange comes to: the consumer's array shares the producer's
 #: memory; the producer's ``__dlpack__`` copied; the consumer copied after
 #: the import; each copied once; or an exception reaches the user.
 Outcome = Literal["in_place", "producer_copy", "consumer_copy", "both_copy", "error"]
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """The cheapest fix for an exchange that raises or reads silently
+    different values, found by deciding the exchange again with the fix
+    applied (``dlroute interop`` marks the cell with it).
+
+    Attributes:
+        kind: which fix: ``"detach"``, ``"resolve_neg"``,
+            ``"resolve_conj"``, ``"dense"``, ``"contiguous"``,
+            ``"writeable"``, ``"drop_keywords"``, ``"copy"``, ``"cast"``,
+            ``"host_copy"`` or ``"through_numpy"``, cheapest first.
+        fix: the fix as its user writes it, in the words of the library
+            whose call changes: ``"x.contiguous()"``, ``"x.cpu()"``,
+            ``"np.from_dlpack(x, copy=True)"``,
+            ``"torch.from_dlpack(np.asarray(x))"``.
+        outcome: what the exchange comes to with the fix: ``"in_place"``
+            or a copy (never ``"error"``).
+    """
+
+    kind: str
+    fix: str
+    outcome: Outcome
 
 
 @dataclass(frozen=True)
@@ -59,6 +83,10 @@ class Cell:
             checked.
         json: the cell as ``dlroute interop --json`` writes it, without
             the newline.
+        remedy: for a cell that raises (``outcome`` ``"error"``, a
+            ``SilentlyDifferent`` included), the cheapest fix that makes
+            it cross, checked by the rules (:class:`Remedy`); None where
+            it crosses, or where no fix the rules know of does.
     """
 
     producer: str
@@ -73,6 +101,7 @@ class Cell:
     steps: list[dict[str, Any]] = field(repr=False)
     checked: dict[str, Any] = field(repr=False)
     json: str = field(repr=False)
+    remedy: Remedy | None = None
 
     @classmethod
     def from_json(cls, line: str) -> Cell:
@@ -80,10 +109,12 @@ class Cell:
         c = json.loads(line)
         err = c.get("error") or {}
         dev = c.get("device")
+        rem = c.get("remedy")
         return cls(c["producer"], c["consumer"], c["array"]["platform"], c["array"]["memory"],
                    c["array"]["input"], c["outcome"], err.get("type"), err.get("message"),
                    (dev["device_type_code"], dev["device_id"]) if dev else None, c["steps"],
-                   c.get("checked") or {}, line)
+                   c.get("checked") or {}, line,
+                   Remedy(rem["kind"], rem["fix"], rem["outcome"]) if rem else None)
 
     @property
     def run(self) -> bool:
@@ -132,6 +163,92 @@ class Cell:
             return f"{self.error_type}: {msg}" if msg else str(self.error_type)
         return {"in_place": "in place", "producer_copy": "copy (producer)",
                 "consumer_copy": "copy (consumer)", "both_copy": "copy (both)"}[self.outcome]
+
+
+@dataclass(frozen=True)
+class CatchSet:
+    """What a program that hands one library's arrays to another's
+    ``from_dlpack`` has to catch, over every release the rules cover:
+    ``dlroute interop --catch``.
+
+    Attributes:
+        producer, consumer: the libraries as asked (``"numpy"``: every
+            version; a ref such as ``"torch@v1"``: that one).
+        types: the exception types the exchanges raise, sorted, by their
+            Python names (``"BufferError"``, ``"ArrowInvalid"``).
+        uncatchable: the outcomes no ``except`` catches, sorted:
+            ``"SilentlyDifferent"`` (values read wrong, nothing raised),
+            ``"SIGABRT"`` and ``"SIGSEGV"`` (the interpreter dies).
+        except_line: the clause that catches ``types``, to paste:
+            ``"except (BufferError, RuntimeError, TypeError):"``; a
+            library's type is named by the built-in it derives from where
+            there is one (pyarrow's ``ArrowInvalid`` by ``ValueError``);
+            ``""`` where nothing is raised.
+        producer_versions, consumer_versions: the rule-set versions
+            decided, each of one side into each of the other (jax's
+            producer as ``"jax@v3+jax-export@v2"``).
+        exchanges: how many exchanges were decided: every array the
+            producer's rules distinguish and every array class it makes,
+            by ``from_dlpack(x)`` and, where the consumer takes it, with
+            ``copy=True`` and ``copy=False``.
+        json: the set as ``dlroute interop --catch --json`` writes it.
+    """
+
+    producer: str
+    consumer: str
+    types: tuple[str, ...]
+    uncatchable: tuple[str, ...]
+    except_line: str
+    producer_versions: tuple[str, ...] = field(repr=False)
+    consumer_versions: tuple[str, ...] = field(repr=False)
+    exchanges: int = field(repr=False)
+    json: str = field(repr=False)
+
+    @classmethod
+    def from_json(cls, line: str) -> CatchSet:
+        """The catch set of a line of ``dlroute interop --catch --json``."""
+        c = json.loads(line)
+        return cls(c["producer"], c["consumer"], tuple(c["types"]), tuple(c.get("uncatchable") or ()), c["except"],
+                   tuple(c["producer_versions"]), tuple(c["consumer_versions"]), c["exchanges"], line)
+
+    @property
+    def exceptions(self) -> tuple[type[BaseException], ...]:
+        """The classes of :attr:`except_line`, for ``except
+        cs.exceptions:``: the built-ins, and a library's own class where
+        its library is imported (one not imported raises nothing here)."""
+        names = self.except_line.removeprefix("except ").strip("():").split(", ") if self.except_line else []
+        out: list[type[BaseException]] = []
+        for name in names:
+            cls = _exception_class(name)
+            if cls is not None:
+                out.append(cls)
+        return tuple(out)
+
+
+#: The modules of the except line's qualified names, by their alias.
+_ALIASES = {"tf": "tensorflow"}
+
+
+def _exception_class(name: str) -> type[BaseException] | None:
+    """The class ``name`` of an except line names: a built-in, or
+    ``alias.path.Class`` in a module already imported; None otherwise."""
+    import builtins
+    import sys
+
+    head, _, rest = name.partition(".")
+    obj: Any = getattr(builtins, name, None) if not rest else sys.modules.get(_ALIASES.get(head, head))
+    for part in rest.split(".") if rest else ():
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
+def catch_set(engine: Engine, producer: str, consumer: str) -> CatchSet:
+    """:func:`dlroute.interop.catch_set`."""
+    if not isinstance(producer, str) or not isinstance(consumer, str):
+        raise TypeError("producer and consumer are library names or rule-set refs (str), such as 'numpy' or 'torch@v1'")
+    req = {"producers": [producer], "consumers": [consumer], "catch": True}
+    line = _request("dlroute_interop_matrix_json", engine, _dumps(req), f"catch_set({producer!r}, {consumer!r})")
+    return CatchSet.from_json(line.strip())
 
 
 def _kwargs(copy: bool | None | NotPassed, device: Any) -> dict[str, Any]:

@@ -18,7 +18,12 @@ sides"), as ``dlroute interop`` does:
   ``cell.json`` is byte for byte the line ``dlroute interop --json``
   writes for that cell.
 - :func:`ask`: the cell for a real array, its library and inputs read by
-  :func:`array_of`, against the releases installed here.
+  :func:`array_of`, against the releases installed here. A cell that
+  raises carries its :class:`Remedy`, the cheapest fix the rules say
+  crosses (``cell.remedy.fix``: ``"x.cpu()"``).
+- :func:`catch_set`: the exception types one library's arrays can raise
+  in another's ``from_dlpack`` over every release covered, and the
+  ``except`` line that catches them.
 
 Nothing is carried out: no array is touched but to read where it lives.
 """
@@ -30,13 +35,13 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from ._cells import Cell, Outcome, cell
+from ._cells import CatchSet, Cell, Outcome, Remedy, catch_set as _catch_set, cell
 from ._engine import Engine, default_engine
 from ._process import facts_here
 from ._types import NOT_PASSED, NotPassed, ProcessFacts
 from .arrays import _jax_inputs, array_text, facts_of, is_jax_like
 
-__all__ = ["Cell", "Outcome", "ask", "array_of", "installed_ref"]
+__all__ = ["CatchSet", "Cell", "Outcome", "Remedy", "ask", "array_of", "catch_set", "installed_ref"]
 
 # --- real arrays -------------------------------------------------------------
 
@@ -171,3 +176,38 @@ def ask(x: Any, consumer: str, *, copy: bool | None | NotPassed = NOT_PASSED, de
         process = facts_here(consumer.partition("==")[0].partition("@")[0])
     return cell(rules or default_engine(), installed_ref(producer or library), installed_ref(consumer), array=inputs, copy=copy,
                 device=device, process=process, strict=strict, stacklevel=2, text=lambda: array_text(x))
+
+
+def catch_set(producer: str, consumer: str, *, rules: Engine | None = None) -> CatchSet:
+    """The portable catch set of ``producer``'s arrays into ``consumer``'s
+    ``from_dlpack``: the exception types the exchange can raise over every
+    version of both libraries the rules hold (every array the producer's
+    rules distinguish and every array class it makes; ``from_dlpack(x)``,
+    and ``copy=True`` and ``copy=False`` where the consumer takes them),
+    as ``dlroute interop --catch`` prints it::
+
+        cs = dlroute.interop.catch_set("numpy", "torch")
+        cs.except_line  # 'except (BufferError, RuntimeError, TypeError):'
+        try:
+            y = torch.from_dlpack(x)
+        except cs.exceptions:
+            y = torch.from_dlpack(np.asarray(x).copy())
+
+    ``SilentlyDifferent`` and the signals that end the interpreter are
+    not raised, so they are in ``cs.uncatchable``, not ``cs.types``.
+
+    Args:
+        producer, consumer: library names (``"numpy"``, ``"jax"``: every
+            version), or refs (``"torch@v1"``, ``"jax==0.10.2"``: that
+            one).
+        rules: an :class:`~dlroute.Engine`; None for the embedded rules.
+
+    The answer is remembered by the engine: over every version it takes
+    the library a second or more.
+
+    Raises:
+        dlroute.NoRuleSetError: a name the rules lack, or a library that
+            is not one on its side (code ``no_ruleset``).
+        TypeError: producer or consumer is not a str.
+    """
+    return _catch_set(rules or default_engine(), producer, consumer)

@@ -196,6 +196,90 @@ def _agree(x: Any, consumer: str, producer: str | None, kwargs: dict[str, Any]) 
     np.testing.assert_array_equal(host_array(y), host_array(x))
 
 
+# --- remedies and catch sets ----------------------------------------------
+
+
+def test_cell_remedy(engine: dlroute.Engine) -> None:
+    """A cell that raises carries the cheapest fix the rules say crosses,
+    as the command's --json writes it; a cell that crosses has none."""
+    cell = engine.interop("torch", "numpy", array={"device_type": "cuda", "device_index": 0})
+    assert cell.remedy == interop.Remedy("host_copy", "x.cpu()", "in_place"), cell.json
+    assert json.loads(cell.json)["remedy"] == {"kind": "host_copy", "fix": "x.cpu()", "outcome": "in_place"}
+    assert engine.interop("numpy", "torch").remedy is None
+
+
+def _values(x: Any) -> Any:
+    """The values x holds, as numpy reads them after every view is
+    resolved."""
+    if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided:
+            x = x.to_dense()
+        x = x.detach().resolve_conj().resolve_neg()
+    return host_array(x)
+
+
+# Arrays whose exchange raises, or reads silently different values, on
+# both stacks (torch 1.13 and 2.15, numpy 2.4 and 2.5, jax 0.10.2 and
+# 0.12), and the remedy's kind: the remedy, applied to the real array,
+# crosses into the real consumer with the producer's values.
+REMEDIES = [
+    pytest.param(lambda: torch._neg_view(torch.tensor([2.0, -4.0])), "numpy", "resolve_neg", id="neg->numpy"),
+    pytest.param(lambda: torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64).conj(), "numpy", "resolve_conj",
+                 id="conj->numpy"),
+    pytest.param(lambda: torch.ones(3, requires_grad=True), "numpy", "detach", id="requires_grad->numpy"),
+    pytest.param(lambda: torch.eye(2).to_sparse(), "numpy", "dense", id="sparse->numpy"),
+    pytest.param(lambda: np.arange(8.0)[::-1], "jax", "contiguous", id="numpy reversed->jax"),
+]
+
+
+@pytest.mark.parametrize("make, consumer, kind", REMEDIES)
+def test_remedy_is_what_crosses(make: Callable[[], Any], consumer: str, kind: str) -> None:
+    x = make()
+    producer = TORCH if isinstance(x, torch.Tensor) else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cell = interop.ask(x, consumer, producer=producer)
+    assert cell.outcome == "error" and cell.remedy is not None and cell.remedy.kind == kind, cell.json
+    # The fix is Python: a call on x, or (the consumer's words) the whole
+    # exchange.
+    names = {"x": x, "np": np, "torch": torch, "jax": jax, "jnp": jnp}
+    fixed = eval(cell.remedy.fix, names)  # noqa: S307: the rules' own text
+    if kind not in ("drop_keywords", "copy", "through_numpy"):
+        fixed = CONSUMERS[consumer](fixed)
+    np.testing.assert_array_equal(host_array(fixed), _values(x))
+
+
+def test_catch_set(engine: dlroute.Engine) -> None:
+    """numpy into torch, over every version of both: numpy@v2's
+    kDLCUDAHost array is a BufferError in torch 2.15, and torch 1.13 to
+    2.13 abort on a negative stride, which no except catches."""
+    cs = interop.catch_set("numpy", "torch", rules=engine)
+    assert "BufferError" in cs.types and "SIGABRT" in cs.uncatchable and "SIGABRT" not in cs.types
+    assert cs.except_line == "except (" + ", ".join(cs.types) + "):"
+    assert BufferError in cs.exceptions and all(isinstance(c, type) for c in cs.exceptions)
+    assert len(cs.producer_versions) >= 8 and "torch@v1" in cs.consumer_versions
+    assert json.loads(cs.json)["except"] == cs.except_line
+    assert interop.catch_set("numpy", "torch", rules=engine) == cs  # remembered
+    one = interop.catch_set("torch@v1", "jax==0.10.2", rules=engine)
+    assert (one.producer_versions, one.consumer_versions) == (("torch@v1",), ("jax-import@v1.1",))
+
+
+def test_catch_set_is_the_commands(engine: dlroute.Engine, dlroute_cli: Path) -> None:
+    out = subprocess.run([str(dlroute_cli), "interop", "--catch", "--json", "--producer", "torch@v1",
+                          "--consumer", "jax"], capture_output=True, text=True, check=True)
+    assert interop.catch_set("torch@v1", "jax", rules=engine).json == out.stdout.strip()
+
+
+def test_catch_set_refusals(engine: dlroute.Engine) -> None:
+    with pytest.raises(dlroute.NoRuleSetError) as e:
+        interop.catch_set("nosuch", "torch", rules=engine)
+    assert e.value.code == "no_ruleset"
+    with pytest.raises(dlroute.NoRuleSetError, match="exchange@v2 cannot be a consumer"):
+        interop.catch_set("numpy", "exchange", rules=engine)
+    with pytest.raises(TypeError):
+        interop.catch_set(["numpy"], "torch", rules=engine)  # type: ignore[arg-type]
+
+
 def test_jax_devices_are_read_as_jax_reads_them() -> None:
     """device= a jax Device is its repr to the rules, a Sharding its one
     device; a string is no jax device (jax's device_put refuses it)."""
