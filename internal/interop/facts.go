@@ -234,28 +234,97 @@ type CExchangeAPI struct {
 // not a list of maps with a string attribute and form and a version of
 // two ints.
 func (p *Producer) CExchange(ctx context.Context, a Array) ([]CExchangeAPI, error) {
+	v, ok, err := p.exportValue(ctx, a, cExchangeValue)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return cExchangeOf(p.ruleSet(CallExport).Ref(), v)
+}
+
+// CLaneExport is what the C exchange API's
+// managed_tensor_from_py_object_no_sync makes of an array: a versioned
+// export (its device and flags), or the type of the exception it raises.
+// It can differ from __dlpack__'s answer: torch 2.15 and paddle 3.3
+// export a tensor that requires grad, and torch a conjugate view
+// unconjugated, where __dlpack__ raises BufferError.
+type CLaneExport struct {
+	// Device is the export's DLPack device, [device type code, id];
+	// nil where it raised.
+	Device []int64 `json:"device,omitempty"`
+	// Flags are the export's DLPack flags (READ_ONLY is 1).
+	Flags int64 `json:"flags"`
+	// ErrorType is the exception's type where it raised (its text names
+	// the build's source path, so the rules state the type alone).
+	ErrorType string `json:"error_type,omitempty"`
+}
+
+// CLane is what p's C exchange API exports of array a, as the value
+// c_exchange_export of the rule set that answers p's __dlpack__ states
+// it; nil where the rules state none (no type exposes the API, or its
+// export was not run: torch 2.10 to 2.13).
+func (p *Producer) CLane(ctx context.Context, a Array) (*CLaneExport, error) {
+	v, ok, err := p.exportValue(ctx, a, cLaneValue)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return cLaneOf(p.ruleSet(CallExport).Ref(), v)
+}
+
+func cLaneOf(ref string, v any) (*CLaneExport, error) {
+	bad := fmt.Errorf("%s's value %s is %v; want {device: [type code, id], flags} or {raise: [type]}", ref, cLaneValue, v)
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, bad
+	}
+	if r, ok := m["raise"].([]any); ok {
+		if len(r) != 1 {
+			return nil, bad
+		}
+		t, ok := r[0].(string)
+		if !ok {
+			return nil, bad
+		}
+		return &CLaneExport{ErrorType: t}, nil
+	}
+	dev, ok := m["device"].([]any)
+	flags, okf := asInt(m["flags"])
+	if !ok || !okf || len(dev) != 2 {
+		return nil, bad
+	}
+	code, ok1 := asInt(dev[0])
+	id, ok2 := asInt(dev[1])
+	if !ok1 || !ok2 {
+		return nil, bad
+	}
+	return &CLaneExport{Device: []int64{code, id}, Flags: flags}, nil
+}
+
+// The values a producer's rule set names for its type's C exchange API
+// and for what the API exports of an array.
+const (
+	cExchangeValue = "c_exchange_api"
+	cLaneValue     = "c_exchange_export"
+)
+
+// exportValue is the value name of the rule set that answers p's
+// __dlpack__, explained for array a with no keywords; ok is false where
+// the rule set names no such value.
+func (p *Producer) exportValue(ctx context.Context, a Array, name string) (v any, ok bool, err error) {
 	rs := p.ruleSet(CallExport)
 	in, err := p.input(CallExport, a, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	x, err := rs.Explain(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", rs.Ref(), CallExport, err)
+		return nil, false, fmt.Errorf("%s %s: %w", rs.Ref(), CallExport, err)
 	}
-	if !slices.ContainsFunc(x.Trace.Values, func(v engine.ValueStep) bool { return v.Name == cExchangeValue }) {
-		return nil, nil
+	if !slices.ContainsFunc(x.Trace.Values, func(v engine.ValueStep) bool { return v.Name == name }) {
+		return nil, false, nil
 	}
-	v, err := value(x, cExchangeValue)
-	if err != nil {
-		return nil, err
-	}
-	return cExchangeOf(rs.Ref(), v)
+	v, err = value(x, name)
+	return v, err == nil, err
 }
-
-// cExchangeValue is the value a producer's rule set names for its type's
-// C exchange API.
-const cExchangeValue = "c_exchange_api"
 
 func cExchangeOf(ref string, v any) ([]CExchangeAPI, error) {
 	bad := func(why string) error {

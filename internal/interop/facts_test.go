@@ -240,3 +240,82 @@ func TestCExchangeRefusesAMalformedValue(t *testing.T) {
 		t.Errorf("cExchangeOf(one good entry) = %v, %v", got, err)
 	}
 }
+
+// What the C lane exports of an array, as torch@v3's and paddle@v1's
+// rules state it (each run on 2.15.0 and 3.3.1), against what __dlpack__
+// answers the DLPack lane: a tensor that requires grad and a torch
+// conjugate view cross by the C lane where numpy's from_dlpack gets a
+// BufferError; a sparse tensor raises on both lanes, a RuntimeError on
+// the C lane. torch@v2 (2.10 to 2.12), whose export was not run, states
+// none.
+func TestCLane(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	numpy, err := NewConsumer(cat, "numpy@v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := &CLaneExport{Device: []int64{1, 0}}
+	tests := []struct {
+		producer, class string // class "": the producer's most ordinary array (a cpu one)
+		want            *CLaneExport
+		dlpack          Outcome // numpy's from_dlpack of it: the DLPack lane
+	}{
+		{"torch@v3", "", cpu, InPlace},
+		{"torch@v3", "requires_grad", cpu, Raises},
+		{"torch@v3", "conj", cpu, Raises},
+		{"torch@v3", "sparse", &CLaneExport{ErrorType: "RuntimeError"}, Raises},
+		{"paddle@v1", "", cpu, InPlace},
+		{"paddle@v1", "requires_grad", cpu, Raises},
+		{"torch@v2", "", nil, InPlace},
+		{"numpy@v2", "", nil, InPlace},
+	}
+	for _, tt := range tests {
+		p, err := NewProducer(ctx, cat, tt.producer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := p.Arrays[0] // the most ordinary: the one classArrays starts from
+		for _, b := range p.Arrays[1:] {
+			if b.unusual < a.unusual {
+				a = b
+			}
+		}
+		if tt.class != "" {
+			a = classArray(t, p, tt.class)
+		}
+		got, err := p.CLane(ctx, a)
+		if err != nil {
+			t.Fatalf("%s.CLane(%s): %v", tt.producer, tt.class, err)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s.CLane(%s) = %+v, want %+v", tt.producer, tt.class, got, tt.want)
+		}
+		cell, err := Decide(ctx, p, a, numpy, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cell.Outcome != tt.dlpack || cell.Lane != LaneDLPack {
+			t.Errorf("%s %s into numpy: %s by lane %s, want %s by the DLPack lane", tt.producer, tt.class, cell.Outcome, cell.Lane, tt.dlpack)
+		}
+	}
+}
+
+// A c_exchange_export value of another shape is an error naming the rule
+// set and the value.
+func TestCLaneRefusesAMalformedValue(t *testing.T) {
+	for _, v := range []any{
+		"RuntimeError",
+		map[string]any{"raise": []any{}},
+		map[string]any{"raise": []any{int64(1)}},
+		map[string]any{"raise": []any{"RuntimeError", "text"}},
+		map[string]any{"device": []any{int64(1)}, "flags": int64(0)},
+		map[string]any{"device": []any{int64(1), "0"}, "flags": int64(0)},
+		map[string]any{"device": []any{int64(1), int64(0)}},
+	} {
+		got, err := cLaneOf("paddle@v1", v)
+		if err == nil || !strings.Contains(err.Error(), "paddle@v1's value c_exchange_export") {
+			t.Errorf("cLaneOf(%v) = %+v, %v; want an error naming paddle@v1's value c_exchange_export", v, got, err)
+		}
+	}
+}
