@@ -290,7 +290,14 @@ int dlroute_interop_json(uint64_t rules, const char *request, size_t request_len
  *  request, request_len: one JSON object, {"producers":["jax"],
  *    "consumers":["torch","numpy"],"kwargs":{"copy":true}}; a list left
  *    out or empty is every library's default version (compiling every
- *    rule set on the first such call).
+ *    rule set on the first such call). Each cell that raises or reads
+ *    silently different values carries "remedy": {"kind", "fix",
+ *    "outcome"}, the cheapest fix that makes it cross.
+ *  With "catch": true, the answer is instead one JSON object per pair
+ *    of a producer and a consumer named, as `dlroute interop --catch
+ *    --json` writes it: the exception types the exchange can raise over
+ *    every version of both libraries, and the except clause that
+ *    catches them.
  * Statuses as dlroute_interop_json's. */
 int dlroute_interop_matrix_json(uint64_t rules, const char *request, size_t request_len,
                                 char *out, size_t out_cap, size_t *out_len);

@@ -145,6 +145,7 @@ func printMatrix(w io.Writer, m *interop.Matrix, call string, width int) {
 	}
 	tw.Flush()
 	remedies.print(w)
+	printLanes(w, m)
 	printChecked(w, m)
 	if width > 0 {
 		fmt.Fprintf(w, "\nEach cell is cut to %d characters: --width 0 for whole messages, --json for each cell's calls.\n", width)
@@ -176,6 +177,42 @@ func printChecked(w io.Writer, m *interop.Matrix) {
 		fmt.Fprintf(tw, "  %s\t%s\n", v.RuleSet, checked)
 	}
 	tw.Flush()
+}
+
+// printLanes says by which lane the cells cross, and which producers'
+// array types also expose DLPack 1.3's C exchange API, a lane no consumer
+// in the table reads (rules/README.md, "The C exchange lane").
+func printLanes(w io.Writer, m *interop.Matrix) {
+	byC := 0
+	var exposed []string
+	seen := map[string]bool{}
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Lane == interop.LaneCExchange {
+				byC++
+			}
+		}
+		if len(r.CExchange) == 0 || seen[r.Producer] {
+			continue
+		}
+		seen[r.Producer] = true
+		var how []string
+		for _, api := range r.CExchange {
+			how = append(how, fmt.Sprintf("%s, a %s of DLPack %d.%d", api.Attribute, api.Form, api.Version[0], api.Version[1]))
+		}
+		exposed = append(exposed, r.Producer+" ("+strings.Join(how, "; ")+")")
+	}
+	if len(exposed) == 0 && byC == 0 {
+		return
+	}
+	if byC == 0 {
+		fmt.Fprintln(w, "\nLanes: every cell crosses by x.__dlpack__(). These producers' types also expose\nthe C exchange API (type(x).__dlpack_c_exchange_api__), which no consumer here reads:")
+	} else {
+		fmt.Fprintf(w, "\nLanes: %s cross by the C exchange API of the producer's type, the rest by x.__dlpack__(). Types that expose it:\n", plural(byC, "cell"))
+	}
+	for _, e := range exposed {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
 }
 
 // remedyNotes numbers the remedies of a table's cells: each fix and the

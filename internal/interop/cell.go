@@ -90,8 +90,8 @@ const (
 // Remedy is a fix for an exchange that raises or reads silently different
 // values, in the words of the library whose call it changes.
 type Remedy struct {
-	// Kind names the fix: "resolve_neg", "resolve_conj", "contiguous",
-	// "copy", "drop_keywords", "cast", "host_copy" or "through_numpy".
+	// Kind names the fix: one of the Remedy* kinds (remedy.go), such as
+	// "contiguous", "copy" or "host_copy".
 	Kind string `json:"kind"`
 	// Fix is the fix as the user writes it, such as "x.contiguous()" or
 	// "np.from_dlpack(x, copy=True)".

@@ -13,6 +13,15 @@
 // place, or a copy made by the producer (its __dlpack__ decided copy) or
 // by the consumer (its from_dlpack did).
 //
+// A cell that raises, or reads values silently different from the
+// producer's, carries its remedy (FindRemedy): the cheapest fix a user
+// applies, found by deciding the exchange again with the fix. CatchSet
+// gathers the exception types one library's arrays can raise in another's
+// from_dlpack over every version of both. Every cell crosses by
+// x.__dlpack__ (LaneDLPack); a producer's type that also exposes DLPack
+// 1.3's C exchange API says so (Producer.CExchange), a lane no consumer
+// here reads.
+//
 // # Libraries
 //
 // A producer or consumer is a rule set that declares the input `call` and

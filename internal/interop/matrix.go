@@ -32,6 +32,9 @@ type Row struct {
 	Producer string
 	Array    Array
 	Cells    []Cell // one per consumer, in Matrix.Consumers's order
+	// CExchange is how the array's type exposes DLPack 1.3's C exchange
+	// API (Producer.CExchange); empty where it does not.
+	CExchange []CExchangeAPI
 }
 
 // Decide decides the matrix of cat. Every producer's arrays are decided
@@ -70,6 +73,9 @@ func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, erro
 		}
 		for _, a := range arrays {
 			row := Row{Producer: p.Ref, Array: a}
+			if row.CExchange, err = p.CExchange(ctx, a); err != nil {
+				return nil, err
+			}
 			for _, c := range consumers {
 				cell, err := Decide(ctx, p, a, c, o.Args)
 				if err != nil {

@@ -18,7 +18,10 @@ code. dlroute decides it from rules, and carries the decision out:
 - :class:`Routed`: ``x`` wrapped so that any consumer's ``from_dlpack``
   gets the rules' decision (``torch.from_dlpack(dlroute.Routed(x))``).
 - :func:`ask`: what ``consumer.from_dlpack(x)`` would do, before anything
-  runs.
+  runs, and the fix where it would raise (``Cell.remedy``).
+- :func:`catch_set`: the exceptions one library's arrays can raise in
+  another's ``from_dlpack`` over every release the rules cover
+  (``except dlroute.catch_set("numpy", "torch").exceptions:``).
 - :func:`load`: the rules themselves: ``dlroute.load().ruleset("jax")
   .resolve({...})``.
 
@@ -35,13 +38,16 @@ from ._version import __version__
 from .errors import (DecidedError, DlrouteError, EvaluationError, ForkedError, HostError, InputError, LibraryError,
                      LoadError, NoRuleSetError, UncheckedReleaseWarning)
 from .errors import renamed as _renamed
-from .interop import Cell, Outcome, ask
+from .interop import CatchSet, Cell, Outcome, Remedy, ask, catch_set
 from .routing import Routed, decide, dlpack_device, from_dlpack
 
 __all__ = [
     "from_dlpack",
     "Routed",
     "ask",
+    "catch_set",
+    "CatchSet",
+    "Remedy",
     "load",
     "decide",
     "dlpack_device",
