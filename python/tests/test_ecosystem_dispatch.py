@@ -101,3 +101,26 @@ def test_exported_facts_read_a_capsule_as_facts_of_reads_numpys_array(expr: str)
     x = eval(expr)  # noqa: S307 - the test's own expressions
     facts = exported_facts(x.__dlpack__())
     assert {k: facts[k] for k in ("shape", "strides")} == {k: facts_of(x)[k] for k in ("shape", "strides")}
+
+
+def test_paddles_bfloat16_is_read_as_its_values_not_its_bits() -> None:
+    """paddle's tolist() of a bfloat16 tensor gives its bits as uint16s;
+    the runner compares the values (paddle -> numpy read them alike)."""
+    paddle = pytest.importorskip("paddle")
+    from dlroute.check._base import values_difference
+
+    x = paddle.to_tensor([0.0, 1.0, 2.0]).astype("bfloat16")
+    assert values_difference(x, np.array([0.0, 1.0, 2.0], dtype=np.float32)) is None
+
+
+def test_an_ortvalues_alignment_is_its_capsules() -> None:
+    """JAX views only 64-byte aligned data: an OrtValue's fact is where its
+    own capsule points, not the default 64."""
+    ort = pytest.importorskip("onnxruntime")
+    from dlroute._capsules import read_capsule
+    from dlroute.check._onnxruntime import OnnxruntimeChecker
+
+    x = ort.OrtValue.ortvalue_from_numpy(np.arange(6.0, dtype=np.float32))
+    address = read_capsule(x.__dlpack__())["data"]
+    alignment = OnnxruntimeChecker().array_inputs(x)["data_alignment"]
+    assert address % alignment == 0 and (alignment == 64 or address % (2 * alignment))

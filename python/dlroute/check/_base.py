@@ -596,7 +596,10 @@ def _logical(a: Any) -> tuple[str, list[int], Any]:
         a = a.numpy()  # TensorFlow's and Warp's arrays: their own numpy copy
     if not callable(getattr(a, "tolist", None)):
         raise TypeError(f"the runner reads no values of a {type(a).__module__}.{type(a).__qualname__}")
-    return _dtype_name(a.dtype), [int(n) for n in a.shape], a.tolist()
+    dtype = _dtype_name(a.dtype)
+    if dtype == "bfloat16" and type(a).__module__.split(".")[0] == "paddle":
+        a = a.astype("float32")  # paddle's tolist() of bfloat16 gives the bits, as uint16s
+    return dtype, [int(n) for n in a.shape], a.tolist()
 
 
 def _unwrapped(a: Any) -> Any:

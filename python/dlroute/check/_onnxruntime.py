@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._capsules import CapsuleProducer
+from .._capsules import CapsuleProducer, read_capsule
 from ._base import Checker, Outcome, Unreachable, case_capsule, raised, run_child
 
 #: numpy's dtype letter of each DLPack code an OrtValue is made of here.
@@ -70,11 +70,16 @@ class OnnxruntimeChecker(Checker):
 
     def array_inputs(self, x: Any) -> dict[str, Any]:
         """The facts of the CPU OrtValue x (always C-contiguous): its numpy
-        view's dtype and shape."""
+        view's dtype and shape, and the alignment of the data its capsule
+        points at (ORT's buffer, which JAX refuses to view unless 64-byte
+        aligned; an empty one's too)."""
         from ..arrays import facts_of
 
         facts = facts_of(x.numpy())
-        return {k: facts[k] for k in ("dtype_code", "dtype_bits", "dtype_lanes", "shape") if k in facts}
+        out = {k: facts[k] for k in ("dtype_code", "dtype_bits", "dtype_lanes", "shape") if k in facts}
+        address = int(read_capsule(x.__dlpack__())["data"])
+        out["data_alignment"] = next(a for a in (64, 32, 16, 8, 4, 2, 1) if address % a == 0)
+        return out
 
     def consume(self, x: Any, kwargs: dict[str, Any]) -> Any:
         return self.ort.OrtValue.from_dlpack(x, **kwargs)
