@@ -316,4 +316,25 @@ func TestPlaygroundInteropRealFix(t *testing.T) {
 	if got.Lane != "torch asks for jax's array by x.__dlpack__()." {
 		t.Errorf("the seed's cell says of its lane %q, want x.__dlpack__()", got.Lane)
 	}
+
+	// torch's CPU tensor into paddle, both of which ship the C exchange
+	// API: the lane the native matrix gives the cell, in words.
+	both := cellAt{"torch@v3", "cpu", "-", "paddle@v1"}
+	var c interop.Cell
+	for _, r := range m.Rows {
+		if r.Producer == both.producer && r.Array.Platform == both.platform && r.Array.Memory == both.memory {
+			c = r.Cells[slices.Index(m.Consumers, both.consumer)]
+		}
+	}
+	ways := map[interop.Lane]string{interop.LaneDLPack: "x.__dlpack__()", interop.LaneCExchange: "the C exchange API (type(x).__dlpack_c_exchange_api__)"}
+	verb := map[bool]string{true: "asks for", false: "reads"}[c.Outcome == interop.Raises && c.Error.Type != interop.SilentlyDifferent]
+	lane := "paddle " + verb + " torch's array by " + ways[c.Lane]
+	if c.OtherLane != "" {
+		other := map[interop.Lane]interop.Lane{interop.LaneDLPack: interop.LaneCExchange, interop.LaneCExchange: interop.LaneDLPack}[c.Lane]
+		lane += "; by " + ways[other] + " instead, it would be " + map[interop.Outcome]string{interop.InPlace: "in place", interop.ConsumerCopy: "a copy, made by paddle",
+			interop.ProducerCopy: "a copy, made by torch", interop.BothCopy: "two copies, one made by torch and one by paddle", interop.Raises: "an exception"}[c.OtherLane]
+	}
+	if got := p.openCell(both); c.Lane == "" || got.Lane != lane+"." {
+		t.Errorf("torch's CPU tensor into paddle, opened, says of its lane %q; the native matrix's is %q (%s, other %q)", got.Lane, lane+".", c.Lane, c.OtherLane)
+	}
 }
