@@ -12,20 +12,22 @@ import (
 // read, by the names, types and defaults every rule set that reads one
 // declares (rules/README.md, "Array facts"): the dtype as DLPack writes
 // it, the shape and strides, whether it is writeable, the alignment of its
-// data, whether the producer's __dlpack_device__() returns an IntEnum, and
-// whether it is a negated view (torch's is_neg(), which no capsule
-// carries: its memory holds the values un-negated).
+// data, whether the producer's __dlpack_device__() returns an IntEnum,
+// whether it gives the id None for a host device (paddle's CPU and pinned
+// tensors), and whether it is a negated view (torch's is_neg(), which no
+// capsule carries: its memory holds the values un-negated).
 // A producer's array carries them whether or not the producer's own rules
 // read them, since the capsule carries them to the consumer (neg, which
 // it does not, as the memory the consumer reads); each call of either
 // side gets those its rule set declares.
 var ArrayFacts = []string{"dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides", "writeable",
-	"data_alignment", "dlpack_device_enum", "neg"}
+	"data_alignment", "dlpack_device_enum", "dlpack_device_id_none", "neg"}
 
 // factDefaults are the facts of the ordinary array, each fact's default
 // in every rule set that declares it.
 var factDefaults = engine.Input{"dtype_code": 2, "dtype_bits": 32, "dtype_lanes": 1, "shape": []any{8},
-	"strides": nil, "writeable": true, "data_alignment": 64, "dlpack_device_enum": false, "neg": false}
+	"strides": nil, "writeable": true, "data_alignment": 64, "dlpack_device_enum": false,
+	"dlpack_device_id_none": false, "neg": false}
 
 // ordinaryFact says whether v is the fact k of an ordinary array of
 // library: its library's own (libraryFacts), else the default.
@@ -165,10 +167,14 @@ func (p *Producer) canMake(c ArrayClass) bool {
 }
 
 // libraryFacts are the facts a library's arrays have whatever the array:
-// torch's and JAX's __dlpack_device__() return an IntEnum.
+// torch's, JAX's and paddle's __dlpack_device__() return an IntEnum, and
+// paddle's gives the id None for its CPU and pinned tensors
+// (tensor_patch_methods.py:1368-1380 in paddlepaddle 3.3.1), which the
+// consumers that read the fact read only for a host device.
 var libraryFacts = map[string]engine.Input{
-	"torch": {"dlpack_device_enum": true},
-	"jax":   {"dlpack_device_enum": true},
+	"torch":  {"dlpack_device_enum": true},
+	"jax":    {"dlpack_device_enum": true},
+	"paddle": {"dlpack_device_enum": true, "dlpack_device_id_none": true},
 }
 
 // factsOf splits in into the array's facts and the producer's inputs.
@@ -196,14 +202,14 @@ func checkFacts(facts engine.Input, ref string) error {
 		case "strides":
 			_, isList := v.([]any)
 			ok = v == nil || isList
-		case "writeable", "dlpack_device_enum", "neg":
+		case "writeable", "dlpack_device_enum", "dlpack_device_id_none", "neg":
 			_, ok = v.(bool)
 		default:
 			_, ok = asInt(v)
 		}
 		if !ok {
 			return &engine.Error{Code: engine.CodeWrongType, Message: fmt.Sprintf("the array of %s: fact %s is %T, which is not its type", ref, k, v),
-				Hint: "shape is a list of ints, strides a list of ints or null, writeable, dlpack_device_enum and neg bools, the rest ints (rules/README.md, \"Array facts\")"}
+				Hint: "shape is a list of ints, strides a list of ints or null, writeable, dlpack_device_enum, dlpack_device_id_none and neg bools, the rest ints (rules/README.md, \"Array facts\")"}
 		}
 	}
 	return nil

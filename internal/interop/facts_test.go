@@ -25,6 +25,16 @@ func TestDecideFacts(t *testing.T) {
 		wantOutcome        Outcome
 		wantRule           string // the rule of the last step
 	}{
+		// paddle's CPU tensor says its device id is None: JAX cannot look
+		// the device up, and torch sees a transfer to device=cpu.
+		{name: "a paddle CPU tensor into jax 0.12 raises on its id None", producer: "paddle@v1", consumer: "jax-import@v3",
+			wantType: "TypeError", wantMsg: "device_from_local_hardware_id(): incompatible function arguments. The following argument types are supported:\n    1. device_from_local_hardware_id(self, arg: int, /) -> jaxlib._jax.Device\n\nInvoked with types: jaxlib._jax.Client, NoneType", wantRule: "device-id-none"},
+		{name: "a paddle CPU tensor into torch 2.15 with device=cpu, copy=False is a transfer", producer: "paddle@v1", consumer: "torch@v3",
+			args: engine.Input{"device": "cpu", "copy": false}, wantType: "ValueError", wantMsg: "cannot move DLPack tensor from device (<DLDeviceType.kDLCPU: 1>, None) to (1, 0) without copying. Set copy=None or copy=True.", wantRule: "cross-device-no-copy"},
+		{name: "a paddle CPU tensor into torch 2.15 with device=cpu crosses in place", producer: "paddle@v1", consumer: "torch@v3",
+			args: engine.Input{"device": "cpu"}, wantOutcome: InPlace, wantRule: "import"},
+		{name: "a numpy array into jax 0.12 has an int id", producer: "numpy@v2", consumer: "jax-import@v3",
+			wantOutcome: InPlace, wantRule: "import"},
 		{name: "a negative stride aborts torch 1.13", producer: "numpy@v1", consumer: "torch@v1",
 			array:    engine.Input{"dtype_bits": 64, "strides": []any{-1}},
 			wantType: "SIGABRT", wantMsg: "Storage size calculation overflowed with sizes=[8] and strides=[-1]", wantRule: "import-overflow-abort"},

@@ -321,7 +321,7 @@ class Checker:
         refuse (no library has it), or a case :meth:`reachable` says this
         machine cannot run."""
         # _arrays holds the checkers of numpy, torch and cupy, which import this module
-        from ._arrays import defaults, dlpack_kwargs, empty_aware, export
+        from ._arrays import defaults, dlpack_kwargs, empty_aware, export, with_c_exchange_api
 
         call = inp.get("call")
         if call not in CALLS:
@@ -330,13 +330,19 @@ class Checker:
         self.reachable(inp, dflt)
         explanation = rs.explain(inp)
         if call == "__dlpack_device__":
+            x = None
             try:
-                got: Outcome = {"device": device_of(self.case_array(inp, dflt))}
+                x = self.case_array(inp, dflt)
+                got: Outcome = {"device": device_of(x)}
             except Unreachable:
                 raise
             except Exception as e:  # the library's own refusal is the outcome
                 got = raised(e)
-            return decided_device(explanation), got
+            if x is None:  # no array: no type to read the C exchange API of
+                return decided_device(explanation), got
+            # the C exchange API of x's type beside the device, as the
+            # rules state it and as the type exposes it (none: both empty)
+            return with_c_exchange_api(decided_device(explanation), got, explanation, x, x)
         if call == "__dlpack__":
             x = self.case_array(inp, dflt)
             return empty_aware(inp, decided_export(explanation),
@@ -466,12 +472,13 @@ def pointer(x: Any) -> int:
         raise TypeError(f"cannot read the data pointer of a {type(x).__qualname__}") from None
 
 
-def exported_facts(capsule: Any, device_code: Any = 1) -> dict[str, Any]:
+def exported_facts(capsule: Any, device_code: Any = 1, device_id: Any = 0) -> dict[str, Any]:
     """The array facts (rules/README.md, "Array facts") an unused capsule
-    carries: its dtype, shape, strides and data alignment; and whether
+    carries: its dtype, shape, strides and data alignment; whether
     ``device_code``, the producer's ``__dlpack_device__()[0]``, is an
-    IntEnum. For the arrays of a library :func:`dlroute.arrays.facts_of`
-    does not read (TensorFlow's, MLX's).
+    IntEnum; and whether ``device_id``, its ``[1]``, is None (paddle's CPU
+    and pinned tensors). For the arrays of a library
+    :func:`dlroute.arrays.facts_of` does not read (TensorFlow's, MLX's).
 
     The strides are the capsule's as they are, None only where it has
     none or they are C order's exactly, as facts_of reads numpy's: an
@@ -491,7 +498,7 @@ def exported_facts(capsule: Any, device_code: Any = 1) -> dict[str, Any]:
         alignment //= 2
     return {"dtype_code": int(t.dtype.code), "dtype_bits": int(t.dtype.bits), "dtype_lanes": int(t.dtype.lanes),
             "shape": shape, "strides": strides, "data_alignment": alignment,
-            "dlpack_device_enum": type(device_code) is not int}
+            "dlpack_device_enum": type(device_code) is not int, "dlpack_device_id_none": device_id is None}
 
 
 def negated_view(inp: dict[str, Any]) -> Any:

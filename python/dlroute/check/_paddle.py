@@ -5,7 +5,8 @@ A case becomes a real call of PaddlePaddle: ``x.__dlpack_device__()`` and
 ``paddle.from_dlpack`` of a producer that records how it is asked, or of a
 capsule made by hand. A CPU or pinned tensor's ``__dlpack_device__`` id is
 None, which the rules write 0 (their device ids are ints) and the runner
-reads as 0. A request that kills the interpreter (a CUDA producer asked of
+reads as 0; the array fact ``dlpack_device_id_none`` carries it to the
+consumers that read it (torch's and JAX's from_dlpack). A request that kills the interpreter (a CUDA producer asked of
 the CPU wheel) runs in a child, whose signal is the outcome.
 """
 
@@ -143,7 +144,7 @@ class PaddleChecker(Checker):
         place = "cpu" if x.place.is_cpu_place() else "gpu_pinned" if x.place.is_cuda_pinned_place() else "gpu"
         inputs = {"place": place, "requires_grad": not x.stop_gradient, "sparse": bool(x.is_sparse())}
         if not x.is_sparse():
-            inputs.update(exported_facts(x.detach().__dlpack__(), x.__dlpack_device__()[0]))
+            inputs.update(exported_facts(x.detach().__dlpack__(), *x.__dlpack_device__()))
         return inputs
 
     def devices(self) -> list[Any]:
