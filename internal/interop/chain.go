@@ -16,9 +16,14 @@ import (
 // when the consumer's calls_dlpack_device says so (and its exception is
 // what the user sees), the request, __dlpack__ with the request's
 // keywords, the request again (attempt 2, 3, ...) after each TypeError
-// and __dlpack__ with its keywords, then from_dlpack on the capsule
+// (after any exception where the consumer declares failed_type) and
+// __dlpack__ with its keywords, then from_dlpack on the capsule
 // __dlpack__ decided: its device, and its kind where the decision names
 // one. The capsule's DLPack version is left at the consumer's default.
+// A request whose value request_fallback is true ends the asking: from_dlpack is
+// asked with fallback true and no capsule (receiveWithout). A consumer
+// that declares producer_type gets the producer's value python_type there,
+// unless args give it.
 //
 // Every cell crosses by LaneDLPack, and its OtherLane is empty: no
 // consumer's from_dlpack among the rule sets reads the C exchange API of
@@ -38,6 +43,9 @@ func Decide(ctx context.Context, p *Producer, a Array, c *Consumer, args engine.
 		}
 	}
 	ch.args = args
+	if err := ch.fillProducerType(); err != nil {
+		return Cell{}, fmt.Errorf("%s into %s, the array %s %s: %w", p.Ref, c.Ref, a.Platform, a.Memory, err)
+	}
 	err := ch.run()
 	if err != nil {
 		return Cell{}, fmt.Errorf("%s into %s, the array %s %s: %w", p.Ref, c.Ref, a.Platform, a.Memory, err)
@@ -53,6 +61,44 @@ type chain struct {
 	c    *Consumer
 	args engine.Input
 	cell Cell
+	// producerType is the producer's python_type where the consumer
+	// declares producer_type and from_dlpack's arguments do not give it.
+	producerType string
+}
+
+// The names by which a consumer goes on without a capsule, and by which
+// it names the producer's type (rules/README.md, "Libraries on both
+// sides").
+const (
+	// requestFallback is a request's value: true where from_dlpack calls
+	// __dlpack__ no more and imports x another way; fallbackInput the
+	// import's input that says it was asked so.
+	requestFallback = "request_fallback"
+	fallbackInput   = "fallback"
+	// producerTypeInput is the consumer's input naming the producer's
+	// Python type; typeNameValue the producer's value stating it.
+	producerTypeInput = "producer_type"
+	typeNameValue     = "python_type"
+)
+
+// fillProducerType sets ch.producerType from the value python_type of the
+// rule set that answers the producer's __dlpack__, where the consumer
+// declares producer_type, the arguments leave it out and the producer
+// states one; otherwise the consumer's default (its placeholder) stays.
+func (ch *chain) fillProducerType() error {
+	if _, given := ch.args[producerTypeInput]; given || !declares(ch.c.rs, producerTypeInput) {
+		return nil
+	}
+	v, ok, err := ch.p.exportValue(ch.ctx, ch.a, typeNameValue)
+	if err != nil || !ok {
+		return err
+	}
+	s, isString := v.(string)
+	if !isString || s == "" {
+		return fmt.Errorf("%s's value %s is %v; want the type's name, such as 'torch.Tensor'", ch.p.ruleSet(CallExport).Ref(), typeNameValue, v)
+	}
+	ch.producerType = s
+	return nil
 }
 
 func (ch *chain) run() error {
@@ -80,8 +126,10 @@ func (ch *chain) run() error {
 		return err
 	}
 	// A consumer tries again after a TypeError; one that declares
-	// failed_type is asked after any exception, and says (MLX: after a
-	// BufferError too, and its own TypeError after any other).
+	// failed_type is asked after any exception, and says: again (MLX:
+	// after a BufferError too), its own exception, or, where its request
+	// names the value request_fallback, that it goes on without __dlpack__ (MLX:
+	// torch's own to_dlpack).
 	for attempt := 2; export.Error != nil && declares(ch.c.rs, "attempt") &&
 		(isTypeError(export.Error.Type) || declares(ch.c.rs, "failed_type")); attempt++ {
 		if attempt > MaxAttempts {
@@ -93,6 +141,13 @@ func (ch *chain) run() error {
 		}
 		if req, x, err = ch.request(attempt, export.Error.Type, export.Error.Message, prod); err != nil {
 			return err
+		}
+		fallback, err := fallsBack(x)
+		if err != nil {
+			return err
+		}
+		if fallback {
+			return ch.receiveWithout(req, *export.Error)
 		}
 		if export, err = ch.ask(req, x); err != nil || export == nil {
 			return err
@@ -224,6 +279,69 @@ func (ch *chain) receive(export engine.Decision, req Step) error {
 	return nil
 }
 
+// fallsBack says whether request x, which did not raise, goes on
+// without __dlpack__: its value request_fallback, false where the rule
+// set names none.
+func fallsBack(x engine.Explanation) (bool, error) {
+	if x.Decision.Error != nil || !slices.ContainsFunc(x.Trace.Values, func(v engine.ValueStep) bool { return v.Name == requestFallback }) {
+		return false, nil
+	}
+	return boolValue(x, requestFallback)
+}
+
+// receiveWithout records req, a request that goes on without
+// __dlpack__ after the producer's exception failed, and asks the
+// consumer's from_dlpack what it makes of x another way (nanobind's
+// buffer protocol or the framework's own to_dlpack, in MLX), with
+// fallback true, the exception's type and message, the producer's device
+// (x.__dlpack_device__()'s answer, where the consumer declares
+// producer_device) and no capsule: the array's own facts (nothing was
+// copied). It finishes the cell: the
+// import's exception, or a copy by the consumer (ConsumerCopy) or
+// none (InPlace) as its copy says.
+func (ch *chain) receiveWithout(req Step, failed engine.Exception) error {
+	ch.cell.Steps = append(ch.cell.Steps, req)
+	if !declares(ch.c.rs, fallbackInput) {
+		return fmt.Errorf("%s %s attempt %d: the request falls back, but from_dlpack declares no input %s", ch.c.Ref, CallRequest, req.Attempt, fallbackInput)
+	}
+	in := ch.consumerInput(CallImport, false)
+	in[fallbackInput] = true
+	if declares(ch.c.rs, "attempt") {
+		in["attempt"] = req.Attempt
+	}
+	if declares(ch.c.rs, "failed_type") {
+		in["failed_type"] = failed.Type
+	}
+	if declares(ch.c.rs, "failed_message") {
+		in["failed_message"] = failed.Message
+	}
+	if declares(ch.c.rs, "producer_device") {
+		// where the array is, as x.__dlpack_device__() says (a fact the
+		// other way reads, not a call the consumer makes)
+		pin, err := ch.p.input(CallDevice, ch.a, nil, nil)
+		if err != nil {
+			return err
+		}
+		dev, err := ch.p.ruleSet(CallDevice).Resolve(ch.ctx, pin)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", ch.p.ruleSet(CallDevice).Ref(), CallDevice, err)
+		}
+		if dev.Error == nil {
+			in["producer_device"] = []any{dev.DeviceTypeCode, dev.DeviceID}
+		}
+	}
+	d, err := ch.c.rs.Resolve(ch.ctx, in)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", ch.c.Ref, CallImport, err)
+	}
+	ch.cell.Steps = append(ch.cell.Steps, Step{Call: CallImport, Attempt: req.Attempt, Input: in, Decision: d})
+	ch.finish(d)
+	if d.Error == nil {
+		ch.cell.Outcome = copies(false, d.Copy)
+	}
+	return nil
+}
+
 // finish sets the cell from the decision that ends it so far: a
 // TypeError that the consumer answers by trying again is ended by a later
 // one.
@@ -259,6 +377,9 @@ func copies(producer, consumer bool) Outcome {
 func (ch *chain) consumerInput(call string, afterCopy bool) engine.Input {
 	in := engine.Input{"call": call}
 	withFacts(in, ch.c.rs, ch.a, afterCopy)
+	if ch.producerType != "" {
+		in[producerTypeInput] = ch.producerType
+	}
 	for k, v := range ch.args {
 		in[k] = v
 	}

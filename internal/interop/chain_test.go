@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -330,6 +331,88 @@ func TestEveryCellCrossesByTheDLPackLane(t *testing.T) {
 					t.Errorf("%s into %s, %s / %s: lane %q, other lane %q; want %q and none", ref, cref, a.Platform, a.Memory, cell.Lane, cell.OtherLane, LaneDLPack)
 				}
 			}
+		}
+	}
+}
+
+// TestConsumerGoesOnWithoutACapsule: a consumer whose request names the
+// value request_fallback goes on, after the producer's __dlpack__ raised,
+// without calling it again: its from_dlpack is asked with fallback true,
+// and its answer ends the cell. MLX takes torch.utils.dlpack.to_dlpack of
+// a tensor that requires grad, which torch's __dlpack__ refuses twice
+// (BufferError), and copies it; with copy=False it refuses, as every CPU
+// import.
+func TestConsumerGoesOnWithoutACapsule(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	p, err := NewProducer(ctx, cat, "torch@v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConsumer(cat, "mlx@v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arrayOf(t, p, "cpu", "-")
+	a.Input = maps.Clone(a.Input)
+	a.Input["requires_grad"] = true
+	cell, err := Decide(ctx, p, a, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"request@1 mlx@v1 ask", "__dlpack__@1 torch@v3 requires-grad", "request@2 mlx@v1 ask-again",
+		"__dlpack__@2 torch@v3 requires-grad", "request@3 mlx@v1 to-dlpack", "from_dlpack@3 mlx@v1 import"}
+	if cell.Outcome != ConsumerCopy || !slices.Equal(steps(cell), want) {
+		t.Fatalf("torch's tensor that requires grad into mlx: %s %v; steps:\n%v\nwant consumer_copy and:\n%v", cell.Outcome, cell.Error, steps(cell), want)
+	}
+	imp := cell.Steps[len(cell.Steps)-1].Input
+	if imp["fallback"] != true || imp["failed_type"] != "BufferError" || !sameJSON(imp["producer_device"], []any{1, 0}) {
+		t.Errorf("the import's input is %v; want fallback true, the BufferError and the tensor's device", imp)
+	}
+	cell, err = Decide(ctx, p, a, c, engine.Input{"copy": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cell.Error == nil || cell.Error.Type != "ValueError" || cell.Error.Message != "[convert] Cannot import a CPU array without a copy." {
+		t.Errorf("with copy=False: %s %v, want mlx's ValueError", cell.Outcome, cell.Error)
+	}
+}
+
+// TestConsumerNamesTheProducersType: a consumer that declares
+// producer_type gets the producer's value python_type (torch@v3:
+// torch.Tensor), which mlx's argument error prints for a sparse tensor;
+// from_dlpack's arguments may give another, and a producer that states
+// none (torch 2.8, torch@v1.0.7) leaves the consumer's placeholder.
+func TestConsumerNamesTheProducersType(t *testing.T) {
+	cat := shipped(t)
+	ctx := context.Background()
+	c, err := NewConsumer(cat, "mlx@v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		producer string
+		args     engine.Input
+		want     string
+	}{
+		{"torch@v3", nil, "Invoked with types: torch.Tensor"},
+		{"torch@v3", engine.Input{"copy": true}, "Invoked with types: torch.Tensor, kwargs = { copy: bool }"},
+		{"torch@v3", engine.Input{"producer_type": "torch.nn.parameter.Parameter"}, "Invoked with types: torch.nn.parameter.Parameter"},
+		{"torch@v1.0.7", nil, "Invoked with types: the producer's type"},
+	} {
+		p, err := NewProducer(ctx, cat, tc.producer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := arrayOf(t, p, "cpu", "-")
+		a.Input = maps.Clone(a.Input)
+		a.Input["layout"] = "sparse_coo"
+		cell, err := Decide(ctx, p, a, c, tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cell.Error == nil || cell.Error.Type != "TypeError" || !strings.HasSuffix(cell.Error.Message, tc.want) {
+			t.Errorf("%s's sparse tensor into mlx, %v: %s %v; want a TypeError ending %q; steps:\n%v", tc.producer, tc.args, cell.Outcome, cell.Error, tc.want, steps(cell))
 		}
 	}
 }
