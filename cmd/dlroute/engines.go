@@ -57,7 +57,8 @@ func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src machine.Bu
 }
 
 // openDeciders loads the rules natively (which reports any error in them
-// with its position), then returns a decider for each ref (every version
+// with its position; with refs, in the versions they name and import),
+// then returns a decider for each ref (every version
 // when refs is nil) from the engine named by kind, and a function that
 // releases the engine. A release ref that no version was checked against
 // gets a note on stderr, or is refused when strict (lookupRuleSet).
@@ -68,7 +69,7 @@ func (n nativeRuleSet) Exchange(ctx context.Context, line []byte, src machine.Bu
 // and loaded into an instance of its own, which decides, explains and
 // tells the exchange's copy (carried out here, as natively).
 func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, strict bool, stderr io.Writer) (*engine.Catalog, []decider, func(), error) {
-	cat, err := loadCatalog(rulesDir)
+	cat, err := loadCatalog(rulesDir, refs...)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -148,14 +148,24 @@ func rulesFlag(fs *flag.FlagSet) *string {
 }
 
 // loadCatalog loads the embedded rules, or those at path when given.
-func loadCatalog(path string) (*engine.Catalog, error) {
+// With only, the embedded rules compile just the versions those refs name
+// and the versions they import (engine.Options.Select), which is all a
+// command that decides with one rule set needs; a directory is still
+// compiled whole, so that an error anywhere in it refuses it
+// (cmd/dlroute/RATIONALE.md, "Why does resolve compile only the version it
+// asks of the embedded rules?").
+func loadCatalog(path string, only ...string) (*engine.Catalog, error) {
 	fsys, err := rulesFS(path)
 	if err != nil {
 		return nil, err
 	}
-	// Only the embedded rules' parsed.bin is as trusted as this binary;
-	// a directory's is not read (engine.Options.TrustParsed).
-	return engine.Load(fsys, engine.Options{Root: cmp.Or(strings.TrimSuffix(path, "/"), "rules"), Cache: loads, TrustParsed: path == ""})
+	opts := engine.Options{Root: cmp.Or(strings.TrimSuffix(path, "/"), "rules"), Cache: loads}
+	if path == "" {
+		// Only the embedded rules' parsed.bin is as trusted as this
+		// binary; a directory's is not read (engine.Options.TrustParsed).
+		opts.TrustParsed, opts.Select = true, only
+	}
+	return engine.Load(fsys, opts)
 }
 
 // loads keeps what loadCatalog made in this process, so a second load

@@ -30,6 +30,9 @@ func copyVersionAs(t *testing.T, dir, set string, edit func(file, text string) s
 	}
 	entries, _ := os.ReadDir(to)
 	for _, e := range entries {
+		if e.IsDir() { // evidence/: the runs' records, no rule file
+			continue
+		}
 		p := filepath.Join(to, e.Name())
 		data, err := os.ReadFile(p)
 		if err != nil {
