@@ -74,3 +74,40 @@ def test_torch_tensor() -> None:
 def test_numpy_array() -> None:
     np = pytest.importorskip("numpy")
     assert c_exchange_api_of(np.arange(3.0)) == []
+
+
+class _FakeRuleSet:
+    """A rule set that decides kDLCPU 0 and states c_exchange_api (or not)."""
+
+    inputs: list[dict[str, Any]] = []
+
+    def __init__(self, stated: list[dict[str, Any]] | None) -> None:
+        self.stated = stated
+
+    def explain(self, inp: dict[str, Any]) -> dict[str, Any]:
+        values = [] if self.stated is None else [{"name": "c_exchange_api", "value": self.stated}]
+        return {"decision": {"device_type_code": 1, "device_id": 0}, "trace": {"values": values}}
+
+
+class _OnCPU(_Standard):
+    def __dlpack_device__(self) -> tuple[int, None]:
+        return 1, None  # as paddle's CPU tensor answers
+
+
+STANDARD = [{"attribute": "__dlpack_c_exchange_api__", "form": "capsule", "version": [1, 2]}]
+
+
+@pytest.mark.parametrize("stated, agree", [(STANDARD, True), (None, False)], ids=["stated", "unstated"])
+def test_the_shared_dispatch_compares_the_types_c_exchange_api(stated: Any, agree: bool) -> None:
+    """Checker.run's __dlpack_device__ case, which paddle, pyarrow, MLX, ...
+    share, compares the API of the array's type with what the rules state:
+    a type that exposes one its rules do not state differs."""
+    from dlroute.check._base import Checker
+
+    class _Checker(Checker):
+        def case_array(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Any:
+            return _OnCPU()
+
+    want, got = _Checker().run("fake", {"call": "__dlpack_device__"}, _FakeRuleSet(stated))
+    assert got == {"device": [1, 0], "c_exchange_api": STANDARD}
+    assert (want == got) is agree

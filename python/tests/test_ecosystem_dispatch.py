@@ -103,6 +103,14 @@ def test_exported_facts_read_a_capsule_as_facts_of_reads_numpys_array(expr: str)
     assert {k: facts[k] for k in ("shape", "strides")} == {k: facts_of(x)[k] for k in ("shape", "strides")}
 
 
+@pytest.mark.parametrize("device_id, none", [(None, True), (0, False)])
+def test_exported_facts_say_a_device_id_of_none(device_id: Any, none: bool) -> None:
+    """paddle's CPU tensor says (kDLCPU, None): the fact reaches torch's
+    and JAX's from_dlpack, which refuse it (rules/README.md, "Array facts")."""
+    capsule = make_capsule((1, 0), versioned=True, shape=[2], strides=None, dtype=(2, 32, 1))
+    assert exported_facts(capsule, 1, device_id)["dlpack_device_id_none"] is none
+
+
 def test_paddles_bfloat16_is_read_as_its_values_not_its_bits() -> None:
     """paddle's tolist() of a bfloat16 tensor gives its bits as uint16s;
     the runner compares the values (paddle -> numpy read them alike)."""

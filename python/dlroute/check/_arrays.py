@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
 from ..arrays import c_exchange_api_of
-from ._base import (Checker, Outcome, Unreachable, release_tuple, run_child, decided_device, decided_export, decided_import,
+from ._base import (Checker, Outcome, Unreachable, as_reported, release_tuple, run_child, decided_device, decided_export, decided_import,
                     observed_export, raised, seen_as_decided, values, values_difference)
 from ._base import pointer as data_pointer
 
@@ -211,7 +211,7 @@ def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict
     rules decide: the exception (and that no further call was made), or the
     keywords and values of attempt ``attempt``."""
     attempt = inp.get("attempt", 1)
-    producer = Recorder(attempt - 1, inp.get("failed_message", ""), device)
+    producer = Recorder(attempt - 1, inp.get("failed_message", ""), as_reported(inp, device))
     # A keyword the case gives is passed, as a caller would, even where the
     # release's from_dlpack does not take it (its TypeError is the outcome).
     # A keyword the case names in keywords is passed even as None

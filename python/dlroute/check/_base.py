@@ -540,6 +540,16 @@ def case_capsule(inp: dict[str, Any], dflt: dict[str, Any], *, kind: str = "dlte
     return capsule, dev, None if used else _capsules.read_capsule(capsule)["data"]
 
 
+def as_reported(inp: dict[str, Any], device: tuple[Any, Any]) -> tuple[Any, Any]:
+    """device, a recording producer's ``__dlpack_device__()``, as the
+    case's producer reports it: the id None on a host device (kDLCPU,
+    kDLCUDAHost) where the case says ``dlpack_device_id_none`` (paddle's
+    CPU and pinned tensors, rules/README.md "Array facts")."""
+    if inp.get("dlpack_device_id_none") and int(device[0]) in (1, 3):
+        return device[0], None
+    return device
+
+
 def device_of(y: Any) -> list[int]:
     """y.__dlpack_device__() as ints, a None id read as 0."""
     code, device_id = y.__dlpack_device__()

@@ -47,7 +47,7 @@ from typing import Any, Callable, Iterable
 from .._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
                         _get_name, _get_pointer, _keep, _new)
 from ._arrays import Recorder, _as_json
-from ._base import (TIMEOUT_S, Outcome, Unreachable, decided_import, pointer, raised, seen_as_decided, values,
+from ._base import (TIMEOUT_S, Outcome, Unreachable, as_reported, decided_import, pointer, raised, seen_as_decided, values,
                     values_difference)
 
 COPIES = [None, True, False]
@@ -306,7 +306,7 @@ class ImportChecks:
         """As _arrays.request: the calls of a recording producer, and
         the request the rules decide."""
         attempt = inp.get("attempt", 1)
-        device = tuple(inp.get("producer_device", [1, 0]))
+        device = as_reported(inp, tuple(inp.get("producer_device", [1, 0])))
         producer = _Producer(attempt - 1, inp.get("failed_message", ""), device, inp.get("array_str", ""))  # type: ignore[arg-type]
         kwargs = self._kwargs(inp)
         decision, vals = explanation["decision"], values(explanation)
