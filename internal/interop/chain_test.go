@@ -3,11 +3,13 @@ package interop
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/rules"
@@ -414,5 +416,54 @@ func TestConsumerNamesTheProducersType(t *testing.T) {
 		if cell.Error == nil || cell.Error.Type != "TypeError" || !strings.HasSuffix(cell.Error.Message, tc.want) {
 			t.Errorf("%s's sparse tensor into mlx, %v: %s %v; want a TypeError ending %q; steps:\n%v", tc.producer, tc.args, cell.Outcome, cell.Error, tc.want, steps(cell))
 		}
+	}
+}
+
+// TestFallbackNeedsTheImportsInput: a request that goes on without a
+// capsule, in a rule set whose from_dlpack declares no input fallback,
+// is the rule set's error, naming the input, not a cell decided as if
+// a capsule had come.
+func TestFallbackNeedsTheImportsInput(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for _, dir := range []string{"mlx/v1", "torch/v3"} {
+		err := fs.WalkDir(rules.FS, dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := fs.ReadFile(rules.FS, path)
+			if err != nil {
+				return err
+			}
+			if path == "mlx/v1/rules.yaml" || path == "mlx/v1/tests.yaml" {
+				s := strings.ReplaceAll(string(b), "request_fallback", "REQUEST_FALLBACK")
+				s = strings.ReplaceAll(s, "fallback", "fell_back")
+				b = []byte(strings.ReplaceAll(s, "REQUEST_FALLBACK", "request_fallback"))
+			}
+			fsys[path] = &fstest.MapFile{Data: b}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := engine.Load(fsys, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, err := NewProducer(ctx, cat, "torch@v3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConsumer(cat, "mlx@v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := arrayOf(t, p, "cpu", "-")
+	a.Input = maps.Clone(a.Input)
+	a.Input["requires_grad"] = true
+	_, err = Decide(ctx, p, a, c, nil)
+	if err == nil || !strings.Contains(err.Error(), "from_dlpack declares no input fallback") {
+		t.Errorf("Decide = %v, want an error naming the input fallback", err)
 	}
 }
