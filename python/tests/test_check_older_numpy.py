@@ -16,7 +16,8 @@ import numpy as real
 import pytest
 
 from dlroute import check
-from dlroute.check._arrays import NumpyChecker, Recorder
+from dlroute.check._arrays import NumpyChecker
+from dlroute.check._base import Recorder
 from dlroute._capsules import read_capsule
 
 _name = ctypes.pythonapi.PyCapsule_GetName

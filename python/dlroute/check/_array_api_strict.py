@@ -17,7 +17,7 @@ import sys
 from typing import Any, Callable
 
 from .._capsules import CapsuleProducer
-from ._base import Checker, Outcome, Unreachable, case_capsule, raised, run_child
+from ._base import Checker, Outcome, Unreachable, case_capsule, defaults, raised, run_child
 
 #: The names of array_api_strict's devices (_devices.py, 2.6 on; before,
 #: the last is absent, and a case naming it is refused as no Device).
@@ -67,8 +67,6 @@ class ArrayApiStrictChecker(Checker):
 
     def run(self, name: str, inp: dict[str, Any], rs: Any) -> tuple[Outcome, Outcome]:
         """Checker.run under the case's api_version flag."""
-        from ._arrays import defaults
-
         return self._with_flags(inp, defaults(rs), lambda: super(ArrayApiStrictChecker, self).run(name, inp, rs))
 
     def imported(self, inp: dict[str, Any], dflt: dict[str, Any]) -> Outcome:

@@ -12,35 +12,16 @@ saying which.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import inspect
 from typing import Any, Callable
 
 from .._capsules import CapsuleProducer, make_capsule, read_capsule
-from ..arrays import c_exchange_api_of
-from ._base import (Checker, Outcome, Unreachable, as_reported, release_tuple, run_child, decided_device, decided_export, decided_import,
-                    observed_export, raised, seen_as_decided, values, values_difference)
-from ._base import pointer as data_pointer
+from ._base import (FACTS, Checker, Outcome, Unreachable, capsule_facts, decided_device, decided_export, decided_import, defaults,
+                    dlpack_kwargs, empty_aware, export, numpy_capsule, pointer, raised, release_tuple, request, run_child,
+                    seen_as_decided, values_difference, with_c_exchange_api)
 
 Explain = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def dlpack_kwargs(inp: dict[str, Any]) -> dict[str, Any]:
-    """__dlpack__'s keywords as the input passes them, in its order."""
-    kw: dict[str, Any] = {}
-    for k in inp.get("keywords", []):
-        v = inp.get(k)
-        kw[k] = tuple(v) if isinstance(v, list) else v
-    return kw
-
-
-def export(x: Any, kwargs: dict[str, Any], pointer: int) -> Outcome:
-    try:
-        capsule = x.__dlpack__(**kwargs)
-    except Exception as e:  # the library's own exception is the outcome
-        return raised(e)
-    return observed_export(capsule, pointer)
 
 
 def negated_import(consume: Callable[[Any], Any], inp: dict[str, Any], want: Outcome) -> Outcome | None:
@@ -62,124 +43,11 @@ def negated_import(consume: Callable[[Any], Any], inp: dict[str, Any], want: Out
         y = consume(x)
     except Exception as e:
         return raised(e)
-    got: Outcome = {"device": [int(v) for v in y.__dlpack_device__()], "copy": data_pointer(y) != data_pointer(x)}
+    got: Outcome = {"device": [int(v) for v in y.__dlpack_device__()], "copy": pointer(y) != pointer(x)}
     difference = values_difference(x, y)
     if difference:
         got["values"] = difference
     return seen_as_decided(want, got)
-
-
-def with_c_exchange_api(want: Outcome, got: Outcome, explanation: dict[str, Any], x: Any,
-                        case: Any = None) -> tuple[Outcome, Outcome]:
-    """A ``__dlpack_device__`` case's outcomes with the C exchange API of
-    the array's type beside the device (rules/README.md, "The C exchange
-    lane"): as the rules state it, their value ``c_exchange_api`` (none
-    where they name no such value), and as ``type(x)`` exposes it
-    (:func:`dlroute.arrays.c_exchange_api_of`), so that a release whose type
-    gains, loses or changes the attribute differs from its rules. Where
-    the rules state ``c_exchange_export`` and the case's array ``case``
-    was made, what the API exports of it (:func:`c_lane_export`) too."""
-    stated = values(explanation)
-    want = {**want, "c_exchange_api": stated.get("c_exchange_api") or []}
-    got = {**got, "c_exchange_api": c_exchange_api_of(x)}
-    if stated.get("c_exchange_export") is not None and case is not None:
-        want["c_exchange_export"] = stated["c_exchange_export"]
-        got["c_exchange_export"] = c_lane_export(case)
-    return want, got
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLTensorHead(ctypes.Structure):
-    """DLTensor up to its device: the data pointer, then the device."""
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice)]
-
-
-class _ManagedTensorVersioned(ctypes.Structure):
-    """DLManagedTensorVersioned up to its DLTensor's device."""
-
-
-_Deleter = ctypes.CFUNCTYPE(None, ctypes.POINTER(_ManagedTensorVersioned))
-_ManagedTensorVersioned._fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
-                                    ("manager_ctx", ctypes.c_void_p), ("deleter", _Deleter),
-                                    ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensorHead)]
-_FromPyObject = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object,
-                                  ctypes.POINTER(ctypes.POINTER(_ManagedTensorVersioned)))
-
-
-class _ExchangeAPI(ctypes.Structure):
-    """DLPackExchangeAPI (dlpack.h 1.3) up to managed_tensor_from_py_object_no_sync."""
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev_api", ctypes.c_void_p),
-                ("managed_tensor_allocator", ctypes.c_void_p), ("managed_tensor_from_py_object_no_sync", _FromPyObject)]
-
-
-def c_lane_export(x: Any) -> Outcome:
-    """What the C lane makes of x: its type's ``__dlpack_c_exchange_api__``
-    ``managed_tensor_from_py_object_no_sync``, as a consumer that takes the
-    lane calls it; the export's ``device`` and ``flags`` (then deleted), or
-    ``{"raise": [type]}``: the exception's type alone, as its text names
-    the build's source path."""
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    api = _ExchangeAPI.from_address(get(type(x).__dlpack_c_exchange_api__, b"dlpack_exchange_api"))
-    out = ctypes.POINTER(_ManagedTensorVersioned)()
-    try:
-        if api.managed_tensor_from_py_object_no_sync(x, ctypes.byref(out)) != 0:
-            return {"raise": ["a nonzero status without an exception"]}
-    except Exception as e:
-        return {"raise": [type(e).__name__]}
-    m = out.contents
-    got: Outcome = {"device": [m.dl_tensor.device.device_type, m.dl_tensor.device.device_id], "flags": int(m.flags)}
-    m.deleter(out)
-    return got
-
-
-def _as_json(v: Any) -> Any:
-    return list(v) if isinstance(v, tuple) else v
-
-
-class Recorder:
-    """A producer that records each __dlpack__ call (keywords in order) and
-    answers with a real numpy capsule, after raising TypeError(fail) for the
-    first ``failures`` calls; ``device`` is what __dlpack_device__ says."""
-
-    def __init__(self, failures: int = 0, fail: str = "", device: tuple[int, int] = (1, 0)) -> None:
-        self.calls: list[list[tuple[str, Any]]] = []
-        self.device_calls = 0
-        self.failures, self.fail, self.device = failures, fail, device
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        self.device_calls += 1
-        return self.device
-
-    def __dlpack__(self, **kwargs: Any) -> Any:
-        import numpy as np
-
-        self.calls.append(list(kwargs.items()))
-        if len(self.calls) <= self.failures:
-            raise TypeError(self.fail)
-        return numpy_capsule(np, kwargs.get("max_version"))
-
-
-@functools.lru_cache(maxsize=None)
-def takes_max_version(np: Any) -> bool:
-    """This numpy's ``__dlpack__`` takes ``max_version`` (numpy 2.1 on;
-    before, it is a TypeError), asked of numpy itself."""
-    try:
-        np.arange(1.0).__dlpack__(max_version=(1, 0))
-    except TypeError:
-        return False
-    return True
-
-
-def numpy_capsule(np: Any, max_version: Any = None) -> Any:
-    """``np.arange(6.0).__dlpack__(max_version=max_version)``, asked
-    without max_version where this numpy does not take it (its capsule is
-    then the unversioned one, what an older numpy hands any consumer)."""
-    x = np.arange(6.0)
-    return x.__dlpack__(max_version=max_version) if takes_max_version(np) else x.__dlpack__()
 
 
 def numpy_reader(np: Any) -> Callable[[Any], Any] | None:
@@ -205,79 +73,10 @@ def reads_versioned(np: Any) -> bool:
     return True
 
 
-def request(consumer: Callable[..., Any], inp: dict[str, Any], explanation: dict[str, Any],
-            device: tuple[int, int] = (1, 0)) -> tuple[Outcome, Outcome]:
-    """The consumer's calls of a recording producer, and the request the
-    rules decide: the exception (and that no further call was made), or the
-    keywords and values of attempt ``attempt``."""
-    attempt = inp.get("attempt", 1)
-    producer = Recorder(attempt - 1, inp.get("failed_message", ""), as_reported(inp, device))
-    # A keyword the case gives is passed, as a caller would, even where the
-    # release's from_dlpack does not take it (its TypeError is the outcome).
-    # A keyword the case names in keywords is passed even as None
-    # (from_dlpack(x, copy=None), which torch 1.13 refuses).
-    # In the case's keywords order (Python names the first it refuses),
-    # then device before copy, as dlroute's own exchanges pass them.
-    named = [k for k in inp.get("keywords", []) if k in ("device", "copy")]
-    kwargs = {k: inp.get(k) for k in named + [k for k in ("device", "copy") if k not in named]
-              if inp.get(k) is not None or k in named}
-    decision, vals = explanation["decision"], values(explanation)
-    try:
-        consumer(producer, **kwargs)
-        error: Outcome | None = None
-    except Exception as e:
-        error = raised(e)
-    got: Outcome = {"calls_dlpack_device": producer.device_calls > 0}
-    want: Outcome = {"calls_dlpack_device": bool(vals.get("calls_dlpack_device"))}
-    if "error" in decision:
-        want.update({"raise": [decision["error"]["type"], decision["error"]["message"]], "calls": attempt - 1})
-        got.update(error or {"raise": None})
-        got["calls"] = len(producer.calls)
-        return want, got
-    want.update({"keywords": vals.get("request_keywords"), "kwargs": vals.get("request_kwargs")})
-    if error is not None:
-        got.update(error)
-    elif len(producer.calls) < attempt:
-        got["calls"] = len(producer.calls)
-    else:
-        call = producer.calls[attempt - 1]
-        got.update({"keywords": [k for k, _ in call], "kwargs": {k: _as_json(v) for k, v in call}})
-    return want, got
-
-
-def defaults(explain_rs: Any) -> dict[str, Any]:
-    return {i["name"]: i.get("default") for i in explain_rs.inputs}
-
-
-#: The array facts a capsule made by hand carries (rules/README.md, "Array facts").
-FACTS = ("dtype_code", "dtype_bits", "dtype_lanes", "shape", "strides")
-
-
-def capsule_facts(inp: dict[str, Any], dflt: dict[str, Any]) -> dict[str, Any]:
-    """make_capsule's dtype, shape and strides for a case that names a
-    fact; {} for one that names none (the float64 vector of six)."""
-    if not any(k in inp for k in FACTS):
-        return {}
-    def eff(k: str, fallback: Any) -> Any:
-        return inp.get(k, dflt.get(k, fallback))
-    return {"dtype": (eff("dtype_code", 2), eff("dtype_bits", 32), eff("dtype_lanes", 1)),
-            "shape": list(eff("shape", [8])), "strides": eff("strides", None)}
-
-
 def negative_strides(inp: dict[str, Any]) -> bool:
     """The case's capsule has a negative stride: an import torch 1.13-2.13
     abort the interpreter on, made in a child."""
     return any(s < 0 for s in inp.get("strides") or [])
-
-
-def empty_aware(inp: dict[str, Any], want: Outcome, got: Outcome) -> tuple[Outcome, Outcome]:
-    """(want, got), without whether it copied for an empty array: the data
-    pointer of an array of no elements says nothing of a copy."""
-    if 0 in (inp.get("shape") or [1]):
-        want, got = dict(want), dict(got)
-        want.pop("copy", None)
-        got.pop("copy", None)
-    return want, got
 
 
 def _numpy_dtype(np: Any, dtype: tuple[int, int, int]) -> Any:
@@ -615,7 +414,7 @@ class TorchChecker(Checker):
     ARRAYS = ("torch.arange(6.0)", "torch.tensor([True, False])", "torch.arange(4.0).to(torch.complex64)",
               "torch.arange(4.0).to(torch.bfloat16)", "torch.tensor(3.0)", "torch.zeros(0)", "torch.arange(8.0)[::2]",
               "torch.arange(6.0).reshape(2, 3).T", "torch.arange(3.0).requires_grad_()",
-              "torch.arange(3.0).to(torch.complex64).conj()", "torch._neg_view(torch.arange(1.0, 4.0))",
+              "(torch.arange(3.0) * 1j).conj()", "torch._neg_view(torch.arange(1.0, 4.0))",
               "(torch.arange(1.0, 4.0) * 1j).conj().imag", "torch.arange(3.0).to_sparse()",
               "torch.from_dlpack(_capsule(versioned=False))")
 

@@ -46,9 +46,8 @@ from typing import Any, Callable, Iterable
 
 from .._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
                         _get_name, _get_pointer, _keep, _new)
-from ._arrays import Recorder, _as_json
-from ._base import (TIMEOUT_S, Outcome, Unreachable, as_reported, decided_import, pointer, raised, seen_as_decided, values,
-                    values_difference)
+from ._base import (TIMEOUT_S, Outcome, Recorder, Unreachable, _as_json, as_reported, decided_import, pointer, raised,
+                    seen_as_decided, values, values_difference)
 
 COPIES = [None, True, False]
 

@@ -16,8 +16,7 @@ import math
 from typing import Any
 
 from .._capsules import CapsuleProducer
-from ._arrays import Recorder
-from ._base import (Checker, Outcome, Unreachable, case_capsule, decided_device, device_of, exported_facts, raised,
+from ._base import (Checker, Outcome, Recorder, Unreachable, case_capsule, decided_device, device_of, exported_facts, raised,
                     run_child, values_difference)
 
 

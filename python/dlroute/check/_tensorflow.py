@@ -14,8 +14,7 @@ import os
 from typing import Any
 
 from .._capsules import CapsuleProducer, read_capsule
-from ._arrays import Recorder
-from ._base import Checker, Outcome, Unreachable, case_capsule, exported_facts, raised, values
+from ._base import Checker, Outcome, Recorder, Unreachable, case_capsule, exported_facts, raised, values
 
 
 class TensorflowChecker(Checker):
