@@ -72,24 +72,37 @@ func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, erro
 			arrays = append(slices.Clip(arrays), classArrays(p)...)
 		}
 		for _, a := range arrays {
-			row := Row{Producer: p.Ref, Array: a}
-			if row.CExchange, err = p.CExchange(ctx, a); err != nil {
+			row, err := decideRow(ctx, p, a, consumers, o.Args, rem)
+			if err != nil {
 				return nil, err
-			}
-			for _, c := range consumers {
-				cell, err := Decide(ctx, p, a, c, o.Args)
-				if err != nil {
-					return nil, err
-				}
-				if cell.Remedy, err = rem.find(ctx, p, a, c, o.Args, cell); err != nil {
-					return nil, err
-				}
-				row.Cells = append(row.Cells, cell)
 			}
 			m.Rows = append(m.Rows, row)
 		}
 	}
 	return m, nil
+}
+
+// decideRow is p's array a decided into each consumer, from_dlpack(x,
+// **args), each cell with its remedy (rem), and the C exchange API its
+// type exposes. An error is Decide's, or the remedy's: the rules cannot
+// answer.
+func decideRow(ctx context.Context, p *Producer, a Array, consumers []*Consumer, args engine.Input, rem *remedies) (Row, error) {
+	row := Row{Producer: p.Ref, Array: a}
+	var err error
+	if row.CExchange, err = p.CExchange(ctx, a); err != nil {
+		return Row{}, err
+	}
+	for _, c := range consumers {
+		cell, err := Decide(ctx, p, a, c, args)
+		if err != nil {
+			return Row{}, err
+		}
+		if cell.Remedy, err = rem.find(ctx, p, a, c, args, cell); err != nil {
+			return Row{}, err
+		}
+		row.Cells = append(row.Cells, cell)
+	}
+	return row, nil
 }
 
 // Warnings are the release warnings of the matrix's refs, each once, in

@@ -237,16 +237,9 @@ func askAbout(ctx context.Context, s MatrixSide, p *Producer, a Array, consumers
 	if _, err := p.device.Resolve(ctx, in); err != nil {
 		return Row{}, false, ctx.Err()
 	}
-	row := Row{Producer: p.Ref, Array: a}
-	for _, c := range consumers {
-		cell, err := Decide(ctx, p, a, c, s.Options.Args)
-		if err != nil {
-			return Row{}, false, ctx.Err()
-		}
-		if cell.Remedy, err = FindRemedy(ctx, s.Catalog, p, a, c, s.Options.Args, cell); err != nil {
-			return Row{}, false, err
-		}
-		row.Cells = append(row.Cells, cell)
+	row, err := decideRow(ctx, p, a, consumers, s.Options.Args, newRemedies(s.Catalog))
+	if err != nil {
+		return Row{}, false, ctx.Err()
 	}
 	return row, true, nil
 }
