@@ -42,6 +42,28 @@ func arrayOf(t *testing.T, p *Producer, platform, memory string) Array {
 	return Array{}
 }
 
+// withInput is a with its input k set to v, a's input map left as it was.
+func withInput(a Array, k string, v any) Array {
+	a.Input = maps.Clone(a.Input)
+	a.Input[k] = v
+	return a
+}
+
+// libraryPair is the producer and consumer of cat that refs name, as
+// NewProducer and NewConsumer make them.
+func libraryPair(t *testing.T, cat *engine.Catalog, producer, consumer string) (*Producer, *Consumer) {
+	t.Helper()
+	p, err := NewProducer(context.Background(), cat, producer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConsumer(cat, consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}
+
 // steps is a cell's steps as "call@attempt ruleset rule" lines.
 func steps(c Cell) []string {
 	var out []string
@@ -220,14 +242,7 @@ func TestDecide(t *testing.T) {
 func TestDecidePassesEachAnswerOn(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
-	p, err := NewProducer(ctx, cat, "jax")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsumer(cat, "torch@v1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, c := libraryPair(t, cat, "jax", "torch@v1")
 	cell, err := Decide(ctx, p, arrayOf(t, p, `gpu "rocm 60200"`, "device"), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -259,14 +274,7 @@ func TestDecidePassesEachAnswerOn(t *testing.T) {
 func TestDecidePassesTheProducerDeviceToTheImport(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
-	p, err := NewProducer(ctx, cat, "torch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsumer(cat, "jax")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, c := libraryPair(t, cat, "torch", "jax")
 	cell, err := Decide(ctx, p, arrayOf(t, p, "cpu", "pinned"), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -347,17 +355,8 @@ func TestEveryCellCrossesByTheDLPackLane(t *testing.T) {
 func TestConsumerGoesOnWithoutACapsule(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
-	p, err := NewProducer(ctx, cat, "torch@v3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsumer(cat, "mlx@v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arrayOf(t, p, "cpu", "-")
-	a.Input = maps.Clone(a.Input)
-	a.Input["requires_grad"] = true
+	p, c := libraryPair(t, cat, "torch@v3", "mlx@v1")
+	a := withInput(arrayOf(t, p, "cpu", "-"), "requires_grad", true)
 	cell, err := Decide(ctx, p, a, c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -406,9 +405,7 @@ func TestConsumerNamesTheProducersType(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := arrayOf(t, p, "cpu", "-")
-		a.Input = maps.Clone(a.Input)
-		a.Input["layout"] = "sparse_coo"
+		a := withInput(arrayOf(t, p, "cpu", "-"), "layout", "sparse_coo")
 		cell, err := Decide(ctx, p, a, c, tc.args)
 		if err != nil {
 			t.Fatal(err)
@@ -451,17 +448,8 @@ func TestFallbackNeedsTheImportsInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	p, err := NewProducer(ctx, cat, "torch@v3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsumer(cat, "mlx@v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := arrayOf(t, p, "cpu", "-")
-	a.Input = maps.Clone(a.Input)
-	a.Input["requires_grad"] = true
+	p, c := libraryPair(t, cat, "torch@v3", "mlx@v1")
+	a := withInput(arrayOf(t, p, "cpu", "-"), "requires_grad", true)
 	_, err = Decide(ctx, p, a, c, nil)
 	if err == nil || !strings.Contains(err.Error(), "from_dlpack declares no input fallback") {
 		t.Errorf("Decide = %v, want an error naming the input fallback", err)

@@ -17,14 +17,7 @@ import (
 func TestConsumerAskedAfterAnyException(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
-	p, err := NewProducer(ctx, cat, "numpy@v2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsumer(cat, "mlx@v1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, c := libraryPair(t, cat, "numpy@v2", "mlx@v1")
 	readOnly := Array{Platform: "read-only", Memory: "-", Input: engine.Input{"origin_device": []any{int64(1), int64(0)}, "writeable": false}}
 	cell, err := Decide(ctx, p, readOnly, c, nil)
 	if err != nil {
@@ -47,14 +40,7 @@ func TestConsumerAskedAfterAnyException(t *testing.T) {
 func TestConsumerRaisesItsOwnAfterAnotherException(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
-	p, err := NewProducer(ctx, cat, "torch@v1.0.7")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsumer(cat, "mlx@v1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, c := libraryPair(t, cat, "torch@v1.0.7", "mlx@v1")
 	a := arrayOf(t, p, "cpu", "-")
 	a.Input = engine.Input{"device_type": "cpu", "requires_grad": true}
 	cell, err := Decide(ctx, p, a, c, nil)

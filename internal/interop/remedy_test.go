@@ -178,14 +178,7 @@ func errType(c Cell) string {
 func TestFixesInOrder(t *testing.T) {
 	cat := shipped(t)
 	ctx := context.Background()
-	p, err := NewProducer(ctx, cat, "torch")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConsumer(cat, "numpy")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, c := libraryPair(t, cat, "torch", "numpy")
 	a := classArray(t, p, "transposed")
 	a.Facts["dtype_code"], a.Facts["dtype_bits"], a.Facts["neg"] = 6, 8, true
 	fixes, err := newRemedies(cat).fixes(ctx, p, a, c, engine.Input{"copy": false, "ml_dtypes": true})
