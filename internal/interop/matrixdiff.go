@@ -191,6 +191,7 @@ func addRows(ctx context.Context, s MatrixSide, m *Matrix, rows []Row) error {
 	}
 	var consumers []*Consumer
 	made := map[string]*Producer{}
+	rem := newRemedies(s.Catalog) // the side's fixed exchanges, decided once
 	for i := range rows {
 		r := &rows[i]
 		ref, ok := producers[library(r.Producer)]
@@ -215,7 +216,7 @@ func addRows(ctx context.Context, s MatrixSide, m *Matrix, rows []Row) error {
 				consumers = append(consumers, cons)
 			}
 		}
-		row, ok, err := askAbout(ctx, s, p, r.Array, consumers)
+		row, ok, err := askAbout(ctx, s, p, r.Array, consumers, rem)
 		if err != nil {
 			return err
 		}
@@ -229,7 +230,7 @@ func addRows(ctx context.Context, s MatrixSide, m *Matrix, rows []Row) error {
 // askAbout is p's row for another version's array a, each cell with its
 // remedy as Options.Decide gives it, or false where p's rules cannot
 // answer for a (an input p does not declare).
-func askAbout(ctx context.Context, s MatrixSide, p *Producer, a Array, consumers []*Consumer) (Row, bool, error) {
+func askAbout(ctx context.Context, s MatrixSide, p *Producer, a Array, consumers []*Consumer, rem *remedies) (Row, bool, error) {
 	in, err := p.input(CallDevice, a, nil, nil)
 	if err != nil {
 		return Row{}, false, nil
@@ -237,7 +238,7 @@ func askAbout(ctx context.Context, s MatrixSide, p *Producer, a Array, consumers
 	if _, err := p.device.Resolve(ctx, in); err != nil {
 		return Row{}, false, ctx.Err()
 	}
-	row, err := decideRow(ctx, p, a, consumers, s.Options.Args, newRemedies(s.Catalog))
+	row, err := decideRow(ctx, p, a, consumers, s.Options.Args, rem)
 	if err != nil {
 		return Row{}, false, ctx.Err()
 	}
