@@ -300,6 +300,10 @@ bool read_object(const uint8_t *data, uint32_t n, jobj **out, perr **err);
 bool decode_input(const plan *p, const uint8_t *data, uint32_t n, jobj **out, perr **err);
 /* cel_value: Type.celValue of a value check accepted. */
 value cel_value(const type *t, value v);
+/* parse_int: parseInt (atof.go), strconv.ParseInt(s, 10, 64): an
+ * optional sign and decimal digits, nothing else, within int64 (input.c;
+ * funcs.c's int(string) uses it too). */
+bool parse_int(str s, int64_t *out);
 
 /* ---- evaluation (eval.c, funcs.c) ------------------------------------- */
 
