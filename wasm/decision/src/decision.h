@@ -1,5 +1,5 @@
 /*
- * The decision module in C: package plan's evaluator (plan/*.go), ported
+ * The decision module in C: package plan's evaluator (the Go files of plan/), ported
  * line for line, compiled by clang to a WebAssembly reactor with no
  * runtime to start. It answers the bytes package plan answers, which are
  * the engine's (cel-go's); the Go tests compare the three.
