@@ -198,6 +198,10 @@ void quote_to(buf *w, str s);
 bool append_float(buf *w, double f, str *bad);
 /* format_float_g writes strconv.FormatFloat(f, 'g', -1, 64). */
 void format_float_g(buf *w, double f);
+/* utf8_decode_rune is utf8.DecodeRuneInString(s[:n]): the rune and its
+ * *size, or 0xFFFD and size 1 for a byte that starts no valid UTF-8
+ * (and size 1 for n == 0). */
+uint32_t utf8_decode_rune(const char *s, uint32_t n, uint32_t *size);
 
 /* ---- the plan (decode.c) ----------------------------------------------- */
 
