@@ -308,6 +308,10 @@ value cel_value(const type *t, value v);
  * optional sign and decimal digits, nothing else, within int64 (input.c;
  * funcs.c's int(string) uses it too). */
 bool parse_int(str s, int64_t *out);
+/* go_type_name: goTypeName, a value's kind in messages ("an int", "a
+ * list", ...): input.c, for jsonline.c's "input is ...; want a JSON
+ * object". */
+const char *go_type_name(value v);
 
 /* ---- evaluation (eval.c, funcs.c) ------------------------------------- */
 
