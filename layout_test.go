@@ -21,7 +21,7 @@ var layers = [][]string{
 	{"internal/contract", "internal/interop", "machine", "internal/fsutil/rootfs", "internal/build/parsedgen"},
 	{"engine"},
 	{"plan", "internal/memo", "internal/number"},
-	{"", "rules", "wasm/node", "internal/fsutil/atomicfile", "internal/testkit/testenv", "internal/testkit/fuzzbound", "internal/testkit/readme"},
+	{"", "rules", "wasm/node", "internal/fsutil/atomicfile", "internal/testkit/testenv", "internal/testkit/fuzzbound", "internal/testkit/readme", "internal/build/decisiongen"},
 }
 
 // home returns the home of pkg (a path in the module, "" for the root

@@ -31,44 +31,6 @@ perr *perr_new(const char *code, str message) {
 	return e;
 }
 
-/* rune_width is utf8.DecodeRuneInString's width: the bytes of the rune
- * at s[0], or 1 for a byte that starts no valid encoding. */
-static uint32_t rune_width(const unsigned char *s, uint32_t n) {
-	unsigned char c = s[0];
-	uint32_t w;
-	unsigned char lo = 0x80, hi = 0xbf;
-	if (c < 0x80) {
-		return 1;
-	} else if (c >= 0xc2 && c <= 0xdf) {
-		w = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		w = 3;
-		if (c == 0xe0) {
-			lo = 0xa0; /* no overlong encodings */
-		} else if (c == 0xed) {
-			hi = 0x9f; /* no surrogates */
-		}
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		w = 4;
-		if (c == 0xf0) {
-			lo = 0x90;
-		} else if (c == 0xf4) {
-			hi = 0x8f; /* nothing past U+10FFFF */
-		}
-	} else {
-		return 1;
-	}
-	if (n < w || s[1] < lo || s[1] > hi) {
-		return 1;
-	}
-	for (uint32_t i = 2; i < w; i++) {
-		if (s[i] < 0x80 || s[i] > 0xbf) {
-			return 1;
-		}
-	}
-	return w;
-}
-
 /* plain_file reports whether a file name is valid UTF-8 and printable
  * (Position.String's test): then strconv.Quote escapes only its quotes
  * and backslashes, while it lengthens every other rune it escapes. */
@@ -120,9 +82,8 @@ str perr_text(const perr *e) {
 			if ((uint64_t)(e->pos.column - 1) < end) {
 				end = (uint32_t)(e->pos.column - 1);
 			}
-			const unsigned char *s = (const unsigned char *)e->source.p;
-			for (uint32_t i = 0; i < end; i += rune_width(s + i, end - i)) {
-				buf_byte(&w, s[i] == '\t' ? '\t' : '.');
+			for (uint32_t i = 0, size; i < end; i += size) {
+				buf_byte(&w, utf8_decode_rune(e->source.p + i, end - i, &size) == '\t' ? '\t' : '.');
 			}
 			buf_byte(&w, '^');
 		}

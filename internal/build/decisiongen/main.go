@@ -1,0 +1,141 @@
+// Command decisiongen builds the decision module, decision.wasm, from its
+// C sources (wasm/decision/src/*.c: package plan ported to C) with clang
+// and wasi-libc, as a WebAssembly reactor of ABI version 2
+// (wasm/decision/ABI.md). From the module's root:
+//
+//	go run ./internal/build/decisiongen [-src wasm/decision/src] [-o wasm/decision/decision.wasm]
+//
+// runs, in the source directory, the command Command returns:
+//
+//	clang --target=wasm32-wasi -mexec-model=reactor -Os -std=c11 -Wall -Wextra -Werror
+//	  -ffile-prefix-map=SRC=. -Wl,--strip-all -Wl,--stack-first -Wl,-z,stack-size=1048576
+//	  -o OUT arena.c decode.c ...
+//
+// The sources are named in sorted order and the output holds no paths,
+// names or timestamps, so the same sources and the same clang give the
+// same bytes (TestBuildIsReproducible). Without clang or the wasm32 C
+// library it fails naming the Debian packages that provide them:
+// clang, lld, wasi-libc and libclang-rt-14-dev-wasm32.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Packages are the Debian packages that give clang a wasm32-wasi target:
+// the compiler, its linker, the C library and the compiler's builtins.
+const Packages = "clang lld wasi-libc libclang-rt-14-dev-wasm32"
+
+// StackSize is the module's stack: the evaluator recurses once per node
+// of an expression's depth, and a plan's trees nest as deep as they are
+// long, so the stack is set far above the shipped rules' need; the
+// stack comes first in memory (--stack-first), so a deeper plan traps
+// instead of overwriting the module's data.
+const StackSize = 1 << 20
+
+// Flags are clang's flags before the sources, but for the prefix map
+// and the output. -Os: the smaller of -Os and -O2, at the same speed
+// (internal/build/decisiongen/RATIONALE.md, "Why -Os?").
+var Flags = []string{
+	"--target=wasm32-wasi", "-mexec-model=reactor", "-Os", "-std=c11", "-Wall", "-Wextra", "-Werror",
+	"-Wl,--strip-all", "-Wl,--stack-first", fmt.Sprintf("-Wl,-z,stack-size=%d", StackSize),
+}
+
+func main() { os.Exit(doMain(os.Args[1:], os.Stderr)) }
+
+func doMain(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("decisiongen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	src := fs.String("src", filepath.Join("wasm", "decision", "src"), "the directory of the C sources")
+	out := fs.String("o", filepath.Join("wasm", "decision", "decision.wasm"), "the module to write")
+	clang := fs.String("clang", "clang", "the clang to run")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	wasm, err := Build(*clang, *src)
+	if err == nil {
+		err = os.WriteFile(*out, wasm, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "decisiongen:", err)
+		return 1
+	}
+	return 0
+}
+
+// Command is the clang command that builds the module from the C files
+// of src into out, to run in src.
+func Command(clang, src, out string) ([]string, error) {
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		return nil, err
+	}
+	files, err := filepath.Glob(filepath.Join(src, "*.c"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no C sources in %s", src)
+	}
+	cmd := append([]string{clang}, Flags...)
+	cmd = append(cmd, "-ffile-prefix-map="+abs+"=.", "-o", out)
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f)
+	}
+	slices.Sort(names)
+	return append(cmd, names...), nil
+}
+
+// Build compiles the C sources of src with clang and returns the
+// module's bytes.
+func Build(clang, src string) ([]byte, error) {
+	if _, err := exec.LookPath(clang); err != nil {
+		return nil, fmt.Errorf("%s not found: install the Debian packages %s", clang, Packages)
+	}
+	tmp, err := os.MkdirTemp("", "decisiongen")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, "decision.wasm")
+	args, err := Command(clang, src, out)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = src
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if missingSysroot(msg) {
+			return nil, fmt.Errorf("%s cannot build for wasm32-wasi: install the Debian packages %s\n%s", clang, Packages, msg)
+		}
+		return nil, errors.New(strings.Join(args, " ") + ": " + err.Error() + "\n" + msg)
+	}
+	return os.ReadFile(out)
+}
+
+// missingSysroot reports whether clang's message is that of a clang
+// without wasi-libc, lld or the wasm32 builtins.
+func missingSysroot(msg string) bool {
+	if strings.Contains(msg, "file not found") && !strings.Contains(msg, "decision.h") {
+		return true // a libc header: no wasi-libc
+	}
+	for _, s := range []string{"wasm-ld", "libclang_rt.builtins-wasm32", "crt1-reactor.o", "unable to find library"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
