@@ -186,18 +186,17 @@ static int64_t r_int(reader *r) {
  * left. */
 static uint32_t r_count(reader *r) {
 	uint64_t v = r_uint(r);
-	if (v > r->n) {
+	uint32_t left = r->n;
+	if (v > left) {
 		buf w;
 		if (failure(r, &w)) {
 			buf_lit(&w, "a count of ");
 			buf_uint(&w, v);
 			buf_lit(&w, " with ");
-			buf_uint(&w, r->n);
+			buf_uint(&w, left);
 			buf_lit(&w, " bytes left");
 			fail_done(r, &w);
 		}
-		r->b = NULL;
-		r->n = 0;
 		return 0;
 	}
 	return (uint32_t)v;
