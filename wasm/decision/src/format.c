@@ -5,14 +5,15 @@
  * strconv.FormatFloat(f, 'g', -1, 64) (format_float_g) and
  * encoding/json's (append_float, explain.go's appendFloat).
  *
- * Shortest floats: wasi-libc's (musl's) printf and strtod are correctly
- * rounded, so the shortest digits that read back as f are those of the
- * smallest precision whose "%.*e" round-trips (shortest_digits).
+ * Shortest floats: the shortest digits that read back as f are f's
+ * exact decimal digits rounded to the smallest precision that strtod
+ * (correctly rounded in wasi-libc, as strconv.ParseFloat) reads back as
+ * f (shortest_digits). Not printf's "%.*e": printf brings stdio into the
+ * module, and with it WASI imports and a seventh of its size.
  */
 #include "decision.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 /* strconv.IsPrint's tables, value for value Go's strconv/isprint.go
@@ -369,73 +370,149 @@ typedef struct digits {
 	int nd, dp;
 } digits;
 
-/* read_e parses "%.*e"'s "d.ddde±x" into ds, no sign. */
-static void read_e(const char *s, digits *ds)
+/* EXACT_DIGITS bounds a double's exact decimal expansion: 2^-1074 has
+ * 751 significant digits, a subnormal 767, 2^1024 309. */
+#define EXACT_DIGITS 800
+
+/* exact_digits writes f's exact decimal expansion in d, trailing zeros
+ * dropped: f = 0.d[0]...d[nd-1] times 10^*dp. f is finite and above
+ * zero. f is m times 2^e: m times 2^e in a big integer where e >= 0,
+ * else m times 5^-e, whose digits are f's with the point -e places to
+ * the left. The big integer's limbs are base 10^9, least first. */
+static int exact_digits(double f, char *d, int *dp)
 {
-	ds->nd = 0;
-	for (; *s && *s != 'e'; s++) {
-		if (*s != '.')
-			ds->d[ds->nd++] = *s;
+	uint64_t bits;
+	memcpy(&bits, &f, sizeof bits);
+	uint64_t m = bits & ((1ull << 52) - 1);
+	int e = (int)(bits >> 52 & 0x7ff);
+	if (e == 0)
+		e = -1074;
+	else
+		m |= 1ull << 52, e -= 1075;
+	while ((m & 1) == 0 && e < 0)
+		m >>= 1, e++;
+	uint32_t limb[90];
+	int n = 0;
+	for (; m != 0; m /= 1000000000)
+		limb[n++] = (uint32_t)(m % 1000000000);
+	int k = e < 0 ? -e : e;
+	while (k > 0) {
+		/* times 2^29 or 5^13 at once: a limb times either fits 64 bits */
+		int step = e < 0 ? (k < 13 ? k : 13) : (k < 29 ? k : 29);
+		uint64_t mul = 1;
+		for (int i = 0; i < step; i++)
+			mul *= e < 0 ? 5 : 2;
+		uint64_t carry = 0;
+		for (int i = 0; i < n; i++) {
+			uint64_t x = limb[i] * mul + carry;
+			limb[i] = (uint32_t)(x % 1000000000);
+			carry = x / 1000000000;
+		}
+		for (; carry != 0; carry /= 1000000000)
+			limb[n++] = (uint32_t)(carry % 1000000000);
+		k -= step;
 	}
-	ds->dp = atoi(s + 1) + 1;
-	while (ds->nd > 1 && ds->d[ds->nd - 1] == '0')
-		ds->nd--;
+	int nd = 0;
+	for (int i = n - 1; i >= 0; i--) {
+		char nine[9];
+		for (int j = 8; j >= 0; j--, limb[i] /= 10)
+			nine[j] = (char)('0' + limb[i] % 10);
+		int j = 0;
+		if (nd == 0)
+			while (j < 8 && nine[j] == '0')
+				j++;
+		memcpy(d + nd, nine + j, (size_t)(9 - j));
+		nd += 9 - j;
+	}
+	*dp = e < 0 ? nd + e : nd;
+	while (nd > 1 && d[nd - 1] == '0')
+		nd--;
+	return nd;
 }
 
-/* write_e writes ds as "%.*e" would, for strtod. */
-static void write_e(const digits *ds, char *out, size_t cap)
+/* round_to sets ds to the exact digits x (nx of them, point at dp)
+ * rounded to prec digits, to nearest and ties to even as printf's
+ * "%.*e" rounds; it says whether it rounded up. */
+static bool round_to(const char *x, int nx, int dp, int prec, digits *ds)
 {
-	char m[24];
-	int k = 0;
-	m[k++] = ds->d[0];
-	if (ds->nd > 1) {
-		m[k++] = '.';
-		for (int i = 1; i < ds->nd; i++)
-			m[k++] = ds->d[i];
+	int n = nx < prec ? nx : prec;
+	memcpy(ds->d, x, (size_t)n);
+	ds->nd = n, ds->dp = dp;
+	bool up = nx > prec && (x[prec] > '5' || (x[prec] == '5' && (nx > prec + 1 || (x[prec - 1] - '0') % 2 == 1)));
+	if (up) {
+		int i = n - 1;
+		while (i >= 0 && ds->d[i] == '9')
+			i--;
+		if (i < 0) {
+			ds->d[0] = '1', ds->nd = 1, ds->dp++;
+		} else {
+			ds->d[i]++;
+			ds->nd = i + 1;
+		}
 	}
-	m[k] = 0;
-	snprintf(out, cap, "%se%d", m, ds->dp - 1);
+	while (ds->nd > 1 && ds->d[ds->nd - 1] == '0')
+		ds->nd--;
+	return up;
+}
+
+/* reads_back says whether ds, read by strtod (correctly rounded, as
+ * Go's ParseFloat), is f. */
+static bool reads_back(const digits *ds, double f)
+{
+	char s[48];
+	int k = 0;
+	s[k++] = '.';
+	memcpy(s + k, ds->d, (size_t)ds->nd);
+	k += ds->nd;
+	s[k++] = 'e';
+	int exp = ds->dp;
+	if (exp < 0)
+		s[k++] = '-', exp = -exp;
+	char e[8];
+	int ne = 0;
+	do
+		e[ne++] = (char)('0' + exp % 10);
+	while ((exp /= 10) != 0);
+	while (ne > 0)
+		s[k++] = e[--ne];
+	s[k] = 0;
+	return strtod(s, NULL) == f;
 }
 
 /* shortest_digits sets ds to the shortest digits that read back as f,
  * the closest to f where several do, as strconv's shortest formatting
- * does. f is finite and above zero. */
+ * does: the first precision whose rounding of f's exact digits reads
+ * back. f is finite and above zero. */
 static void shortest_digits(double f, digits *ds)
 {
-	char s[40];
+	char x[EXACT_DIGITS];
+	int dp;
+	int nx = exact_digits(f, x, &dp);
 	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(s, sizeof s, "%.*e", prec - 1, f);
-		if (strtod(s, NULL) == f) {
-			read_e(s, ds);
+		bool up = round_to(x, nx, dp, prec, ds);
+		if (nx <= prec || reads_back(ds, f))
 			return;
-		}
 		/* Below a power of two the gap to the next double down is half
-		 * the gap up: the closest prec digits may miss f's interval
-		 * where the next ones the other way still fall in it. */
+		 * the gap up: the closest prec digits, below f, may miss f's
+		 * interval where the next ones up still fall in it. */
 		uint64_t bits;
 		memcpy(&bits, &f, sizeof bits);
-		if ((bits & ((1ull << 52) - 1)) != 0 || prec == 17)
+		if (up || (bits & ((1ull << 52) - 1)) != 0)
 			continue;
-		digits up;
-		read_e(s, &up);
-		while (up.nd < prec)
-			up.d[up.nd++] = '0';
-		if (strtod(s, NULL) > f)
-			continue; /* the other candidate is below, further still */
-		int i = up.nd - 1;
-		while (i >= 0 && up.d[i] == '9')
-			up.d[i--] = '0';
+		digits other; /* f's digits cut to prec, plus one in the last */
+		memcpy(other.d, x, (size_t)prec);
+		other.dp = dp;
+		int i = prec - 1;
+		while (i >= 0 && other.d[i] == '9')
+			i--;
 		if (i < 0) {
-			up.d[0] = '1';
-			up.dp++;
+			other.d[0] = '1', other.nd = 1, other.dp++;
 		} else {
-			up.d[i]++;
+			other.d[i]++;
+			other.nd = i + 1;
 		}
-		while (up.nd > 1 && up.d[up.nd - 1] == '0')
-			up.nd--;
-		write_e(&up, s, sizeof s);
-		if (strtod(s, NULL) == f) {
-			*ds = up;
+		if (reads_back(&other, f)) {
+			*ds = other;
 			return;
 		}
 	}
