@@ -113,7 +113,9 @@ static perr *explain(const plan *p, const jobj *in, uint64_t *steps, uint64_t li
 	*out = NULL;
 	tracer *t = arena_alloc(sizeof *t);
 	explanation *x = arena_alloc(sizeof *x);
-	if (t == NULL || x == NULL || (t->values = arena_alloc((size_t)p->n_values * sizeof *t->values)) == NULL)
+	/* values: one more than the plan's, so that a plan of none gets
+	 * memory too */
+	if (t == NULL || x == NULL || (t->values = arena_alloc(((size_t)p->n_values + 1) * sizeof *t->values)) == NULL)
 		return spent();
 	frame *first = frame_new(p, in, steps, limit, t);
 	if (first == NULL)
@@ -158,6 +160,7 @@ static perr *explain(const plan *p, const jobj *in, uint64_t *steps, uint64_t li
 typedef struct jwriter {
 	buf *w;
 	str bad;
+	bool spent; /* the arena could not hold a map's sorted entries */
 } jwriter;
 
 static void write_bool(buf *w, bool v) { buf_lit(w, v ? "true" : "false"); }
@@ -195,7 +198,7 @@ static keyed *sorted_entries(const map *m, uint32_t *n)
 		return NULL;
 	for (uint32_t i = 0; i < m->n; i++) {
 		buf kb = {0};
-		jwriter kw = {&kb, {0}};
+		jwriter kw = {&kb, {0}, false};
 		write_value(&kw, m->k[i], true);
 		str key = buf_done(&kb);
 		uint32_t j = 0;
@@ -255,8 +258,8 @@ static void write_value(jwriter *jw, value v, bool sprint)
 		buf_lit(w, sprint ? "map[" : "{");
 		uint32_t n;
 		keyed *e = sorted_entries(v.m, &n);
-		if (e == NULL && v.m->n > 0 && jw->bad.n == 0)
-			jw->bad = STR(SPENT_MESSAGE);
+		if (e == NULL && v.m->n > 0)
+			jw->spent = true;
 		for (uint32_t i = 0; i < n; i++) {
 			if (i > 0)
 				buf_byte(w, sep);
@@ -354,8 +357,13 @@ bool explain_json(const plan *p, const jobj *in, buf *w, perr **err)
 	if ((*err = explain(p, in, &steps, limit, &x)) != NULL)
 		return false;
 	uint32_t start = w->n;
-	jwriter jw = {w, {0}};
+	jwriter jw = {w, {0}, false};
 	write_explanation(&jw, x);
+	if (jw.spent) {
+		w->n = start;
+		*err = spent();
+		return false;
+	}
 	if (jw.bad.n != 0) {
 		/* The engine's encoding/json fails on the value; so does this. */
 		w->n = start;
