@@ -2,8 +2,11 @@ package wasmhost
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -160,5 +163,55 @@ func TestDecisionExplainFailsOnTheFirstUnwritableValue(t *testing.T) {
 	})
 	for _, line := range []string{`{"d":1.5}`, `{"d":1e200}`} {
 		sameAsEngine(t, d, rs, []byte(line), true)
+	}
+}
+
+// TestDecisionWritesNumbersAndStringsAsEngine: doubles of every
+// magnitude and strings of every kind of rune (controls, HTML's
+// characters, U+2028, runes strconv.Quote escapes) come back in an
+// explanation as encoding/json writes them, in a map's keys as fmt does,
+// and in an unknown field's message as strconv.Quote does: the engine's
+// bytes.
+func TestDecisionWritesNumbersAndStringsAsEngine(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
+	rs, d := explainDecider(t, "fmt@v1", map[string]string{
+		"fmt/v1/rules.yaml": "inputs:\n  d: {type: double, default: 0.5}\n  s: {type: string, default: \"\"}\nvalues:\n  dv: d\n  sv: s\n  pair: \"[d, s]\"\n  table: \"{s: d, 'k': s}\"\n  dtable: \"{dyn(d): s}\"\nrules:\n  - id: always\n    when: \"true\"\n    device: {type: kDLCPU, id: 0}\n",
+		"fmt/v1/tests.yaml": "cases:\n  - {name: one, input: {}, want: {device_type: kDLCPU, rule: always}}\n",
+	})
+	rng := rand.New(rand.NewPCG(1, 37))
+	runes := []rune{'a', '"', '\\', '<', '>', '&', '\x00', '\x1f', '\x7f', '\u00a0', '\u00ad', '\u2028', '\u2029', '\u200b', '\ufeff', '\ufffd', 'é', '\U0001F600', '\U000E0001', '\U0010FFFF', '\U0001000C'}
+	for i := range 400 {
+		var f float64
+		switch i % 4 {
+		case 0:
+			f = math.Float64frombits(rng.Uint64())
+		case 1:
+			f = math.Ldexp(1, rng.IntN(2098)-1074)
+		case 2:
+			f = float64(rng.Int64N(1e9)) / math.Pow(10, float64(rng.IntN(30)))
+		default:
+			f = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(60)-30))
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			f = -0.0
+		}
+		var s strings.Builder
+		for range rng.IntN(8) {
+			if rng.IntN(3) == 0 {
+				s.WriteRune(rune(rng.IntN(0x30000)))
+			} else {
+				s.WriteRune(runes[rng.IntN(len(runes))])
+			}
+		}
+		line, err := json.Marshal(map[string]any{"d": f, "s": s.String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameAsEngine(t, d, rs, line, true)
+		odd, _ := json.Marshal(map[string]any{s.String() + "x": 1})
+		sameAsEngine(t, d, rs, odd, true)
+		if t.Failed() {
+			return // the first line that differs says enough
+		}
 	}
 }
