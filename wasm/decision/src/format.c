@@ -16,10 +16,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* strconv.IsPrint's tables, value for value Go's strconv/isprint.go
- * (written by its makeisprint.go from Unicode 15): ranges of printable
- * runes in is_print16/32, and the exceptions in them in
- * is_not_print16/32 (is_not_print32's entries are less 0x10000). */
+/* strconv.IsPrint's tables, value for value Go 1.26's
+ * strconv/isprint.go (Unicode 15.0.0, written by its makeisprint.go):
+ * ranges of printable runes in is_print16/32, and the exceptions in them
+ * in is_not_print16/32 (is_not_print32's entries are less 0x10000). A Go
+ * of another Unicode needs them copied again: the wasmhost test
+ * TestDecisionWritesNumbersAndStringsAsEngine compares quoted runes with
+ * the engine's. */
 static const uint16_t is_print16[424] = {
 	0x0020, 0x007e, 0x00a1, 0x0377, 0x037a, 0x037f, 0x0384, 0x0556,
 	0x0559, 0x058a, 0x058d, 0x05c7, 0x05d0, 0x05ea, 0x05ef, 0x05f4,
