@@ -35,6 +35,9 @@ static evalerr spent_error = {{SPENT_MESSAGE, sizeof(SPENT_MESSAGE) - 1}, true};
  * own error: cost_limit, as the step budget fails. Never written. */
 static perr oom_perr = {CODE_COST_LIMIT, {SPENT_MESSAGE, sizeof(SPENT_MESSAGE) - 1}, false, {{0}, 0, 0}, {0}, {0}};
 
+/* NOINLINE_EARLY keeps a function out of eval's frame (see NOINLINE). */
+#define NOINLINE_EARLY __attribute__((noinline))
+
 static str cs(const char *s) { return (str){s, (uint32_t)strlen(s)}; }
 
 static value eval(frame *f, int32_t n);
@@ -277,7 +280,7 @@ static value maybe_no_overload(value v) { return is_error(v) ? v : v_no_overload
 /* logical is && and ||: the first operand equal to the short-circuit
  * value decides; otherwise the first error, or a non-bool's "no such
  * overload", is the result. */
-static value logical(frame *f, const node *nd)
+static NOINLINE_EARLY value logical(frame *f, const node *nd)
 {
 	bool stop = nd->op == OP_OR;
 	value err = v_null();
@@ -301,7 +304,7 @@ static value logical(frame *f, const node *nd)
  * plan, its decision given as the engine's rules see one. Explaining,
  * the import's decision is explained too (trace_import), as the engine
  * does. */
-static bool import_decision(frame *f, int32_t i, const pvalue *val, value *out, perr **err)
+static NOINLINE_EARLY bool import_decision(frame *f, int32_t i, const pvalue *val, value *out, perr **err)
 {
 	/* The import reads its own inputs from the same object: they are
 	 * the importer's too, checked with it. */
@@ -374,6 +377,13 @@ static bool import_decision(frame *f, int32_t i, const pvalue *val, value *out, 
 	return true;
 }
 
+/* value_failed is the error a failed value reads as where it is read. */
+static NOINLINE_EARLY value value_failed(const pvalue *val)
+{
+	fmt_arg a[] = {fa_s(val->name)};
+	return v_error(fmt("value %s failed", a, 1));
+}
+
 /* frame_slot: frame.slot, an input, a comprehension variable, or a
  * value, computed the first time it is read. */
 value frame_slot(frame *f, int32_t s)
@@ -394,8 +404,7 @@ value frame_slot(frame *f, int32_t s)
 	if (err != NULL) {
 		if (f->fatal == NULL)
 			f->fatal = err;
-		fmt_arg a[] = {fa_s(val->name)};
-		return v_error(fmt("value %s failed", a, 1));
+		return value_failed(val);
 	}
 	f->slots[s] = out;
 	f->done[i] = true;
@@ -425,7 +434,7 @@ static const char *go_value_type(value v)
 
 /* fold evaluates a comprehension: over a list's elements or a map's
  * keys, while the condition holds. */
-static value fold(frame *f, const node *nd)
+static NOINLINE_EARLY value fold(frame *f, const node *nd)
 {
 	value r = eval(f, nd->args[0]);
 	if (is_error(r))
@@ -475,7 +484,7 @@ static value errorv(const char *format, value arg)
  * cel-go holds it in: that of a list or a map from an input or a
  * literal (a list or map computed otherwise is named the same here,
  * where cel-go's type may differ). */
-static value index_value(value obj, value idx)
+static NOINLINE_EARLY value index_value(value obj, value idx)
 {
 	switch (idx.kind) {
 	case V_NULL:
@@ -523,7 +532,7 @@ static value index_value(value obj, value idx)
 /* call: frame.call, a function's arguments evaluated left to right, the
  * first error among them the result (all but the loop condition of all
  * and exists, which takes an error as true), then func_call. */
-static value call(frame *f, const node *nd)
+static NOINLINE_EARLY value call(frame *f, const node *nd)
 {
 	value args[3];
 	for (uint32_t i = 0; i < nd->nargs; i++) {
@@ -533,6 +542,89 @@ static value call(frame *f, const node *nd)
 		args[i] = v;
 	}
 	return func_call(f, nd, args);
+}
+
+/* The operations with locals, each apart from eval (NOINLINE), so that
+ * eval's frame, one per level of a plan's nesting, holds no local of
+ * theirs in the C stack of linear memory. */
+#define NOINLINE __attribute__((noinline))
+
+static NOINLINE value op_cond(frame *f, const node *nd)
+{
+	value c = eval(f, nd->args[0]);
+	if (c.kind != V_BOOL)
+		return maybe_no_overload(c);
+	return eval(f, nd->args[c.b ? 1 : 2]);
+}
+
+static NOINLINE value op_eq(frame *f, const node *nd)
+{
+	value a = eval(f, nd->args[0]);
+	if (is_error(a))
+		return a;
+	value b = eval(f, nd->args[1]);
+	if (is_error(b))
+		return b;
+	return v_bool(v_equal(a, b) == (nd->op == OP_EQ));
+}
+
+static NOINLINE value op_index(frame *f, const node *nd)
+{
+	value obj = eval(f, nd->args[0]);
+	if (is_error(obj))
+		return obj;
+	if (nd->op == OP_SELECT)
+		return index_value(obj, nd->cnst);
+	value idx = eval(f, nd->args[1]);
+	if (is_error(idx))
+		return idx;
+	return index_value(obj, idx);
+}
+
+static NOINLINE value op_list(frame *f, const node *nd)
+{
+	list *l = arena_alloc(sizeof *l);
+	value *out = arena_alloc(nd->nargs * sizeof(value));
+	if (l == NULL || (out == NULL && nd->nargs > 0))
+		return v_error((str){0});
+	for (uint32_t i = 0; i < nd->nargs; i++) {
+		value v = eval(f, nd->args[i]);
+		if (is_error(v))
+			return v;
+		out[i] = v;
+	}
+	l->n = nd->nargs;
+	l->v = out;
+	return (value){.kind = V_LIST, .l = l};
+}
+
+static NOINLINE value op_map(frame *f, const node *nd)
+{
+	uint32_t pairs = nd->nargs / 2;
+	map *m = arena_alloc(sizeof *m);
+	value *kv = arena_alloc(2 * pairs * sizeof(value));
+	if (m == NULL || (kv == NULL && pairs > 0))
+		return v_error((str){0});
+	m->k = kv;
+	m->v = kv + pairs;
+	for (uint32_t i = 0; i < pairs; i++) {
+		value k = eval(f, nd->args[2 * i]);
+		if (is_error(k))
+			return k;
+		value v = eval(f, nd->args[2 * i + 1]);
+		if (is_error(v))
+			return v;
+		m->k[i] = k;
+		m->v[i] = v;
+		m->n = i + 1;
+	}
+	return (value){.kind = V_MAP, .m = m};
+}
+
+static NOINLINE value op_unknown(const node *nd)
+{
+	fmt_arg a[] = {fa_d(nd->op)};
+	return v_error(fmt("unknown operation %d", a, 1));
 }
 
 /* eval_node is eval's operation, its step counted. */
@@ -546,80 +638,24 @@ static inline value eval_node(frame *f, const node *nd)
 	case OP_AND:
 	case OP_OR:
 		return logical(f, nd);
-	case OP_COND: {
-		value c = eval(f, nd->args[0]);
-		if (c.kind != V_BOOL)
-			return maybe_no_overload(c);
-		return eval(f, nd->args[c.b ? 1 : 2]);
-	}
+	case OP_COND:
+		return op_cond(f, nd);
 	case OP_EQ:
-	case OP_NE: {
-		value a = eval(f, nd->args[0]);
-		if (is_error(a))
-			return a;
-		value b = eval(f, nd->args[1]);
-		if (is_error(b))
-			return b;
-		return v_bool(v_equal(a, b) == (nd->op == OP_EQ));
-	}
-	case OP_INDEX: {
-		value obj = eval(f, nd->args[0]);
-		if (is_error(obj))
-			return obj;
-		value idx = eval(f, nd->args[1]);
-		if (is_error(idx))
-			return idx;
-		return index_value(obj, idx);
-	}
-	case OP_SELECT: {
-		value obj = eval(f, nd->args[0]);
-		if (is_error(obj))
-			return obj;
-		return index_value(obj, nd->cnst);
-	}
-	case OP_LIST: {
-		list *l = arena_alloc(sizeof *l);
-		value *out = arena_alloc(nd->nargs * sizeof(value));
-		if (l == NULL || (out == NULL && nd->nargs > 0))
-			return v_error((str){0});
-		for (uint32_t i = 0; i < nd->nargs; i++) {
-			value v = eval(f, nd->args[i]);
-			if (is_error(v))
-				return v;
-			out[i] = v;
-		}
-		l->n = nd->nargs;
-		l->v = out;
-		return (value){.kind = V_LIST, .l = l};
-	}
-	case OP_MAP: {
-		uint32_t pairs = nd->nargs / 2;
-		map *m = arena_alloc(sizeof *m);
-		value *kv = arena_alloc(2 * pairs * sizeof(value));
-		if (m == NULL || (kv == NULL && pairs > 0))
-			return v_error((str){0});
-		m->k = kv;
-		m->v = kv + pairs;
-		for (uint32_t i = 0; i < pairs; i++) {
-			value k = eval(f, nd->args[2 * i]);
-			if (is_error(k))
-				return k;
-			value v = eval(f, nd->args[2 * i + 1]);
-			if (is_error(v))
-				return v;
-			m->k[i] = k;
-			m->v[i] = v;
-			m->n = i + 1;
-		}
-		return (value){.kind = V_MAP, .m = m};
-	}
+	case OP_NE:
+		return op_eq(f, nd);
+	case OP_INDEX:
+	case OP_SELECT:
+		return op_index(f, nd);
+	case OP_LIST:
+		return op_list(f, nd);
+	case OP_MAP:
+		return op_map(f, nd);
 	case OP_FOLD:
 		return fold(f, nd);
 	case OP_CALL:
 		return call(f, nd);
 	}
-	fmt_arg a[] = {fa_d(nd->op)};
-	return v_error(fmt("unknown operation %d", a, 1));
+	return op_unknown(nd);
 }
 
 /* eval evaluates one node as cel-go's interpreter does: arguments left

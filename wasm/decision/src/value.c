@@ -76,69 +76,92 @@ const char *v_type_name(value v)
 	return "error";
 }
 
+static bool equal(const value *a, const value *b);
+
+/* numbers_equal: equal for a number: by value across int, uint and
+ * double. Apart from equal, so that equal's recursion over nested lists
+ * keeps nothing in the C stack of linear memory. */
+static __attribute__((noinline)) bool numbers_equal(const value *a, const value *b)
+{
+	int c;
+	return v_compare_numbers(*a, *b, &c) && c == 0;
+}
+
 /* key_equal: keyEqual, a map key's equality: strings and bools by
  * value, numbers by value across int, uint and double. */
-static bool key_equal(value a, value b)
+static bool key_equal(const value *a, const value *b)
 {
-	switch (a.kind) {
+	switch (a->kind) {
 	case V_STRING:
-		return b.kind == V_STRING && str_eq(a.s, b.s);
+		return b->kind == V_STRING && str_eq(a->s, b->s);
 	case V_BOOL:
-		return b.kind == V_BOOL && a.b == b.b;
+		return b->kind == V_BOOL && a->b == b->b;
 	}
-	return v_is_number(a) && v_is_number(b) && v_equal(a, b);
+	return v_is_number(*a) && v_is_number(*b) && numbers_equal(a, b);
+}
+
+/* map_index is Map.find's index of key k, or -1. */
+static int64_t map_index(const map *m, const value *k)
+{
+	for (uint32_t i = 0; i < m->n; i++) {
+		if (key_equal(&m->k[i], k))
+			return i;
+	}
+	return -1;
 }
 
 /* map_find: Map.find, a key looked up as CEL does: numeric keys by
  * value, across int, uint and double. */
 bool map_find(const map *m, value k, value *out)
 {
-	for (uint32_t i = 0; i < m->n; i++) {
-		if (key_equal(m->k[i], k)) {
-			*out = m->v[i];
-			return true;
-		}
-	}
-	return false;
+	int64_t i = map_index(m, &k);
+	if (i < 0)
+		return false;
+	*out = m->v[i];
+	return true;
 }
 
-/* v_equal: equal, CEL's ==: numbers compare by value across int, uint
- * and double, values of different types are unequal, lists and maps
- * compare element by element. */
-bool v_equal(value a, value b)
+/* equal is CEL's ==: numbers compare by value across int, uint and
+ * double, values of different types are unequal, lists and maps compare
+ * element by element. Its recursion is as deep as the values' nesting
+ * (an input's may be 10000, the JSON reader's bound), so it takes
+ * pointers and keeps no local in memory: each level costs no C stack. */
+static bool equal(const value *a, const value *b)
 {
-	int c;
-	switch (a.kind) {
+	switch (a->kind) {
 	case V_NULL:
-		return b.kind == V_NULL;
+		return b->kind == V_NULL;
 	case V_BOOL:
-		return b.kind == V_BOOL && a.b == b.b;
+		return b->kind == V_BOOL && a->b == b->b;
 	case V_STRING:
-		return b.kind == V_STRING && str_eq(a.s, b.s);
+		return b->kind == V_STRING && str_eq(a->s, b->s);
 	case V_INT:
 	case V_UINT:
 	case V_DOUBLE:
-		return v_compare_numbers(a, b, &c) && c == 0;
+		return numbers_equal(a, b);
 	case V_LIST:
-		if (b.kind != V_LIST || a.l->n != b.l->n)
+		if (b->kind != V_LIST || a->l->n != b->l->n)
 			return false;
-		for (uint32_t i = 0; i < a.l->n; i++) {
-			if (!v_equal(a.l->v[i], b.l->v[i]))
+		for (uint32_t i = 0; i < a->l->n; i++) {
+			if (!equal(&a->l->v[i], &b->l->v[i]))
 				return false;
 		}
 		return true;
 	case V_MAP:
-		if (b.kind != V_MAP || a.m->n != b.m->n)
+		if (b->kind != V_MAP || a->m->n != b->m->n)
 			return false;
-		for (uint32_t i = 0; i < a.m->n; i++) {
-			value v;
-			if (!map_find(b.m, a.m->k[i], &v) || !v_equal(a.m->v[i], v))
+		for (uint32_t i = 0; i < a->m->n; i++) {
+			int64_t j = map_index(b->m, &a->m->k[i]);
+			if (j < 0 || !equal(&a->m->v[i], &b->m->v[j]))
 				return false;
 		}
 		return true;
 	}
 	return false;
 }
+
+/* v_equal: equal, CEL's ==. */
+bool v_equal(value a, value b) { return equal(&a, &b); }
 
 #define CMP(a, b) ((a) < (b) ? -1 : (a) > (b) ? 1 : 0)
 
