@@ -357,6 +357,7 @@ void quote_to(buf *w, str s)
 	buf_byte(w, '"');
 }
 
+/* quote ports quote: strconv.Quote(s), in the arena. */
 str quote(str s)
 {
 	buf w = {0};
