@@ -14,14 +14,14 @@ import (
 // is at the top with its logic in its own internal/ (issue 40: "Each host
 // in one home"); every host is written against internal/contract.
 var layers = [][]string{
-	{"cmd/dlroute", "libdlroute", "wasm", "wasm/decision"},
+	{"cmd/dlroute", "libdlroute", "wasm"},
 	{"playground", "internal/testkit/ctest"},
 	{"live", "wasmhost", "internal/rulesource", "internal/testkit/ruletest", "internal/build/wasmbuild"},
 	{"bundle", "internal/build/codegen", "internal/testkit/corpus"},
 	{"internal/contract", "internal/interop", "machine", "internal/fsutil/rootfs", "internal/build/parsedgen"},
 	{"engine"},
 	{"plan", "internal/memo", "internal/number"},
-	{"", "rules", "wasm/node", "internal/fsutil/atomicfile", "internal/testkit/testenv", "internal/testkit/fuzzbound", "internal/testkit/readme", "internal/build/decisiongen"},
+	{"", "rules", "wasm/node", "internal/fsutil/atomicfile", "internal/testkit/testenv", "internal/testkit/fuzzbound", "internal/testkit/readme", "internal/build/decisiongen", "wasm/decision"},
 }
 
 // home returns the home of pkg (a path in the module, "" for the root

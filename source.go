@@ -1,7 +1,7 @@
 // Package dlroute decides how an array crosses DLPack (the device type it
 // advertises, whether an exchange copies, or the exception it raises) from
 // versioned rule sets written in CEL. This root package holds only the
-// source of the WebAssembly modules (ModuleSource, DecisionSource); a Go
+// source of the compiler module (ModuleSource); a Go
 // program starts in one of the packages below, which are the public API.
 // Everything else is under internal/ and may change.
 //
@@ -25,17 +25,17 @@
 // Errors carry a stable code of one namespace, engine.Code; ERRORS.md in
 // the repository lists every code.
 //
-// # ModuleSource and DecisionSource
+// # ModuleSource
 //
 // Every dlroute binary, however it was built (`go install`, `go build -o`,
-// `go run`) and wherever it runs, builds the modules it uses from exactly
-// the code it was itself built from: internal/build/wasmbuild builds each on
-// first use from its source here and caches it by a hash of those files.
-// ModuleSource is the compiler module's (wasm/, cel-go inside);
-// DecisionSource the decision module's (wasm/decision: package plan
-// alone, which `resolve --engine wasm` and `serve --engine wasm` decide
-// with). TestModuleSourceIsComplete checks that each holds every file of
-// this module that `go build` of its package reads for wasip1.
+// `go run`) and wherever it runs, builds the compiler module (wasm/,
+// cel-go inside) from exactly the code it was itself built from:
+// internal/build/wasmbuild builds it on first use from its source here
+// and caches it by a hash of those files. TestModuleSourceIsComplete
+// checks that ModuleSource holds every file of this module that `go
+// build` of ./wasm reads for wasip1. The decision module, which
+// `resolve --engine wasm`, `serve --engine wasm`, the Node.js package and
+// the page decide with, is C and checked in (package wasm/decision).
 package dlroute
 
 import "embed"
@@ -46,12 +46,3 @@ import "embed"
 //
 //go:embed go.mod go.sum wasm/*.go engine/*.go internal/contract/*.go wasm/internal/guest/*.go internal/memo/*.go internal/number/*.go plan/*.go
 var ModuleSource embed.FS
-
-// DecisionSource is go.mod, go.sum and the Go files of the decision
-// module's packages, wasm/decision and plan. It is apart from
-// ModuleSource so that each module is cached by the hash of its own
-// source: a change to the engine rebuilds the compiler module only, a
-// change to plan both.
-//
-//go:embed go.mod go.sum wasm/decision/*.go plan/*.go
-var DecisionSource embed.FS

@@ -268,8 +268,13 @@ func (w *jsonWriter) value(v any, sprint bool) {
 	case float64:
 		if sprint {
 			w.lit(formatValue(x))
-		} else if w.b, w.bad = appendFloat(w.b, x); w.bad != "" {
-			return
+		} else {
+			// The first value JSON cannot hold fails the explanation: a
+			// later double must not clear it.
+			var bad string
+			if w.b, bad = appendFloat(w.b, x); bad != "" && w.bad == "" {
+				w.bad = bad
+			}
 		}
 	case string:
 		if sprint {

@@ -5,8 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
-	"os/exec"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/plan"
@@ -27,7 +25,7 @@ import (
 // benchmarks run under -short, which spares them the compiler module's
 // build in TestMain.
 var decisionWasm = sync.OnceValues(func() ([]byte, error) {
-	data, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	data, err := decisionwasm.Bytes()
 	return data, err
 })
 
@@ -268,35 +266,28 @@ func TestNewDeciderRefuses(t *testing.T) {
 	d.Close(ctx)
 }
 
-// TestDecisionDeps: the decision module links package plan and the
-// standard library's smallest parts: no engine, cel-go, protobuf, YAML,
-// encoding/json, fmt or reflect, which are what made the compiler module
-// large.
-func TestDecisionDeps(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "../wasm/decision")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	out, err := cmd.Output()
+// TestDecisionImportsNothing: the decision module needs no host
+// function, not even WASI's: it is the evaluator and its own memory, so a
+// host instantiates it with nothing at all (ABI.md, "Start-up").
+func TestDecisionImportsNothing(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	wasm, err := decisionWasm()
 	if err != nil {
-		t.Fatalf("go list -deps ./wasm/decision: %v", err)
+		t.Fatal(err)
 	}
-	for _, p := range strings.Fields(string(out)) {
-		if bannedInDecision(p) {
-			t.Errorf("the decision module imports %s", p)
-		}
+	m, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-func bannedInDecision(pkg string) bool {
-	switch pkg {
-	case "encoding/json", "fmt", "reflect", "strings", "unicode":
-		return true
+	for _, f := range m.ImportedFunctions() {
+		module, name, _ := f.Import()
+		t.Errorf("the decision module imports %s.%s", module, name)
 	}
-	for _, prefix := range []string{"cel.dev/", "google.golang.org/protobuf", "go.yaml.in/", "gopkg.in/yaml", "github.com/dlroute/dlroute/engine", "github.com/dlroute/dlroute/internal/"} {
-		if strings.HasPrefix(pkg, prefix) {
-			return true
-		}
+	if _, ok := m.ExportedMemories()["memory"]; !ok {
+		t.Error("the decision module exports no memory")
 	}
-	return false
 }
 
 // decisionLine is a JSON line of an unknown GPU platform never seen

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/machine"
 	"github.com/dlroute/dlroute/wasmhost"
@@ -100,7 +100,7 @@ func openDeciders(ctx context.Context, kind, rulesDir string, refs []string, str
 				return nil, nil, nil, err
 			}
 		}
-		module, _, err := wasmbuild.Decision(ctx, wasmbuild.Options{Progress: stderr})
+		module, err := decisionwasm.Bytes()
 		if err != nil {
 			return nil, nil, nil, err
 		}

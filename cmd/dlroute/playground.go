@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/dlroute/dlroute/cmd/dlroute/internal/httpserve"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"io"
 	"log/slog"
 	"net"
@@ -60,7 +61,7 @@ func runPlayground(args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	opts.Module, opts.ModuleGzip = module, gz
 	// The page decides with the decision module and the rules' plans from
 	// the start; it fetches the compiler module when the person edits.
-	if opts.Decision, _, err = wasmbuild.Decision(ctx, wasmbuild.Options{Progress: stderr}); err != nil {
+	if opts.Decision, err = decisionwasm.Bytes(); err != nil {
 		printError(stderr, err)
 		return 1
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"io"
 	"log/slog"
 	"os"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/dlroute/dlroute/cmd/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/cmd/dlroute/internal/serve/wasmserve"
-	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -105,7 +105,7 @@ func servePrepare(ctx context.Context, kind string, progress io.Writer) (func(co
 	if kind != "wasm" {
 		return nil, func() {}, nil
 	}
-	module, _, err := wasmbuild.Decision(ctx, wasmbuild.Options{Progress: progress})
+	module, err := decisionwasm.Bytes()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/rules"
@@ -34,7 +34,7 @@ var decisionDir = filepath.Join(repoRoot, "wasm", "decision")
 func decisionFiles(t testing.TB) (node, module, plans string) {
 	t.Helper()
 	node = nodeBinary(t, "the decision module is not checked in Node.js")
-	wasm, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	wasm, err := decisionwasm.Bytes()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,7 @@ import (
 )
 
 // TestMain names the decision module in $DLROUTE_DECISION_WASM
-// (wasmbuild.EnvDecision) for every test here that runs the Node.js
+// (decisionwasm.EnvModule) for every test here that runs the Node.js
 // package, unless it is set: the package's default engine decides with
 // that module, so each node process these tests start must find it. It
 // builds the module from this checkout (internal/build/wasmbuild, cached) into
@@ -33,10 +34,10 @@ func TestMain(m *testing.M) {
 }
 
 func withDecisionModule(run func() int) int {
-	if _, err := exec.LookPath("node"); err != nil || testing.Short() || os.Getenv(wasmbuild.EnvDecision) != "" {
+	if _, err := exec.LookPath("node"); err != nil || testing.Short() || os.Getenv(decisionwasm.EnvModule) != "" {
 		return run()
 	}
-	wasm, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{Progress: os.Stderr})
+	wasm, err := decisionwasm.Bytes()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "building the decision module:", err)
 		return 1
@@ -52,7 +53,7 @@ func withDecisionModule(run func() int) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	os.Setenv(wasmbuild.EnvDecision, path)
+	os.Setenv(decisionwasm.EnvModule, path)
 	return run()
 }
 
@@ -76,7 +77,7 @@ func TestPackageDecidesTheCorpus(t *testing.T) {
 	}
 	cmd := exec.Command(node, filepath.Join("test", "corpus.mjs"))
 	cmd.Dir = packageDir
-	cmd.Env = append(os.Environ(), wasmbuild.EnvDecision+"="+module, wasmbuild.EnvModule+"="+filepath.Join(t.TempDir(), "no-compiler.wasm"))
+	cmd.Env = append(os.Environ(), decisionwasm.EnvModule+"="+module, wasmbuild.EnvModule+"="+filepath.Join(t.TempDir(), "no-compiler.wasm"))
 	cmd.Stdin = &stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

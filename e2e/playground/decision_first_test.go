@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,7 +58,7 @@ func decisionHandler(t *testing.T, withDecision bool) http.Handler {
 	}
 	opts := playground.Options{Rules: rules.FS, Source: "embedded", Module: module, ModuleGzip: gz}
 	if withDecision {
-		if opts.Decision, _, err = wasmbuild.Decision(ctx, wasmbuild.Options{}); err != nil {
+		if opts.Decision, err = decisionwasm.Bytes(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -173,8 +173,7 @@ func TestLibraryLeavesOnlyTheBuild(t *testing.T) {
 // TestModuleSourceIsComplete: the source the binary carries for each
 // module holds every file of this module that building it reads, as go
 // list reports them for wasip1, so a new package or file a module
-// imports cannot be left out of dlroute.ModuleSource or
-// dlroute.DecisionSource unnoticed.
+// imports cannot be left out of dlroute.ModuleSource unnoticed.
 func TestModuleSourceIsComplete(t *testing.T) {
 	src, err := findSource(libdlroute)
 	if err != nil {
@@ -184,7 +183,7 @@ func TestModuleSourceIsComplete(t *testing.T) {
 		target target
 		name   string
 		least  int
-	}{{wasmModule, "dlroute.ModuleSource", 20}, {decisionModule, "dlroute.DecisionSource", 5}} {
+	}{{wasmModule, "dlroute.ModuleSource", 20}} {
 		cmd := exec.Command("go", "list", "-deps", "-f", `{{if .Module}}{{if eq .Module.Path "`+ModulePath+`"}}{{range .GoFiles}}{{$.Dir}}/{{.}}
 {{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}
 {{end}}{{end}}{{end}}`, tt.target.pkg)
@@ -214,30 +213,3 @@ func TestModuleSourceIsComplete(t *testing.T) {
 	}
 }
 
-// TestDecisionBuildsFromTheSourceItCarries: with no checkout around it
-// (the working directory elsewhere, as for a `go install`ed binary),
-// Decision builds the decision module from dlroute.DecisionSource into
-// an empty cache, says so on Progress, and finds the build there again.
-func TestDecisionBuildsFromTheSourceItCarries(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds the decision module")
-	}
-	if os.Getenv(EnvDecision) != "" {
-		t.Skipf("$%s names the module: nothing is built", EnvDecision)
-	}
-	t.Chdir(t.TempDir())
-	ctx := context.Background()
-	cache := t.TempDir()
-	var progress strings.Builder
-	data, path, err := Decision(ctx, Options{CacheDir: cache, Progress: &progress})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(data[:4]) != "\x00asm" || !strings.Contains(progress.String(), "building the decision module from the source inside this binary") {
-		t.Fatalf("Decision in an empty cache: %d bytes at %s, progress %q; want a module built from the source it carries", len(data), path, progress.String())
-	}
-	progress.Reset()
-	if _, again, err := Decision(ctx, Options{CacheDir: cache, Progress: &progress}); err != nil || again != path || progress.Len() > 0 {
-		t.Errorf("Decision again: %s (%v), progress %q; want the cached %s, not built again", again, err, progress.String(), path)
-	}
-}

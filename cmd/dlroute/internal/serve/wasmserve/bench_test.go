@@ -2,9 +2,9 @@ package wasmserve
 
 import (
 	"context"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"testing"
 
-	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
 	"github.com/dlroute/dlroute/wasmhost"
@@ -18,7 +18,7 @@ import (
 //	go test ./cmd/dlroute/internal/serve/wasmserve -run '^$' -bench GateShippedWasm -count 3
 func BenchmarkGateShippedWasm(b *testing.B) {
 	ctx := context.Background()
-	data, _, err := wasmbuild.Decision(ctx, wasmbuild.Options{})
+	data, err := decisionwasm.Bytes()
 	if err != nil {
 		b.Fatal(err)
 	}

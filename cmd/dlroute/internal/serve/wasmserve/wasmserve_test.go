@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/dlroute/dlroute/cmd/dlroute/internal/serve"
 	"github.com/dlroute/dlroute/engine"
-	"github.com/dlroute/dlroute/internal/build/wasmbuild"
 	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/live"
@@ -29,7 +29,7 @@ func decisionModule(t *testing.T) *wasmhost.DecisionModule {
 	if testing.Short() {
 		t.Skip("builds the decision module")
 	}
-	data, _, err := wasmbuild.Decision(context.Background(), wasmbuild.Options{})
+	data, err := decisionwasm.Bytes()
 	if err != nil {
 		t.Fatal(err)
 	}
