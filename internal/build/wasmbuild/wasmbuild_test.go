@@ -212,4 +212,3 @@ func TestModuleSourceIsComplete(t *testing.T) {
 		}
 	}
 }
-
