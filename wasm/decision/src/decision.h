@@ -298,7 +298,9 @@ int set_find(const uint8_t *set, uint32_t set_n, str ref, const uint8_t **data, 
 #define MAX_LINE_LEN (4u << 20) /* every host's line limit */
 
 /* read_object: readObject without its plan arguments (they were Go's
- * allocation savings): the whole of data as one JSON object. */
+ * allocation savings): the whole of data as one JSON object. Its strings
+ * and numbers without escapes point into data, which must outlive them
+ * (the call's input buffer does). */
 bool read_object(const uint8_t *data, uint32_t n, jobj **out, perr **err);
 /* decode_input: decodeInput, the UTF-8 check, read_object and check. */
 bool decode_input(const plan *p, const uint8_t *data, uint32_t n, jobj **out, perr **err);
