@@ -39,7 +39,8 @@ const Packages = "clang lld wasi-libc libclang-rt-14-dev-wasm32"
 // of an expression's depth, and a plan's trees nest as deep as they are
 // long, so the stack is set far above the shipped rules' need; the
 // stack comes first in memory (--stack-first), so a deeper plan traps
-// instead of overwriting the module's data.
+// instead of overwriting the module's data
+// (internal/build/decisiongen/RATIONALE.md, "Why is the stack first, and why 1 MiB?").
 const StackSize = 1 << 20
 
 // Flags are clang's flags before the sources, but for the prefix map
