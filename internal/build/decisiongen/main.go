@@ -40,7 +40,7 @@ const Packages = "clang lld wasi-libc libclang-rt-14-dev-wasm32"
 // long, so the stack is set far above the shipped rules' need; the
 // stack comes first in memory (--stack-first), so a deeper plan traps
 // instead of overwriting the module's data
-// (internal/build/decisiongen/RATIONALE.md, "Why is the stack first, and why 1 MiB?").
+// (internal/build/decisiongen/RATIONALE.md, "Why is the stack first, and why `StackSize`?").
 const StackSize = 1 << 20
 
 // Flags are clang's flags before the sources, but for the prefix map
