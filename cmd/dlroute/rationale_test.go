@@ -14,7 +14,7 @@ import (
 )
 
 // The reasons' budget: every RATIONALE.md together holds at most
-// rationaleLinesPerKGo lines per 1,000 lines of non-test Go (issue 40:
+// rationaleLinesPerKGo lines per 1,000 lines of non-test Go and C (issue 40:
 // reasons that outgrow their code are history, which is the log's job).
 // .ci/run runs these tests as its own step.
 const rationaleLinesPerKGo = 45
@@ -50,11 +50,13 @@ func rationaleFiles(t *testing.T) map[string]string {
 }
 
 // TestRationaleFitsItsBudget: every RATIONALE.md together is at most
-// rationaleLinesPerKGo lines per 1,000 lines of non-test Go.
+// rationaleLinesPerKGo lines per 1,000 lines of non-test Go and C (the
+// decision module and the C library are code whose choices need reasons
+// too; tests and test data are not counted).
 func TestRationaleFitsItsBudget(t *testing.T) {
 	goLines := 0
-	for _, p := range trackedFiles(t, "*.go") {
-		if strings.HasSuffix(p, "_test.go") {
+	for _, p := range trackedFiles(t, "*.go", "*.c", "*.h") {
+		if strings.HasSuffix(p, "_test.go") || strings.Contains(p, "/testdata/") {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join("../..", p))
@@ -68,7 +70,7 @@ func TestRationaleFitsItsBudget(t *testing.T) {
 		why += strings.Count(text, "\n")
 	}
 	if limit := goLines * rationaleLinesPerKGo / 1000; why > limit {
-		t.Errorf("the RATIONALE.md files hold %d lines for %d lines of Go; at most %d: shorten entries, move figures to BENCHMARKS.md, history to the log", why, goLines, limit)
+		t.Errorf("the RATIONALE.md files hold %d lines for %d lines of Go and C; at most %d: shorten entries, move figures to BENCHMARKS.md, history to the log", why, goLines, limit)
 	}
 }
 
