@@ -583,12 +583,13 @@ plan *plan_decode(const uint8_t *data, uint32_t n, perr **err) {
 		return NULL;
 	}
 	owned *o = calloc(1, sizeof *o);
-	reader r = {.b = data + strlen(MAGIC), .n = n - (uint32_t)strlen(MAGIC), .mem = &o->mem};
 	if (o == NULL) {
+		reader r = {0};
 		fail_lit(&r, "too large for memory");
 		*err = r.err;
 		return NULL;
 	}
+	reader r = {.b = data + strlen(MAGIC), .n = n - (uint32_t)strlen(MAGIC), .mem = &o->mem};
 	uint64_t v = r_uint(&r);
 	if (r.err == NULL && v != FORMAT_VERSION) {
 		*err = version_error("plan", (int64_t)v, FORMAT_VERSION, "build the plan again from its rules with this version of dlroute");
