@@ -342,7 +342,8 @@ typedef struct frame {
 	tracer *trace; /* NULL unless explaining */
 } frame;
 
-/* frame_new: newFrame (steps NULL: the frame's own count). */
+/* frame_new: newFrame (steps NULL: the frame's own count); NULL when the
+ * arena is spent, which frame_decide(NULL) answers with cost_limit. */
 frame *frame_new(const plan *p, const jobj *in, uint64_t *steps, uint64_t limit, tracer *trace);
 bool frame_decide(frame *f, decision *d, perr **err);
 value frame_slot(frame *f, int32_t s);
