@@ -215,13 +215,11 @@ static keyed *sorted_entries(const map *m, uint32_t *n)
 	return out;
 }
 
-/* write_value ports jsonWriter.value: v as encoding/json writes the
- * engine's nativeValue of it, or, with sprint, as fmt.Sprint does (a
- * map's keys): a list as [a b], a map as map[k:v]. */
-static void write_value(jwriter *jw, value v, bool sprint)
+/* write_scalar writes a value that holds no other value, as
+ * write_value does. */
+static void write_scalar(jwriter *jw, value v, bool sprint)
 {
 	buf *w = jw->w;
-	char sep = sprint ? ' ' : ',';
 	switch (v.kind) {
 	case V_NULL:
 		buf_lit(w, sprint ? "<nil>" : "null");
@@ -245,38 +243,91 @@ static void write_value(jwriter *jw, value v, bool sprint)
 		else
 			quote_json(w, v.s, false);
 		return;
-	case V_LIST:
-		buf_byte(w, '[');
-		for (uint32_t i = 0; i < v.l->n; i++) {
-			if (i > 0)
-				buf_byte(w, sep);
-			write_value(jw, v.l->v[i], sprint);
-		}
-		buf_byte(w, ']');
-		return;
-	case V_MAP: {
-		buf_lit(w, sprint ? "map[" : "{");
-		uint32_t n;
-		keyed *e = sorted_entries(v.m, &n);
-		if (e == NULL && v.m->n > 0)
-			jw->spent = true;
-		for (uint32_t i = 0; i < n; i++) {
-			if (i > 0)
-				buf_byte(w, sep);
-			if (sprint)
-				buf_str(w, e[i].key);
-			else
-				quote_json(w, e[i].key, false);
-			buf_byte(w, ':');
-			write_value(jw, e[i].val, sprint);
-		}
-		buf_byte(w, sprint ? ']' : '}');
-		return;
-	}
 	}
 	/* int64, uint64: formatValue's */
 	fmt_arg a = fa_v(v);
 	buf_str(w, fmt("%v", &a, 1));
+}
+
+/* wframe is a list or map write_value has opened: its elements (a
+ * map's sorted entries), how many, and the next to write. */
+typedef struct wframe {
+	value v;
+	keyed *e;
+	uint32_t n, i;
+} wframe;
+
+/* write_value ports jsonWriter.value: v as encoding/json writes the
+ * engine's nativeValue of it, or, with sprint, as fmt.Sprint does (a
+ * map's keys): a list as [a b], a map as map[k:v]. Go recurses per
+ * level; here the open lists and maps are a stack in the arena, because
+ * an input may nest as deep as encoding/json reads (10,000 levels) and
+ * the module's stack is fixed (wasm/decision/RATIONALE.md, "Why does the
+ * C port's input reader walk nesting with explicit stacks?"). Where the
+ * arena cannot hold the stack, jw->spent is set and the writing stops. */
+static void write_value(jwriter *jw, value v, bool sprint)
+{
+	buf *w = jw->w;
+	char sep = sprint ? ' ' : ',';
+	wframe *stack = NULL;
+	uint32_t depth = 0, cap = 0;
+	for (;;) {
+		if (v.kind == V_LIST || v.kind == V_MAP) {
+			if (depth == cap) {
+				uint32_t grown = cap ? 2 * cap : 16;
+				wframe *more = arena_alloc((size_t)grown * sizeof *more);
+				if (more == NULL) {
+					jw->spent = true;
+					return;
+				}
+				if (depth > 0)
+					memcpy(more, stack, (size_t)depth * sizeof *more);
+				stack = more;
+				cap = grown;
+			}
+			wframe *f = &stack[depth++];
+			*f = (wframe){.v = v};
+			if (v.kind == V_LIST) {
+				buf_byte(w, '[');
+				f->n = v.l->n;
+			} else {
+				buf_lit(w, sprint ? "map[" : "{");
+				f->e = sorted_entries(v.m, &f->n);
+				if (f->e == NULL && v.m->n > 0)
+					jw->spent = true;
+			}
+		} else {
+			write_scalar(jw, v, sprint);
+		}
+		/* The next value to write: the next element of the innermost
+		 * open list or map, closing those that are done. */
+		for (;;) {
+			if (depth == 0)
+				return;
+			wframe *f = &stack[depth - 1];
+			if (f->i < f->n) {
+				if (f->i > 0)
+					buf_byte(w, sep);
+				if (f->v.kind == V_LIST) {
+					v = f->v.l->v[f->i];
+				} else {
+					if (sprint)
+						buf_str(w, f->e[f->i].key);
+					else
+						quote_json(w, f->e[f->i].key, false);
+					buf_byte(w, ':');
+					v = f->e[f->i].val;
+				}
+				f->i++;
+				break;
+			}
+			if (f->v.kind == V_LIST)
+				buf_byte(w, ']');
+			else
+				buf_byte(w, sprint ? ']' : '}');
+			depth--;
+		}
+	}
 }
 
 /* write_explanation ports jsonWriter.explanation: x as
