@@ -31,12 +31,20 @@ type BuildOptions struct {
 	// SignerKeys sign the manifest, each a private key as GenerateKey
 	// writes it ("PRIVATE+KEY+name+hash+key"). None leaves it unsigned.
 	SignerKeys []string
+	// Plans, when set, is the bundle's plans.bin (PlansPath): a set of
+	// plans (plan.EncodeSet) with one for every version of fsys, which
+	// the caller builds from the rules with the engine (`dlroute bundle
+	// build`: live.BundlePlans). The manifest lists it with its size and
+	// digest. A set of other versions is refused (CodePlansMismatch); that
+	// each plan is its rules' is what a reader's gate checks. nil packs
+	// no plans.
+	Plans []byte
 }
 
 // Build packs a rules directory into a bundle written to w: a
 // gzip-compressed tar archive whose first member is the manifest
-// (ManifestPath) and whose other members are the files
-// <name>/<version>/<file> of fsys, sorted by path. fsys holds rule-set
+// (ManifestPath), then with opts.Plans the plans (PlansPath), then the
+// files <name>/<version>/<file> of fsys, sorted by path. fsys holds rule-set
 // folders as a rules directory does (such as rules/); other files, and
 // names that start with a dot, are left out. Links are followed. Equal
 // files and options give equal bytes: no times, owners or modes but 0644
@@ -66,6 +74,22 @@ func Build(w io.Writer, fsys fs.FS, opts BuildOptions) (*Manifest, error) {
 		return nil, errorf(CodeMissingFile, "", "no <name>/<version>/<file> files to pack")
 	}
 	m := &Manifest{Format: Format, Revision: opts.Revision, Sequence: opts.Sequence, RuleSets: ruleSetsOf(files), Files: files}
+	if opts.Plans != nil {
+		if len(opts.Plans) > MaxPlansSize {
+			return nil, errorf(CodeTooLong, PlansPath, "the plans are %d bytes; the limit is %d", len(opts.Plans), MaxPlansSize)
+		}
+		if err := checkPlansSet(opts.Plans, m.RuleSets); err != nil {
+			return nil, err
+		}
+		total := int64(len(opts.Plans))
+		for _, f := range files {
+			total += f.Size
+		}
+		if total > MaxUnpackedSize {
+			return nil, errorf(CodeTooLong, PlansPath, "the rules and their plans exceed a bundle's limit of %d bytes", MaxUnpackedSize)
+		}
+		m.Plans = plansFile(opts.Plans)
+	}
 	if m.Revision == "" {
 		m.Revision = ContentRevision(files)
 	}
@@ -91,6 +115,11 @@ func Build(w io.Writer, fsys fs.FS, opts BuildOptions) (*Manifest, error) {
 	}
 	if err := put(ManifestPath, manifest); err != nil {
 		return nil, err
+	}
+	if opts.Plans != nil {
+		if err := put(PlansPath, opts.Plans); err != nil {
+			return nil, err
+		}
 	}
 	for i, f := range files {
 		if err := put(f.Path, data[i]); err != nil {

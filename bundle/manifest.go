@@ -35,6 +35,11 @@ type Manifest struct {
 	Sequence uint64   `json:"sequence,omitempty"`
 	RuleSets []string `json:"rulesets"` // "name@version", sorted
 	Files    []File   `json:"files"`    // sorted by path
+	// Plans is plans.bin (PlansPath): the plan of every version in
+	// RuleSets, which hosts that decide with the decision module load.
+	// nil, and a manifest without the field, means the bundle carries no
+	// plans: a bundle from before it, which reads as it did.
+	Plans *File `json:"plans,omitempty"`
 }
 
 // File is one file of a bundle, as the manifest lists it.
@@ -116,6 +121,17 @@ func parseManifest(text []byte) (*Manifest, error) {
 		}
 		if f.Size < 0 || f.Size > MaxFileSize {
 			return nil, errorf(CodeManifest, ManifestPath, "the manifest gives %s a size of %d", f.Path, f.Size)
+		}
+	}
+	if p := m.Plans; p != nil {
+		if p.Path != PlansPath {
+			return nil, errorf(CodeManifest, ManifestPath, "the manifest lists plans at %q; a bundle's plans are %s", p.Path, PlansPath)
+		}
+		if d, err := hex.DecodeString(p.SHA256); err != nil || len(d) != sha256.Size || strings.ToLower(p.SHA256) != p.SHA256 {
+			return nil, errorf(CodeManifest, ManifestPath, "the manifest's sha256 of %s is not 64 lower-case hex digits", p.Path)
+		}
+		if p.Size < 0 || p.Size > MaxPlansSize {
+			return nil, errorf(CodeManifest, ManifestPath, "the manifest gives %s a size of %d", p.Path, p.Size)
 		}
 	}
 	if want := ruleSetsOf(m.Files); !slices.Equal(m.RuleSets, want) {

@@ -51,6 +51,7 @@ type Bundle struct {
 	SignedBy []string
 
 	files fstest.MapFS
+	plans []byte // plans.bin, nil when the bundle carries none
 }
 
 // ReadFile reads the bundle in a file, as ReadArchive does, and checks it
@@ -108,6 +109,8 @@ func (b *Bundle) FS() fs.FS { return b.files }
 // list or a listed file that is absent: each is an *Error with its Code,
 // and no Bundle. With opts.Keys, a manifest not signed by one of them is
 // refused too (CodeUnsigned, CodeUnknownSigner, CodeBadSignature).
+// A plans.bin (PlansPath) is checked as a file is, and must hold a plan
+// for exactly the manifest's versions (CodePlansMismatch).
 func Read(data []byte, opts ReadOptions) (*Bundle, error) {
 	verifiers, err := parseKeys(opts.Keys)
 	if err != nil {
@@ -138,6 +141,20 @@ func Read(data []byte, opts ReadOptions) (*Bundle, error) {
 			return nil, errorf(CodeDigest, f.Path, "the file's sha256 is %s (%d bytes); the manifest says %s (%d bytes)", got, len(body.Data), f.SHA256, f.Size)
 		}
 	}
+	switch {
+	case m.Plans != nil && raw.plans == nil:
+		return nil, errorf(CodeMissingFile, PlansPath, "the manifest lists the plans; the archive does not hold them")
+	case m.Plans == nil && raw.plans != nil:
+		return nil, errorf(CodeUnlisted, PlansPath, "the archive holds plans the manifest does not list")
+	case m.Plans != nil:
+		sum := sha256.Sum256(raw.plans)
+		if got := hex.EncodeToString(sum[:]); got != m.Plans.SHA256 || int64(len(raw.plans)) != m.Plans.Size {
+			return nil, errorf(CodeDigest, PlansPath, "the plans' sha256 is %s (%d bytes); the manifest says %s (%d bytes)", got, len(raw.plans), m.Plans.SHA256, m.Plans.Size)
+		}
+		if err := checkPlansSet(raw.plans, m.RuleSets); err != nil {
+			return nil, err
+		}
+	}
 	if len(raw.files) != len(m.Files) {
 		for _, name := range raw.order {
 			if !m.lists(name) {
@@ -146,7 +163,7 @@ func Read(data []byte, opts ReadOptions) (*Bundle, error) {
 		}
 	}
 	sum := sha256.Sum256(text)
-	return &Bundle{Manifest: *m, Digest: "sha256:" + hex.EncodeToString(sum[:]), SignedBy: signedBy, files: raw.files}, nil
+	return &Bundle{Manifest: *m, Digest: "sha256:" + hex.EncodeToString(sum[:]), SignedBy: signedBy, files: raw.files, plans: raw.plans}, nil
 }
 
 func (m *Manifest) lists(p string) bool {
@@ -161,6 +178,7 @@ func (m *Manifest) lists(p string) bool {
 // members is an archive's content, before the manifest is checked.
 type members struct {
 	manifest []byte
+	plans    []byte // PlansPath's member, nil without one
 	files    fstest.MapFS
 	order    []string
 }
@@ -178,7 +196,7 @@ func unpack(data []byte) (*members, error) {
 	zr.Multistream(false)
 	// Headers and padding come on top of the files' bytes: allow a block
 	// and a half per file.
-	stream := &capped{r: zr, left: MaxUnpackedSize + MaxFiles*768 + MaxManifestSize}
+	stream := &capped{r: zr, left: MaxUnpackedSize + (MaxFiles+1)*768 + MaxManifestSize}
 	tr := tar.NewReader(stream)
 	out := &members{files: fstest.MapFS{}}
 	seen := map[string]bool{}
@@ -207,6 +225,20 @@ func unpack(data []byte) (*members, error) {
 				return nil, errorf(CodeTooLong, name, "the manifest is %d bytes; the limit is %d", hdr.Size, MaxManifestSize)
 			}
 			if out.manifest, err = readMember(tr, hdr); err != nil {
+				return nil, err
+			}
+			continue
+		case name == PlansPath:
+			if hdr.Typeflag != tar.TypeReg {
+				return nil, errorf(CodeNotRegular, name, "the plans are not a regular file")
+			}
+			if hdr.Size > MaxPlansSize {
+				return nil, errorf(CodeTooLong, name, "the plans are %d bytes; the limit is %d", hdr.Size, MaxPlansSize)
+			}
+			if total += hdr.Size; total > MaxUnpackedSize {
+				return nil, errorf(CodeTooLong, name, "the files exceed a bundle's limits (%d files, %d bytes)", MaxFiles, MaxUnpackedSize)
+			}
+			if out.plans, err = readMember(tr, hdr); err != nil {
 				return nil, err
 			}
 			continue
