@@ -15,8 +15,11 @@ import (
 
 // Gate is what a candidate must pass to be activated, in order: the
 // bundle's checks (every digest; a signature by one of Keys when Keys are
-// set), engine.Load of every version and its plan (Plans), every
-// version's own tests.yaml, and Prepare when set. The zero Gate checks digests, compiles and tests.
+// set), engine.Load of every version and its plan (Plans), the bundle's
+// plans.bin when it carries one (exactly BundlePlans of its rules, or
+// bundle.CodePlansMismatch at StageCompile), every version's own
+// tests.yaml, and Prepare when set. The zero Gate checks digests,
+// compiles and tests.
 // Rules also puts a candidate in order (see AllowRollback); Admit, which
 // knows of no rules in force, does not.
 type Gate struct {
@@ -158,12 +161,22 @@ func (g Gate) build(ctx context.Context, c *Candidate, b *bundle.Bundle, archive
 	if stop := g.stopped(ctx, StageCompile); stop != nil {
 		return nil, refuse(g.now(), StageCompile, c.Origin, rev, stop)
 	}
+	if b.Plans() != nil && opts.Cache == nil {
+		// The bundle's plans are checked by loading the rules again
+		// (BundlePlans): a cache makes that load reuse this one's work.
+		opts.Cache = engine.NewCache()
+	}
 	cat, err := engine.Load(b.FS(), opts)
 	var plans map[string][]byte
 	if err == nil {
 		// Part of compiling: a version no plan can hold is refused here,
 		// as lint refuses it, whichever engine decides (Plans).
 		plans, err = Plans(cat)
+	}
+	if err == nil {
+		// A bundle's plans.bin must be what its rules build: the
+		// decision module decides with the plans alone.
+		err = checkBundlePlans(b, opts)
 	}
 	if stop := g.stopped(ctx, StageCompile); stop != nil {
 		err = stop
