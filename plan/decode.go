@@ -204,7 +204,71 @@ func (r *reader) plan(depth int) *Plan {
 			r.fail("value %s is neither an expression nor an import", v.Name)
 		}
 	}
+	if r.err == nil {
+		if name := p.circularValue(); name != "" {
+			r.fail("value %s reads itself", name)
+		}
+	}
 	return p
+}
+
+// circularValue is the name of a value whose expression reads itself,
+// directly or through other values, or "". The engine builds no such
+// plan (values that read each other in a circle do not compile), but a
+// forged one would recurse until the evaluator's stack ran out, which
+// in Go ends the process.
+func (p *Plan) circularValue() string {
+	n := len(p.Values)
+	reads := make([][]int, n) // the values each value's expression reads
+	seen := make([]int, len(p.Nodes))
+	for i, v := range p.Values {
+		if v.Expr < 0 {
+			continue
+		}
+		stack := []int{p.Exprs[v.Expr].Root}
+		for len(stack) > 0 {
+			k := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if seen[k] == i+1 {
+				continue
+			}
+			seen[k] = i + 1
+			node := &p.Nodes[k]
+			if s := node.Slot - len(p.Inputs); node.Op == OpSlot && s >= 0 && s < n {
+				reads[i] = append(reads[i], s)
+			}
+			stack = append(stack, node.Args...)
+		}
+	}
+	// A depth-first walk without recursion: 1 marks a value on the
+	// current path, 2 one whose reads are all done.
+	state := make([]byte, n)
+	type step struct{ value, next int }
+	for start := range n {
+		if state[start] != 0 {
+			continue
+		}
+		state[start] = 1
+		path := []step{{start, 0}}
+		for len(path) > 0 {
+			top := &path[len(path)-1]
+			if top.next == len(reads[top.value]) {
+				state[top.value] = 2
+				path = path[:len(path)-1]
+				continue
+			}
+			next := reads[top.value][top.next]
+			top.next++
+			switch state[next] {
+			case 1:
+				return p.Values[next].Name
+			case 0:
+				state[next] = 1
+				path = append(path, step{next, 0})
+			}
+		}
+	}
+	return ""
 }
 
 // valid checks a node's arity.

@@ -91,6 +91,53 @@ func TestDecodeRefusesBadBytes(t *testing.T) {
 	}
 }
 
+// TestDecodeRefusesCircularValues: a forged plan whose values read each
+// other in a circle is refused when it is read, by the value's name;
+// evaluating it would recurse until the stack ran out, which in Go ends
+// the process.
+func TestDecodeRefusesCircularValues(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		reads [][]int // the values each value's expression reads
+		want  string
+	}{
+		{"itself", [][]int{{0}}, "value v0 reads itself"},
+		{"through another", [][]int{{1}, {2}, {0}}, "value v0 reads itself"},
+		{"a line, not a circle", [][]int{{1, 2}, {2}, {}}, ""},
+	} {
+		p := &plan.Plan{Ref: "forged@v1", StepLimit: 100}
+		for i, reads := range c.reads {
+			root := len(p.Nodes)
+			p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpConst, Const: true})
+			for _, r := range reads {
+				p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpSlot, Slot: r})
+				p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpAnd, Args: []int{root, len(p.Nodes) - 1}})
+				root = len(p.Nodes) - 1
+			}
+			p.Exprs = append(p.Exprs, plan.Expr{Root: root})
+			p.Values = append(p.Values, plan.Value{Name: "v" + string(rune('0'+i)), Expr: i, Import: -1})
+		}
+		p.Exprs = append(p.Exprs, plan.Expr{Root: len(p.Nodes)})
+		p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpSlot, Slot: 0})
+		p.Rules = []plan.Rule{{ID: "r", When: len(p.Exprs) - 1, Raise: "E", Message: len(p.Exprs) - 1, Type: -1, DeviceID: -1, Copy: -1, Capsule: -1, Flags: -1}}
+		data, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = plan.Decode(data)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: Decode = %v; want the plan", c.name, err)
+			}
+			continue
+		}
+		var e *plan.Error
+		if !errors.As(err, &e) || e.Code != plan.CodeBadPlan || !strings.Contains(e.Message, c.want) {
+			t.Errorf("%s: Decode = %v; want a %s error saying %q", c.name, err, plan.CodeBadPlan, c.want)
+		}
+	}
+}
+
 // FuzzDecode: Decode never panics, and a plan it accepts decides any
 // line without panicking, within its step budget.
 func FuzzDecode(f *testing.F) {
