@@ -1,10 +1,11 @@
 // compare.mjs measures OPA's compiled policy of jax@v3's decision
 // (jax.rego, built to build/policy.wasm) beside dlroute's decision module
-// (build/decision.wasm with rules/plans.bin), in Node.js, each in fresh
+// (the checked-in wasm/decision/decision.wasm, or the one
+// $DLROUTE_DECISION_WASM names, with rules/plans.bin), in Node.js, each in fresh
 // processes, and checks that the two decide alike. README.md says how to
 // build and run it.
 //
-//	node bench/opa/compare.mjs build         builds both modules into build/
+//	node bench/opa/compare.mjs build         builds the policy into build/
 //	node bench/opa/compare.mjs check         OPA's answer beside dlroute's for every
 //	                                         jax@v3 tests.yaml case and an input grid
 //	node bench/opa/compare.mjs [RUNS]        RUNS fresh processes of each (default 10),
@@ -26,7 +27,7 @@ const root = join(here, "..", "..");
 const build = join(here, "build");
 const files = {
   policy: join(build, "policy.wasm"),
-  decision: join(build, "decision.wasm"),
+  decision: process.env.DLROUTE_DECISION_WASM || join(root, "wasm", "decision", "decision.wasm"),
   plans: join(root, "rules", "plans.bin"),
   tests: join(root, "rules", "jax", "v3", "tests.yaml"),
 };
@@ -188,29 +189,27 @@ function inputGrid() {
   return inputs;
 }
 
-// buildModules builds policy.wasm with opa (build/opa, else on PATH) and
-// the decision module with go, as ABI.md says.
+// buildModules builds policy.wasm with opa (build/opa, else on PATH); the
+// decision module is checked in (`go generate ./wasm/decision` rebuilds it).
 function buildModules() {
   const opa = existsSync(join(build, "opa")) ? join(build, "opa") : "opa";
   const bundle = join(build, "bundle.tar.gz");
   run(opa, ["build", "-t", "wasm", "-e", "jax/decision", "-o", bundle, join(here, "jax.rego")]);
   run("tar", ["-xzf", bundle, "-C", build, "/policy.wasm"]);
-  run("go", ["build", "-trimpath", "-ldflags=-s -w", "-buildmode=c-shared", "-o", files.decision, "./wasm/decision"], {
-    ...process.env,
-    GOOS: "wasip1",
-    GOARCH: "wasm",
-  });
   for (const f of [files.policy, files.decision]) console.log(`${f}: ${sizesOf(f).join(" / ")} bytes raw / gzip -9 / brotli -q 11`);
 }
 
-function run(cmd, args, env = process.env) {
-  const r = spawnSync(cmd, args, { cwd: root, env, stdio: "inherit" });
+function run(cmd, args) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit" });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")}: ${r.error?.message ?? `exit status ${r.status}`}`);
 }
 
 function need() {
   for (const [what, f] of Object.entries(files)) {
-    if (!existsSync(f)) throw new Error(`no ${what} at ${f}: run \`node bench/opa/compare.mjs build\` first (README.md)`);
+    if (!existsSync(f)) {
+      const how = what === "decision" ? "it is checked in; go generate ./wasm/decision rebuilds it" : "run `node bench/opa/compare.mjs build` first (README.md)";
+      throw new Error(`no ${what} at ${f}: ${how}`);
+    }
   }
 }
 

@@ -48,7 +48,7 @@ func decisionFiles(t testing.TB) (node, module, plans string) {
 	return node, module, plans
 }
 
-// TestNodeDecides: in Node.js, through node:wasi and decision.mjs
+// TestNodeDecides: in Node.js, through decision.mjs
 // (wasm/decision/check.mjs), the decision module answers every case of
 // every embedded version's tests.yaml, and lines that are not valid, with
 // the native engine's bytes and status.

@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"flag"
-	"fmt"
-	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,43 +16,8 @@ import (
 	"github.com/dlroute/dlroute/internal/testkit/corpus"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/rules"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 )
-
-// TestMain names the decision module in $DLROUTE_DECISION_WASM
-// (decisionwasm.EnvModule) for every test here that runs the Node.js
-// package, unless it is set: the package's default engine decides with
-// that module, so each node process these tests start must find it. It
-// builds the module from this checkout (internal/build/wasmbuild, cached) into
-// a directory it removes at the end; under -short, or where node is not
-// installed, no test here runs the package, and nothing is built.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	os.Exit(withDecisionModule(m.Run))
-}
-
-func withDecisionModule(run func() int) int {
-	if _, err := exec.LookPath("node"); err != nil || testing.Short() || os.Getenv(decisionwasm.EnvModule) != "" {
-		return run()
-	}
-	wasm, err := decisionwasm.Bytes()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "building the decision module:", err)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "dlroute-decision-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "decision.wasm")
-	if err := os.WriteFile(path, wasm, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	os.Setenv(decisionwasm.EnvModule, path)
-	return run()
-}
 
 // TestPackageDecidesTheCorpus: the Node.js package's default engine, which
 // decides the embedded rules with the decision module and rules/plans.bin,

@@ -34,7 +34,8 @@ func nodeBinary(t testing.TB, what string) string {
 // directory, with $DLROUTE_WASM naming the module (internal/build/wasmbuild
 // builds it) and $DLROUTE_TEST_ARCHIVE naming Go's archive (contract.PackFS) of
 // the repository's rules directory, which the package's own packRules of
-// it must equal.
+// it must equal. The package decides with the checked-in decision module
+// (wasm/decision/decision.wasm), or the one $DLROUTE_DECISION_WASM names.
 func TestNodePackage(t *testing.T) {
 	testenv.Short(t, "the Node.js package through the module")
 	node := nodeBinary(t, "the Node.js package's tests do not run")

@@ -1,4 +1,6 @@
-// check.mjs is run by node_test.go: `node check.mjs MODULE PLANS CASES`
+// check.mjs is run by e2e/node's decision_test.go, with MODULE the
+// module the Go hosts embed (decision.wasm beside it, checked in, or the
+// one $DLROUTE_DECISION_WASM names): `node check.mjs MODULE PLANS CASES`
 // decides every case of CASES (a JSON array of {ref, line, status, want},
 // the native engine's answers) with the decision module and prints each
 // difference and a summary line; `node check.mjs MODULE PLANS --first REF

@@ -1,10 +1,7 @@
-// The decision module (ABI version 2, ABI.md beside this file) in
-// Node.js: node:wasi for the Go runtime, and the few calls that load a
-// plan and decide JSON lines. It has no dependency and no host functions.
-
-import { createRequire } from "node:module";
-
-const require = createRequire(import.meta.url);
+// The decision module (ABI version 2, ABI.md beside this file; the
+// checked-in decision.wasm) in Node.js: the few calls that load a plan and
+// decide JSON lines. The module imports nothing, so this client has no
+// dependency, no WASI and no host functions.
 
 /** The ABI version this client speaks. */
 export const ABI_VERSION = 2;
@@ -27,11 +24,9 @@ const decoder = new TextDecoder();
 export class Decider {
   constructor(module, plan, ref = "") {
     if (!(module instanceof WebAssembly.Module)) module = new WebAssembly.Module(module);
-    const { WASI } = require("node:wasi");
-    const wasi = new WASI({ version: "preview1", args: ["decision"], env: {}, returnOnExit: true });
-    this.instance = new WebAssembly.Instance(module, wasi.getImportObject());
-    wasi.initialize(this.instance);
+    this.instance = new WebAssembly.Instance(module, {});
     this.x = this.instance.exports;
+    this.x._initialize();
     const version = this.x.dlroute_abi_version?.();
     if (version !== ABI_VERSION) throw moduleError(`the decision module speaks ABI version ${version}; this client speaks ${ABI_VERSION}`);
     this.out = this.#alloc(512);

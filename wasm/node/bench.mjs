@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // bench.mjs: the Node.js package's costs beside the Go host's, from one
 // script run, for BENCHMARKS.md ("Node.js beside Go"). From the
-// repository root, with the module built (README.md):
+// repository root, with the compiler module built (README.md; the
+// decision module is checked in):
 //
 //	node wasm/node/bench.mjs [--count N]
 //
@@ -20,17 +21,18 @@
 // none), and beside the decision module's bare client (wasm/decision/
 // decision.mjs); with --baseline, also the package of DIR, another
 // checkout (an earlier commit: git archive C | tar -x -C DIR) with its
-// decision module built at DIR/wasm/node/decision.wasm, measured by
-// DIR's own bench.mjs. N fresh processes of each, alternated: from the
+// decision module checked in at DIR/wasm/decision/decision.wasm (or, in a
+// checkout from before it was, built at DIR/wasm/node/decision.wasm),
+// measured by DIR's own bench.mjs. N fresh processes of each, alternated: from the
 // process's start and from the script's to the first decision (imports
 // included; and the process's CPU time to it), then per call: 10,000 new
 // inputs, 10,000 more, the CPU time of 10,000 more, one input 10,000
 // times, and 10,000 new inputs as JavaScript values. The package
-// reads $DLROUTE_DECISION_WASM, or decision.wasm beside it; the bare
-// client reads the same file.
+// reads $DLROUTE_DECISION_WASM, or the checked-in
+// wasm/decision/decision.wasm; the bare client reads the same file.
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -168,7 +170,7 @@ function engines() {
   async bare() {
     const { readFileSync } = await import("node:fs");
     const { Decider } = await import("../decision/decision.mjs");
-    const path = process.env.DLROUTE_DECISION_WASM ?? fileURLToPath(new URL("./decision.wasm", import.meta.url));
+    const path = process.env.DLROUTE_DECISION_WASM ?? fileURLToPath(new URL("../decision/decision.wasm", import.meta.url));
     const d = new Decider(readFileSync(path), readFileSync(join(ROOT, "rules", "plans.bin")), "jax@v3");
     return { decide: (l) => d.decide(l).text, decideValue: (v) => JSON.parse(d.decide(JSON.stringify(v)).text) };
   },
@@ -212,6 +214,12 @@ async function opaChild(name) {
   );
 }
 
+/** baselineDecision is the decision module of the checkout at dir: checked in, or built beside its package before it was. */
+function baselineDecision(dir) {
+  const checkedIn = join(dir, "wasm", "decision", "decision.wasm");
+  return existsSync(checkedIn) ? checkedIn : join(dir, "wasm", "node", "decision.wasm");
+}
+
 function opaCompare(runs, baseline) {
   const rows = [
     ["process start to first decision (ms)", "since_start_ms"],
@@ -234,7 +242,7 @@ function opaCompare(runs, baseline) {
     for (const name of Object.keys(got)) {
       const [script, env] =
         name === "baseline"
-          ? [join(baseline, "wasm", "node", "bench.mjs"), { ...process.env, DLROUTE_DECISION_WASM: join(baseline, "wasm", "node", "decision.wasm") }]
+          ? [join(baseline, "wasm", "node", "bench.mjs"), { ...process.env, DLROUTE_DECISION_WASM: baselineDecision(baseline) }]
           : [SELF, process.env];
       const child = name === "baseline" ? "package" : name;
       got[name].push(JSON.parse(execFileSync(process.execPath, ["--no-warnings", script, "--child", `opa:${child}`], { encoding: "utf8", env })));

@@ -2,8 +2,8 @@
 // 2): the module that decides with plans the Go engine compiled, with no
 // CEL compiler inside. It is a plain ES module with no Node.js built-ins,
 // as client.js is, so that a browser host can run it too; the host starts
-// the module with its own WASI and runs _initialize, and a DecisionClient
-// does the rest. Like client.js it believes nothing the module answers
+// the module, which imports nothing, and runs _initialize, and a
+// DecisionClient does the rest. Like client.js it believes nothing the module answers
 // without checking it: a status ABI.md does not list, an output longer
 // than its buffer or a too_small that asks for no more room make the
 // instance dead, as a trap does, with a ModuleError.
@@ -21,8 +21,11 @@ export const DECISION_ABI_VERSION = 2;
 /** The decision module's statuses by number (ABI.md, Results); 6 is not one. */
 export const DECISION_STATUS = Object.freeze(["ok", "input_error", "eval_error", "load_error", "no_ruleset", "bad_handle", undefined, "too_small"]);
 
-/** The command that builds the decision module, for hints. */
-export const DECISION_BUILD = "GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags='-s -w' -buildmode=c-shared -o decision.wasm ./wasm/decision";
+/**
+ * Where the decision module is and how to rebuild it, for hints: it is
+ * checked in, and rebuilt from its C sources by clang.
+ */
+export const DECISION_BUILD = "use the one checked in at wasm/decision/decision.wasm, or rebuild it from the repository root with go generate ./wasm/decision (clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 from Debian)";
 
 const OK = 0;
 const BAD_HANDLE = 5;
@@ -45,7 +48,7 @@ export function checkDecisionModule(module) {
   const names = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
   const missing = EXPORTS.filter((n) => !names.has(n));
   if (missing.length) {
-    throw new ModuleError(`the decision module does not export ${missing.join(", ")}: it is not dlroute's decision module`, { hint: `build it with ${DECISION_BUILD}` });
+    throw new ModuleError(`the decision module does not export ${missing.join(", ")}: it is not dlroute's decision module`, { hint: DECISION_BUILD });
   }
 }
 
@@ -73,7 +76,7 @@ export class DecisionClient {
     const version = this.#guard("dlroute_abi_version", () => exports.dlroute_abi_version());
     if (version !== DECISION_ABI_VERSION) {
       throw new ModuleError(`the decision module has ABI version ${version}; this host speaks version ${DECISION_ABI_VERSION}`, {
-        hint: `rebuild it from this source: ${DECISION_BUILD}`,
+        hint: DECISION_BUILD,
       });
     }
     this.#growIn(FIRST_BUFFER);

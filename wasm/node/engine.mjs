@@ -22,8 +22,12 @@ import { encodeInput, goString } from "./json.mjs";
 /** The compiler module the package loads when given none and $DLROUTE_WASM is unset. */
 export const DEFAULT_MODULE = new URL("./dlroute.wasm", import.meta.url);
 
-/** The decision module the package decides the embedded rules with when $DLROUTE_DECISION_WASM is unset. */
-export const DEFAULT_DECISION_MODULE = new URL("./decision.wasm", import.meta.url);
+/**
+ * The decision module the package decides the embedded rules with when
+ * $DLROUTE_DECISION_WASM is unset: the one checked in at
+ * wasm/decision/decision.wasm, as the plans are at rules/plans.bin.
+ */
+export const DEFAULT_DECISION_MODULE = new URL("../decision/decision.wasm", import.meta.url);
 
 /** The embedded rules' plans: rules/plans.bin, made by `go generate ./rules`. */
 export const DEFAULT_PLANS = new URL("plans.bin", DEFAULT_RULES);
@@ -37,8 +41,7 @@ const MAX_MEMO_KEY = 512;
 // A ref that names a release ("jax==0.10.2"), as Go's engine.ReleaseRef.
 const RELEASE_REF = "==";
 
-const BUILD = "GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o wasm/node/dlroute.wasm ./wasm";
-const BUILD_DECISION = DECISION_BUILD.replace("-o decision.wasm", "-o wasm/node/decision.wasm");
+const BUILD_HINT = "build it with GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o wasm/node/dlroute.wasm ./wasm";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -81,9 +84,9 @@ function checkOptions(o) {
  * moduleBytes reads a module from a path or a URL, or takes its bytes,
  * and checks that they are WebAssembly. what says which module it is: the
  * file it is read from when none is named, the variable that names one,
- * and the command that builds it.
+ * and the hint that says how to get one.
  */
-function moduleBytes(source, { fallback, envVar, build }) {
+function moduleBytes(source, { fallback, envVar, hint }) {
   let bytes = source;
   if (typeof source === "string" || source instanceof URL) {
     const path = source instanceof URL ? fileURLToPath(source) : source;
@@ -91,23 +94,23 @@ function moduleBytes(source, { fallback, envVar, build }) {
       bytes = readFileSync(path);
     } catch (err) {
       const named = source === fallback ? `no module was given, $${envVar} is unset, and there is none at ` : "cannot read the module at ";
-      throw new ModuleError(`${named}${path}: ${err.code ?? err.message}`, { cause: err, hint: `build it with ${build}` });
+      throw new ModuleError(`${named}${path}: ${err.code ?? err.message}`, { cause: err, hint });
     }
   }
   if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-  return checkWasm(bytes, build);
+  return checkWasm(bytes, hint);
 }
 
-function checkWasm(bytes, build) {
+function checkWasm(bytes, hint) {
   if (bytes.length < 8 || bytes[0] !== 0 || bytes[1] !== 0x61 || bytes[2] !== 0x73 || bytes[3] !== 0x6d) {
-    throw new ModuleError(`the module is not WebAssembly (${bytes.length} bytes)`, { hint: `build it with ${build}` });
+    throw new ModuleError(`the module is not WebAssembly (${bytes.length} bytes)`, { hint });
   }
   return bytes;
 }
 
-const COMPILER = { fallback: DEFAULT_MODULE, envVar: "DLROUTE_WASM", build: BUILD };
-const DECIDER = { fallback: DEFAULT_DECISION_MODULE, envVar: "DLROUTE_DECISION_WASM", build: BUILD_DECISION };
+const COMPILER = { fallback: DEFAULT_MODULE, envVar: "DLROUTE_WASM", hint: BUILD_HINT };
+const DECIDER = { fallback: DEFAULT_DECISION_MODULE, envVar: "DLROUTE_DECISION_WASM", hint: DECISION_BUILD };
 
 /** compile reads and compiles the compiler module, in the background: for load and engine.load. */
 async function compile(source) {
@@ -176,7 +179,7 @@ class Core {
     } catch (err) {
       throw new ModuleError(`cannot read the embedded rules' plans at ${fileURLToPath(plansSource)}: ${err.code ?? err.message}`, { cause: err, hint: "make them with go generate ./rules" });
     }
-    const decisions = new Decisions(module, readPlanSet(set), this.host);
+    const decisions = new Decisions(module, readPlanSet(set));
     decisions.live(); // a module that cannot serve is load's error
     this.decisions = decisions;
     this.gen++;
@@ -237,10 +240,9 @@ class Decisions {
   #handles = new Map();
   #inputs = new Map();
 
-  constructor(module, plans, host) {
+  constructor(module, plans) {
     this.module = module;
     this.plans = plans;
-    this.host = host;
   }
 
   /** live returns the instance, starting a fresh one when there is none or it trapped. */
@@ -248,7 +250,7 @@ class Decisions {
     if (this.#client !== null && !this.#client.dead) return this.#client;
     this.#client = null;
     this.#handles = new Map();
-    this.#client = startDecisionInstance(this.module, this.host);
+    this.#client = startDecisionInstance(this.module);
     return this.#client;
   }
 
@@ -274,7 +276,7 @@ class Decisions {
       if (r.status !== "ok") {
         const e = JSON.parse(r.text)[0] ?? {};
         throw new ModuleError(`the plan of ${ref} does not load: ${e.message}`, {
-          hint: `make the plans and the decision module from the same source: go generate ./rules; ${BUILD_DECISION}`,
+          hint: "make the plans and the decision module from the same source: go generate ./rules ./wasm/decision",
         });
       }
       this.#handles.set(ref, (h = r.handle));

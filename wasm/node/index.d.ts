@@ -16,7 +16,8 @@ export const DEFAULT_MODULE: URL;
 
 /**
  * The decision module (wasm/decision/ABI.md) the default rules are decided
- * with when $DLROUTE_DECISION_WASM is unset: decision.wasm beside the package.
+ * with when $DLROUTE_DECISION_WASM is unset: the one checked in at
+ * wasm/decision/decision.wasm (`go generate ./wasm/decision` rebuilds it).
  */
 export const DEFAULT_DECISION_MODULE: URL;
 
@@ -71,7 +72,7 @@ export interface LoadOptions {
    * asked of platformVersion again.
    */
   memoSize?: number;
-  /** Print Node's ExperimentalWarning for WASI, which the package otherwise keeps quiet (README.md). Default: false. */
+  /** Print Node's ExperimentalWarning for WASI, which only the compiler module runs on and the package otherwise keeps quiet (README.md). Default: false. */
   wasiWarning?: boolean;
 }
 

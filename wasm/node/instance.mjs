@@ -1,8 +1,9 @@
 // One instance of a dlroute module in Node.js: node:wasi, and the ABI
 // client that makes every call by its ABI.md's conventions. The compiler
-// module (wasm/ABI.md) gets the host functions (host.mjs) and client.js;
-// the decision module (wasm/decision/ABI.md) imports nothing but WASI and
-// gets decision.js. Both clients are shared with the browser playground.
+// module (wasm/ABI.md) gets WASI, the host functions (host.mjs) and
+// client.js; the decision module (wasm/decision/ABI.md) imports nothing,
+// so node:wasi is not loaded for it, and gets decision.js. Both clients
+// are shared with the browser playground.
 
 import { createRequire } from "node:module";
 
@@ -75,19 +76,26 @@ export function startInstance(module, host) {
 
 /**
  * startDecisionInstance starts the decision module (a WebAssembly.Module)
- * and returns its DecisionClient, which has checked its ABI version. host
- * gives only wasiWarning: the module has no host functions. It throws a
- * ModuleError for a module that is not the decision module.
+ * with no imports, runs its _initialize and returns its DecisionClient,
+ * which has checked its ABI version. It throws a ModuleError for a module
+ * that is not the decision module, or that imports anything: an older
+ * build (Go's, which imported WASI) is refused with a hint that says
+ * where the checked-in one is.
  */
-export function startDecisionInstance(module, host) {
+export function startDecisionInstance(module) {
   checkDecisionModule(module);
-  const wasi = newWASI(host.wasiWarning);
+  const imports = WebAssembly.Module.imports(module);
+  if (imports.length) {
+    const first = `${imports[0].module}.${imports[0].name}`;
+    const more = imports.length > 1 ? ` and ${imports.length - 1} more` : "";
+    throw new ModuleError(`the decision module imports ${first}${more}: it is an older build, and the decision module imports nothing`, { hint: DECISION_BUILD });
+  }
   let instance;
   try {
-    instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasi.wasiImport });
-    wasi.initialize(instance);
+    instance = new WebAssembly.Instance(module, {});
+    instance.exports._initialize();
   } catch (err) {
-    throw new ModuleError(`starting the decision module: ${err.message}`, { cause: err, hint: `build it with ${DECISION_BUILD}` });
+    throw new ModuleError(`starting the decision module: ${err.message}`, { cause: err, hint: DECISION_BUILD });
   }
   return new DecisionClient(instance.exports);
 }

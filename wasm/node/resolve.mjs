@@ -18,9 +18,9 @@ const USAGE = `Usage: node resolve.mjs [--ruleset NAME[@VERSION]] [--rules DIR] 
 
 Decide the DLPack device of each JSON input line on stdin, as
 'dlroute resolve --json' does: the repository's rules with the decision
-module ($DLROUTE_DECISION_WASM, or decision.wasm beside this script) and
-rules/plans.bin; --rules DIR with the compiler module ($DLROUTE_WASM, or
-dlroute.wasm beside this script).
+module ($DLROUTE_DECISION_WASM, or the checked-in
+wasm/decision/decision.wasm) and rules/plans.bin; --rules DIR with the
+compiler module ($DLROUTE_WASM, or dlroute.wasm beside this script).
 
 Flags:
   --ruleset NAME[@VERSION]  the rule set; without a version, the newest (default "jax")

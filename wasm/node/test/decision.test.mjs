@@ -14,7 +14,7 @@ import { after, before, describe, test } from "node:test";
 
 import { DEFAULT_PLANS, DlrouteError, load } from "../index.mjs";
 import { planInputs, readPlanSet } from "../decision.js";
-import { RULES, compiledModule } from "./helpers.mjs";
+import { RULES, checkedInDecisionModule, compiledModule } from "./helpers.mjs";
 
 const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
@@ -153,13 +153,16 @@ describe("platform_version from the host: the plans' answers are the compiler mo
 });
 
 describe("plans the package cannot use: a ModuleError that says how to make them", () => {
-  // A copy of the package, with rules/plans.bin two levels up as in the
-  // repository, so that its default plans are the test's.
+  // A copy of the package, with rules/plans.bin two levels up and the
+  // checked-in decision module beside it as in the repository, so that its
+  // default plans are the test's.
   let root;
   before(async () => {
     root = await mkdtemp(join(tmpdir(), "dlroute-plans-"));
     await mkdir(join(root, "wasm", "node"), { recursive: true });
     await mkdir(join(root, "rules"));
+    await mkdir(join(root, "wasm", "decision"));
+    await copyFile(checkedInDecisionModule(), join(root, "wasm", "decision", "decision.wasm"));
     for (const f of await readdir(PACKAGE)) {
       if (/\.m?js$/.test(f)) await copyFile(join(PACKAGE, f), join(root, "wasm", "node", f));
     }
@@ -188,7 +191,7 @@ describe("plans the package cannot use: a ModuleError that says how to make them
     const err = decide();
     assert.equal(err.name, "ModuleError");
     assert.match(err.message, /^the plan of jax@v3 does not load: plan format version 99; this evaluator reads version \d+$/);
-    assert.match(err.hint, /go generate \.\/rules; GOOS=wasip1 .* \.\/wasm\/decision$/);
+    assert.equal(err.hint, "make the plans and the decision module from the same source: go generate ./rules ./wasm/decision");
     set.delete("jax@v3");
     await writeFile(join(root, "rules", "plans.bin"), encodeSet(set));
     assert.deepEqual(decide(), { device_type: "kDLCPU", device_type_code: 1, device_id: 0, rule: "cpu", ruleset: "jax@v2" }, "the other plans serve");

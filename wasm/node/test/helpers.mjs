@@ -1,8 +1,6 @@
 // What the tests share: the module under test, compiled once per test
 // process, and modules and rules made to fail.
 
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { cp, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,23 +13,15 @@ if (!MODULE_PATH) {
 }
 
 /**
- * The decision module under test: $DLROUTE_DECISION_WASM, as the Go test
- * that runs these sets it. Where it is unset, this process builds one from
- * the checkout with go (a second or two with Go's build cache), so that
- * the package's default engine, which decides with it, is tested too.
+ * The decision module under test: $DLROUTE_DECISION_WASM where it is set
+ * (another build), else the checked-in wasm/decision/decision.wasm, which
+ * the package's default engine decides with.
  */
-export const DECISION_PATH = (process.env.DLROUTE_DECISION_WASM ||= buildDecisionModule());
+export const DECISION_PATH = process.env.DLROUTE_DECISION_WASM || checkedInDecisionModule();
 
-function buildDecisionModule() {
-  const dir = mkdtempSync(join(tmpdir(), "dlroute-decision-"));
-  process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-  const out = join(dir, "decision.wasm");
-  execFileSync("go", ["build", "-trimpath", "-buildmode=c-shared", "-o", out, "./wasm/decision"], {
-    cwd: fileURLToPath(new URL("../../..", import.meta.url)),
-    env: { ...process.env, GOOS: "wasip1", GOARCH: "wasm", CGO_ENABLED: "0" },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  return out;
+/** checkedInDecisionModule is the path of wasm/decision/decision.wasm, the package's default. */
+export function checkedInDecisionModule() {
+  return fileURLToPath(new URL("../../decision/decision.wasm", import.meta.url));
 }
 
 let compiled;
@@ -66,9 +56,11 @@ export async function tempRules(edit = {}) {
  * does nothing, and the given exports, each a function that returns
  * version (an i32), or traps when it is named in traps: what a dlroute
  * module of another ABI version, or a broken one, looks like to a host.
- * Hand-assembled, as Go's wasmhost test assembles its own.
+ * imports, pairs of a module and a name, are functions of no arguments it
+ * imports, as an older decision module imported WASI's. Hand-assembled, as
+ * Go's wasmhost test assembles its own.
  */
-export function fakeModule(version, exports, traps = []) {
+export function fakeModule(version, exports, traps = [], imports = []) {
   const leb = (n) => {
     const out = [];
     do {
@@ -80,15 +72,19 @@ export function fakeModule(version, exports, traps = []) {
     return out;
   };
   const section = (id, content) => [id, ...leb(content.length), ...content];
-  const names = [["memory", 2, 0], ["_initialize", 0, 1], ...exports.map((n) => [n, 0, traps.includes(n) ? 2 : 0])];
+  const bytes = (s) => {
+    const b = new TextEncoder().encode(s);
+    return [...leb(b.length), ...b];
+  };
+  const importSection = [...leb(imports.length), ...imports.flatMap(([m, n]) => [...bytes(m), ...bytes(n), 0, 1])];
+  const fn = (i) => i + imports.length; // imported functions come first
+  const names = [["memory", 2, 0], ["_initialize", 0, fn(1)], ...exports.map((n) => [n, 0, fn(traps.includes(n) ? 2 : 0)])];
   const exportSection = [...leb(names.length)];
-  for (const [name, kind, index] of names) {
-    const bytes = new TextEncoder().encode(name);
-    exportSection.push(...leb(bytes.length), ...bytes, kind, index);
-  }
+  for (const [name, kind, index] of names) exportSection.push(...bytes(name), kind, index);
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, [2, 0x60, 0, 1, 0x7f, 0x60, 0, 0]), // types: () -> i32, () -> ()
+    ...(imports.length ? section(2, importSection) : []),
     ...section(3, [3, 0, 1, 1]), // functions: the version, a no-op _initialize, a trap
     ...section(5, [1, 0, 64]), // one memory of 64 pages (4 MiB): room for the rules, and for them to grow
     ...section(7, exportSection),

@@ -5,15 +5,22 @@
 
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 
 import { DEFAULT_DECISION_MODULE, DEFAULT_MODULE, LoadError, ModuleError, load, packRules } from "../index.mjs";
 import { CALLED_EXPORTS } from "../instance.mjs";
-import { MODULE_PATH, RULES, compiledModule, fakeModule, tempRules } from "./helpers.mjs";
+import { MODULE_PATH, RULES, checkedInDecisionModule, compiledModule, fakeModule, tempRules } from "./helpers.mjs";
 
 const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
+/** restoreEnv sets $name back to saved, or unsets it where it was unset. */
+function restoreEnv(name, saved) {
+  if (saved === undefined) delete process.env[name];
+  else process.env[name] = saved;
+}
+
 const BUILD = /GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared -o .*dlroute\.wasm \.\/wasm/;
 
 describe("a compiler module that cannot serve, given rules to compile: ModuleError, code module_error", () => {
@@ -50,7 +57,7 @@ describe("a compiler module that cannot serve, given rules to compile: ModuleErr
         await assert.rejects(load({ rules: RULES }), (err) => err.code === "module_error" && /^no module was given, \$DLROUTE_WASM is unset, and there is none at .*dlroute\.wasm: ENOENT$/.test(err.message) && BUILD.test(err.hint));
       }
     } finally {
-      process.env.DLROUTE_WASM = saved;
+      restoreEnv("DLROUTE_WASM", saved);
     }
   });
 });
@@ -75,7 +82,7 @@ describe("the embedded rules need no compiler module until a call needs what pla
 
 describe("a decision module that cannot serve: ModuleError at load, code module_error", () => {
   const DECISION_EXPORTS = ["dlroute_abi_version", "dlroute_alloc", "dlroute_free", "dlroute_load_plan", "dlroute_decide", "dlroute_explain", "dlroute_release"];
-  const DECISION_BUILD = /GOOS=wasip1 GOARCH=wasm go build -trimpath -ldflags='-s -w' -buildmode=c-shared -o \S*decision\.wasm \.\/wasm\/decision/;
+  const DECISION_BUILD = /^use the one checked in at wasm\/decision\/decision\.wasm, or rebuild it from the repository root with go generate \.\/wasm\/decision \(clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 from Debian\)$/;
   const cases = [
     ["a missing file", "/nonexistent/decision.wasm", /^cannot read the module at \/nonexistent\/decision\.wasm: ENOENT$/, DECISION_BUILD],
     ["bytes that are not WebAssembly", "/etc/hostname", /^the module is not WebAssembly \(\d+ bytes\)$/, DECISION_BUILD],
@@ -91,7 +98,6 @@ describe("a decision module that cannot serve: ModuleError at load, code module_
       } else {
         dir = await tempRules();
         process.env.DLROUTE_DECISION_WASM = join(dir, "decision.wasm");
-        const { writeFile } = await import("node:fs/promises");
         await writeFile(process.env.DLROUTE_DECISION_WASM, module);
       }
       try {
@@ -102,23 +108,39 @@ describe("a decision module that cannot serve: ModuleError at load, code module_
           return true;
         });
       } finally {
-        process.env.DLROUTE_DECISION_WASM = saved;
+        restoreEnv("DLROUTE_DECISION_WASM", saved);
         if (dir) await rm(dir, { recursive: true, force: true });
       }
     });
   }
 
-  test("none named and $DLROUTE_DECISION_WASM unset: the one beside the package, or an error that says how to build it", async () => {
+  test("none named and $DLROUTE_DECISION_WASM unset: the checked-in wasm/decision/decision.wasm", async () => {
     const saved = process.env.DLROUTE_DECISION_WASM;
     delete process.env.DLROUTE_DECISION_WASM;
     try {
-      if (existsSync(DEFAULT_DECISION_MODULE)) {
-        assert.equal((await load()).ruleset("jax").ref, "jax@v3"); // README.md's build put one there
-      } else {
-        await assert.rejects(load(), (err) => err.code === "module_error" && /^no module was given, \$DLROUTE_DECISION_WASM is unset, and there is none at .*decision\.wasm: ENOENT$/.test(err.message) && DECISION_BUILD.test(err.hint));
-      }
+      assert.equal(fileURLToPath(DEFAULT_DECISION_MODULE), checkedInDecisionModule());
+      const engine = await load({ module: "/nonexistent/dlroute.wasm" });
+      assert.equal(engine.ruleset("jax").resolve(cuda).device_type, "kDLCUDA");
     } finally {
-      process.env.DLROUTE_DECISION_WASM = saved;
+      restoreEnv("DLROUTE_DECISION_WASM", saved);
+    }
+  });
+
+  test("an older build that imports WASI: refused at load, with where the checked-in one is", async () => {
+    const saved = process.env.DLROUTE_DECISION_WASM;
+    const dir = await tempRules();
+    try {
+      process.env.DLROUTE_DECISION_WASM = join(dir, "decision.wasm");
+      await writeFile(process.env.DLROUTE_DECISION_WASM, fakeModule(2, DECISION_EXPORTS, [], [["wasi_snapshot_preview1", "fd_write"]]));
+      await assert.rejects(load({ module: await compiledModule() }), (err) => {
+        assert.ok(err instanceof ModuleError, `${err} is not a ModuleError`);
+        assert.equal(err.message, "the decision module imports wasi_snapshot_preview1.fd_write: it is an older build, and the decision module imports nothing");
+        assert.match(err.hint, DECISION_BUILD);
+        return true;
+      });
+    } finally {
+      restoreEnv("DLROUTE_DECISION_WASM", saved);
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -9,8 +9,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 
-import "./helpers.mjs"; // $DLROUTE_DECISION_WASM, which the example's process inherits
-
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
 test("README.md's example", async () => {
@@ -20,7 +18,9 @@ test("README.md's example", async () => {
   const output = section.match(/```text\n([\s\S]*?)```/)[1];
   assert.ok(example.split("\n").filter((l) => l.trim()).length <= 10, "the example is ten lines");
 
-  // A project with the package in node_modules, as `npm install DIR` links it.
+  // A project with the package in node_modules, as `npm install DIR` links it:
+  // the example's process finds the checked-in decision module through the
+  // link (or inherits $DLROUTE_DECISION_WASM).
   const project = await mkdtemp(join(tmpdir(), "dlroute-example-"));
   try {
     await mkdir(join(project, "node_modules"));
