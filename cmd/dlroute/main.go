@@ -51,6 +51,7 @@ func init() {
 			"--buffer FILE [--out FILE] [--ruleset REF] (--input JSON | --platform P --platform-version V [...])", runExchange},
 		"test":       {"run every rule-set version's tests", "[--rules DIR] [-v]", runTest},
 		"lint":       {"load every rule set and print every error with its position", "[--rules DIR]", runLint},
+		"plan":       {"write the plans of rule-set versions, which the decision module decides with, as one file", "[--rules DIR] [-o FILE] [REF ...]", runPlan},
 		"rules":      {"list the rule sets and versions with their manifests", "[--rules DIR] [--json]", runRules},
 		"detect":     {"probe this machine's devices and show how the rules decide each", "[--ruleset REF] [--ask-jax[=PYTHON]] [--json]", runDetect},
 		"interop":    {"decide every producer library's arrays into every consumer's from_dlpack: in place, a copy, or the error", "[--rules DIR] [--producer REFS] [--consumer REFS] [--copy none|true|false] [--arrays] [--json] [--width N] | --catch --producer REFS --consumer REFS", runInterop},
@@ -64,7 +65,7 @@ func init() {
 }
 
 // commandOrder is the order the usage lists the commands in.
-var commandOrder = []string{"resolve", "exchange", "interop", "diff", "test", "lint", "rules", "detect", "playground", "bundle", "serve", "version"}
+var commandOrder = []string{"resolve", "exchange", "interop", "diff", "test", "lint", "plan", "rules", "detect", "playground", "bundle", "serve", "version"}
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, "dlroute decides which DLPack device an array advertises, from versioned rules.\n\nUsage:\n  dlroute <command> [flags]\n\nCommands:\n")
