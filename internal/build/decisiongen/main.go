@@ -8,7 +8,7 @@
 // runs, in the source directory, the command Command returns:
 //
 //	clang --target=wasm32-wasi -mexec-model=reactor -Os -std=c11 -Wall -Wextra -Werror
-//	  -ffile-prefix-map=SRC=. -Wl,--strip-all -Wl,--stack-first -Wl,-z,stack-size=4194304
+//	  -ffile-prefix-map=SRC=. -Wl,--strip-all -Wl,--stack-first -Wl,-z,stack-size=1048576
 //	  -o OUT arena.c decode.c ...
 //
 // The sources are named in sorted order and the output holds no paths,
@@ -35,16 +35,16 @@ import (
 // the compiler, its linker, the C library and the compiler's builtins.
 const Packages = "clang lld wasi-libc libclang-rt-14-dev-wasm32"
 
-// StackSize is the module's stack. The input's checks, its conversion
-// and an explanation's writer recurse once per level of a value's
-// nesting, up to the JSON reader's 10000 levels, at up to about 224
-// bytes of stack a level (clang -Wframe-larger-than): 4 MiB holds that
-// with room to spare, where 1 MiB trapped. A plan's trees nest as deep
-// as they are long, so a forged plan can still go deeper: the stack
-// comes first in memory (--stack-first), so that traps instead of
-// overwriting the module's data
+// StackSize is the module's stack. The input's reader and checks, the
+// evaluation and an explanation's writer keep a value's nesting off the
+// C stack (each says how), so an input at the JSON reader's 10000
+// levels decides in a quarter of it (TestDecisionReadsInputsAsEngine
+// and TestDecisionExplainsDeepInputs in package wasmhost pass with 256
+// KiB). A plan's trees nest as deep as they are long, so a forged plan
+// can still go deeper: the stack comes first in memory (--stack-first),
+// so that traps instead of overwriting the module's data
 // (internal/build/decisiongen/RATIONALE.md, "Why is the stack first, and why `StackSize`?").
-const StackSize = 4 << 20
+const StackSize = 1 << 20
 
 // Flags are clang's flags before the sources, but for the prefix map
 // and the output. -Os: the smaller of -Os and -O2, at the same speed

@@ -390,6 +390,108 @@ static bool node_valid(const node *n) {
 	return false;
 }
 
+/* circular_value: Plan.circularValue, the index of a value whose
+ * expression reads itself, directly or through other values; -1 for
+ * none, -2 where memory ran out. The engine builds no such plan, but a
+ * forged one would recurse until the evaluator's stack ran out. */
+static int64_t circular_value(const plan *p) {
+	uint32_t n = p->n_values;
+	if (n == 0) {
+		return -1;
+	}
+	size_t args = 1;
+	for (uint32_t k = 0; k < p->n_nodes; k++) {
+		args += p->nodes[k].nargs;
+	}
+	/* The values each value's expression reads, in the order Go finds
+	 * them, each once (a second read of one changes nothing below):
+	 * reads[first[i]:first[i+1]]. */
+	uint32_t *seen = calloc(p->n_nodes + 1, sizeof *seen), *stack = malloc(args * sizeof *stack);
+	uint32_t *mark = calloc(n, sizeof *mark), *first = malloc(((size_t)n + 1) * sizeof *first);
+	uint32_t *reads = NULL;
+	size_t n_reads = 0, cap_reads = 0;
+	uint8_t *state = calloc(n, 1);
+	struct step {
+		uint32_t value, next;
+	} *path = malloc((size_t)n * sizeof *path);
+	int64_t found = -2;
+	if (seen == NULL || stack == NULL || mark == NULL || first == NULL || state == NULL || path == NULL) {
+		goto done;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		first[i] = (uint32_t)n_reads;
+		const pvalue *v = &p->values[i];
+		if (v->expr < 0) {
+			continue;
+		}
+		size_t sp = 0;
+		stack[sp++] = (uint32_t)p->exprs[v->expr].root;
+		while (sp > 0) {
+			uint32_t k = stack[--sp];
+			if (seen[k] == i + 1) {
+				continue;
+			}
+			seen[k] = i + 1;
+			const node *nd = &p->nodes[k];
+			int64_t s = (int64_t)nd->slot - p->n_inputs;
+			if (nd->op == OP_SLOT && s >= 0 && s < n && mark[s] != i + 1) {
+				mark[s] = i + 1;
+				if (n_reads == cap_reads) {
+					size_t c = cap_reads == 0 ? 64 : cap_reads * 2;
+					uint32_t *more = c > UINT32_MAX ? NULL : realloc(reads, c * sizeof *reads);
+					if (more == NULL) {
+						goto done;
+					}
+					reads = more;
+					cap_reads = c;
+				}
+				reads[n_reads++] = (uint32_t)s;
+			}
+			for (uint32_t a = 0; a < nd->nargs; a++) {
+				stack[sp++] = (uint32_t)nd->args[a];
+			}
+		}
+	}
+	first[n] = (uint32_t)n_reads;
+	/* A depth-first walk without recursion: 1 marks a value on the
+	 * current path, 2 one whose reads are all done. */
+	found = -1;
+	for (uint32_t start = 0; start < n && found < 0; start++) {
+		if (state[start] != 0) {
+			continue;
+		}
+		state[start] = 1;
+		size_t depth = 0;
+		path[depth++] = (struct step){start, 0};
+		while (depth > 0) {
+			struct step *top = &path[depth - 1];
+			if (top->next == first[top->value + 1] - first[top->value]) {
+				state[top->value] = 2;
+				depth--;
+				continue;
+			}
+			uint32_t next = reads[first[top->value] + top->next++];
+			if (state[next] == 1) {
+				found = next;
+				break;
+			}
+			if (state[next] == 0) {
+				state[next] = 1;
+				path[depth++] = (struct step){next, 0};
+			}
+		}
+	}
+done:
+	free(seen);
+	free(stack);
+	free(mark);
+	free(first);
+	free(reads);
+	free(state);
+	free(path);
+	return found;
+}
+
 /* r_plan: reader.plan, one plan and its imports, into p. */
 static void r_plan(reader *r, plan *p, int depth) {
 	if (depth > MAX_DEPTH) {
@@ -551,6 +653,14 @@ static void r_plan(reader *r, plan *p, int depth) {
 		if (r->err == NULL &&
 		    (v->import < -1 || (int64_t)v->import >= (int64_t)p->n_imports || (v->import < 0) == (v->expr < 0))) {
 			fail_parts(r, "value ", v->name, "", 0, 0, " is neither an expression nor an import");
+		}
+	}
+	if (r->err == NULL) {
+		int64_t c = circular_value(p);
+		if (c == -2) {
+			fail_lit(r, "too large for memory");
+		} else if (c >= 0) {
+			fail_parts(r, "value ", p->values[c].name, "", 0, 0, " reads itself");
 		}
 	}
 }
