@@ -7,7 +7,8 @@
 // schedules one refresh: decide (decide.js), record it, show it; the
 // tests and "what changed" wait until the typing pauses.
 
-import { Engine } from "./worker.js";
+import { Engine, startWorker } from "./worker.js";
+import { plans as decisionPlans, takeFirst } from "./first.js";
 import { InputForm } from "./form.js";
 import { examples, applyTo, insertedLine } from "./examples.js";
 import { examplesMenu } from "./menu.js";
@@ -98,10 +99,16 @@ async function refresh() {
   }
   refreshing = false;
   markDecision(st, change, parts);
+  decided();
+  if (refreshPending) queueMicrotask(refresh);
+}
+
+// decided schedules what follows a decision shown: the tests and what
+// changed, once the typing pauses, and the link.
+function decided() {
   clearTimeout(afterTimer);
   afterTimer = setTimeout(afterDecision, st.testedHandle === undefined ? 0 : 250);
   link.schedule();
-  if (refreshPending) queueMicrotask(refresh);
 }
 
 // showServed shows the server's decision of the first screen (rules.json
@@ -117,6 +124,25 @@ function showServed(first) {
   const at = performance.now();
   const parts = measured("show", () => show(outcome));
   markDecision(st, { at, kind: "other" }, parts, true);
+}
+
+// adoptFirst takes the decision first.js drew before the page was built
+// as the page's first, where it is of the state the page opened in (the
+// version and input of the page's first screen, no edit) and of the
+// plans rules.json names: it is recorded and drawn as every decision is,
+// and compared with the server's. It answers early, or null where the
+// page decides its first case itself.
+function adoptFirst(early, served) {
+  if (!early || early.ref !== st.ref || early.input !== st.inputText || st.ws.edits.size) return null;
+  if (served.plans && served.plans.etag !== early.etag) return null;
+  const outcome = { handle: 0, problems: [], inputs: st.described[early.ref]?.inputs ?? null, inputProblem: "", stale: "",
+    ms: { rules: early.parts.rules, explain: early.parts.explain, worker: early.parts.worker },
+    decided: { explanation: early.explanation, input: JSON.parse(early.input), ref: early.ref, ms: early.parts.explain } };
+  st.served = served.first;
+  checkServed(outcome);
+  measured("show", () => show(outcome));
+  st.timings.first = st.timings.last = early.parts;
+  return early;
 }
 
 // checkServed compares the engine's first decision with the server's,
@@ -436,11 +462,10 @@ async function copyLink() {
 async function start() {
   // ?ruleset=, unless the address is a link to a state (which names its own).
   const asked = !location.hash && new URLSearchParams(location.search).get("ruleset");
-  // The decision module compiles and starts in its worker (boot.js
-  // started it) while the page is built. Where the site has none, or it
-  // fails, the compiler module starts at once and decides.
-  const decisions = Engine.of(window.dlrouteBoot.plans);
-  const plans = decisions.started;
+  // The decision module started on this thread (first.js) while the
+  // page's modules arrived. Where the site has none, or it fails, the
+  // compiler module starts at once and decides.
+  const plans = decisionPlans;
   plans.catch((e) => {
     console.error("the decision module did not start; the compiler module decides", e);
     wantCompiler(false); // start() decides once it has started
@@ -448,10 +473,6 @@ async function start() {
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
   const served = await resp.json();
-  // The engine explains the server's first case as soon as it has
-  // started, while the page is built: where the page opens on that case,
-  // its first decision waits for no round trip to the worker.
-  if (served.first) decisions.explainAhead(served.first.ref, served.first.input).catch(() => {});
   // The page is built in parts, each a task of its own, so that the
   // engine's answer, a key or a paint can come between.
   await yieldToPage();
@@ -500,7 +521,8 @@ async function start() {
   performance.mark("dlroute:page");
   performance.measure("dlroute:build-page", { start: built, end: "dlroute:page" });
   loadInterop(); // the question's answer needs no engine
-  showServed(served.first);
+  const early = adoptFirst(takeFirst(), served);
+  if (!early) showServed(served.first);
   servedShown();
   st.plans = await plans.catch(() => null);
   // A live server may have published other rules between plans.bin and
@@ -510,7 +532,8 @@ async function start() {
   if (asked) await chooseAsked(asked);
   st.booted = true;
   performance.mark("dlroute:ready");
-  await refresh();
+  if (early && st.plans?.etag === early.etag && !refreshPending) decided();
+  else await refresh();
   $("status").textContent = statusText(st.source, st.revision, st.engine?.wasm ?? st.plans?.wasm);
   if (served.live) followRules(st, rulesReloaded);
 }
@@ -533,7 +556,7 @@ let servedShown; // resolves once start() has read rules.json and shown the serv
 const shown = new Promise((ok) => (servedShown = ok));
 function wantCompiler(decideAgain = true) {
   if (!compilerStarted) performance.mark("dlroute:compiler-asked");
-  compilerStarted ??= Engine.start(window.dlrouteBoot.start("start", ["dlroute.wasm"]), st.plans ? "compiler-" : "").then(async (engine) => {
+  compilerStarted ??= Engine.start(startWorker("start", ["dlroute.wasm"]), st.plans ? "compiler-" : "").then(async (engine) => {
     await shown; // the rules it loads, and the server's decision first
     engine.setParsed(st.parsed);
     st.engine = st.ws.engine = engine;

@@ -180,3 +180,51 @@ func TestPublishReplacesThePlans(t *testing.T) {
 		t.Errorf("rules.json of rules that do not load names plans %+v", doc.Plans)
 	}
 }
+
+// TestFirstJSONNamesTheFirstCaseAndItsPlans: with the decision module,
+// first.json is rules.json's first case (its version and input) and the
+// ETag of the plans.bin served with it, which the page decides before it
+// reads rules.json; rules with no first case, or a site without the
+// decision module, have none, and a Publish replaces it with plans.bin.
+func TestFirstJSONNamesTheFirstCaseAndItsPlans(t *testing.T) {
+	contentOnly(t)
+	h, err := playground.New(playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule, Decision: fakeDecision, Live: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		First struct{ Ref, Input string } `json:"first"`
+	}
+	if err := json.Unmarshal(body(t, fetch(t, h, "/rules.json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	resp := fetch(t, h, "/first.json")
+	var first struct{ Ref, Input, Plans string }
+	if err := json.Unmarshal(body(t, resp), &first); err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("GET /first.json: %d %s, %v; want 200, JSON", resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	}
+	plans := fetch(t, h, "/plans.bin").Header.Get("ETag")
+	if doc.First.Ref == "" || first.Ref != doc.First.Ref || first.Input != doc.First.Input || first.Plans != plans {
+		t.Errorf("first.json = %+v; want rules.json's first case %+v and plans.bin's ETag %s", first, doc.First, plans)
+	}
+
+	// Rules with no jax have no first case: no first.json, and plans.bin
+	// is still served.
+	if err := h.Publish(servedVersion(t, 0), "r2"); err != nil {
+		t.Fatal(err)
+	}
+	if resp := fetch(t, h, "/first.json"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("first.json of rules with no jax: %d, want 404", resp.StatusCode)
+	}
+	if resp := fetch(t, h, "/plans.bin"); resp.StatusCode != 200 {
+		t.Errorf("plans.bin of rules with no jax: %d, want 200", resp.StatusCode)
+	}
+
+	h, err = playground.New(playground.Options{Rules: rules.FS, Module: fakeModule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp := fetch(t, h, "/first.json"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("without Options.Decision, GET /first.json = %d, want 404", resp.StatusCode)
+	}
+}

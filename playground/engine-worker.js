@@ -1,15 +1,8 @@
-// The engine's Web Worker: it fetches, compiles and runs the module
-// (engine.js), so that no keystroke, scroll or paint of the page waits on
-// a decision, a load or the module's start. The page talks to it through
-// worker.js: each message is one Engine call, answered in order.
+// The compiler module's Web Worker: it fetches, compiles and runs the
+// module (engine.js), so that no keystroke, scroll or paint of the page
+// waits on a load, a test or the module's start. The page talks to it
+// through worker.js: each message is one Engine call, answered in order.
 //
-//	{id, op: "plans", args: [module, plans, etag]} start the decision
-//	                                 module, compiled, with the set of
-//	                                 plans (plans.js, boot.js): the page's
-//	                                 first worker, which decides until the
-//	                                 compiler module is needed
-//	{id, op: "decide"|"explain", args: [ref, line]} a decision of the plans
-//	{id, op: "follow", args: [url, etag]} other plans, where rules.json names them
 //	{id, op: "start", args: [url]}   compile (streaming) and start the module
 //	{id, op: "module"}               the compiled module, to start a second worker with
 //	{id, op: "adopt", args: [module]} start a module another worker compiled
@@ -22,20 +15,11 @@
 // when the worker's script ran, when the module was asked for, began to
 // arrive, arrived, was compiled and started, in the worker's clock made
 // the page's (performance.timeOrigin), and how the module came over the
-// network: the page's status line and measures read them (for "plans",
-// the page fetched and compiled the module and adds its own).
-//
-// The decision module's worker loads only this file, plans.js and
-// wasi.js, all at once (wasi.js is imported here too so that it is not
-// asked for after plans.js); the compiler module's client (engine.js and
-// what it imports) loads when a worker is asked to start or adopt it.
-
-import { Decisions } from "./plans.js";
-import "./wasi.js";
+// network: the page's status line and measures read them. The decision
+// module runs on the page's main thread instead (first.js).
 
 let Engine, Result; // engine.js's, once this worker runs the compiler module
 let engine = null;
-let decisions = null; // the decision module, in a worker started with "plans"
 const started = performance.now(); // the worker's script running, for the page's marks
 
 const print = (fd, line) => (fd === 2 ? console.error : console.log)(`dlroute.wasm: ${line}`);
@@ -48,19 +32,6 @@ const at = (name) => {
 };
 
 async function call(op, args) {
-  if (op === "plans") {
-    decisions = await Decisions.start(args[0], args[1], args[2], print);
-    return startAnswer();
-  }
-  if (op === "decide" || op === "explain") {
-    try {
-      return decisions[op](args[0], args[1]);
-    } catch (e) {
-      await decisions.restart(); // a trap leaves the instance unusable
-      throw e;
-    }
-  }
-  if (op === "follow") return decisions.follow(args[0], args[1]);
   if (op === "start" || op === "adopt") ({ Engine, Result } = await import("./engine.js"));
   if (op === "start") {
     engine = await Engine.instantiate(args[0], print);
@@ -95,7 +66,6 @@ function startAnswer(url) {
   const from = (ms) => ms && performance.timeOrigin + ms;
   return {
     canDiff: engine?.canDiff ?? false,
-    etag: decisions?.etag,
     marks: {
       worker: performance.timeOrigin + started,
       "wasm-request": from(wasm?.requestStart),

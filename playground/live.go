@@ -49,29 +49,27 @@ const eventsRetryAfter = "10"
 const keepAlive = 25 * time.Second
 
 // Publish makes fsys, a rules directory, the rules the page loads
-// (rules.json, the plans.bin it names, and the interop.json decided from them when next asked
+// (rules.json, the plans.bin it names and first.json, and the interop.json decided from them when next asked
 // for), named by revision, and tells every open page. Rules with
 // no <name>/<version>/ files are an error, and the rules served stay.
 func (h *Handler) Publish(fsys fs.FS, revision string) error {
 	st := h.live.now()
 	st.revision = revision
-	data, plans, err := rulesJSON(fsys, st, h.decision)
+	rf, err := rulesJSON(fsys, st, h.decision)
 	if err != nil {
 		return err
 	}
-	r, err := newResource("rules.json", data, nil)
+	r, err := newResource("rules.json", rf.rules, nil)
 	if err != nil {
 		return err
 	}
-	var pr *resource
-	if plans != nil {
-		if pr, err = newResource("plans.bin", plans, nil); err != nil {
-			return err
-		}
+	pf, err := newPlanFiles(rf)
+	if err != nil {
+		return err
 	}
 	// plans.bin before rules.json, which names it: a page told of the
 	// new rules fetches the plans rules.json names.
-	h.plans.Store(pr)
+	h.plans.Store(pf)
 	// interop.json first: a page told of the new rules fetches both.
 	h.interop.publish(fsys, st)
 	h.live.update(func(s *rulesState) *resource {

@@ -1,7 +1,9 @@
 package playground
 
 import (
+	"encoding/json"
 	"io/fs"
+	"slices"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/contract"
@@ -10,8 +12,8 @@ import (
 )
 
 // The page decides with the decision module (wasm/decision, ABI version
-// 2) and the plans of the rules served, from its first decision: 2 MB of
-// module, where the compiler module is 24 MB and starts in seconds. The
+// 2) and the plans of the rules served, from its first decision: a module
+// of tens of KB, where the compiler module is 24 MB and starts in seconds. The
 // compiler module loads when the page needs what plans lack: rules the
 // person edited, and the trace and the tests (playground/RATIONALE.md, "Why does the
 // page decide with plans first?").
@@ -87,4 +89,59 @@ func plansIf(with bool, rules fs.FS) *servedPlans {
 type plansDoc struct {
 	ETag string   `json:"etag"`
 	Refs []string `json:"refs"`
+}
+
+// firstCase is first.json: the page's first case (rules.json's "first",
+// without its explanation) and the ETag of the plans.bin it is decided
+// with. The page decides it on its main thread as soon as the module,
+// plans.bin and this have arrived, before its own modules and rules.json
+// (playground/RATIONALE.md, "Why does the page decide its first case on
+// its main thread?").
+type firstCase struct {
+	Ref   string `json:"ref"`
+	Input string `json:"input"`
+	Plans string `json:"plans"`
+}
+
+// firstJSON is first.json for the first decision and the plans; nil
+// where there is no first case, or the plans do not hold its version.
+func firstJSON(first *firstDecision, plans *plansDoc) ([]byte, error) {
+	if first == nil || !slices.Contains(plans.Refs, first.Ref) {
+		return nil, nil
+	}
+	return json.Marshal(firstCase{Ref: first.Ref, Input: first.Input, Plans: plans.ETag})
+}
+
+// planFiles are the files served with the plans: plans.bin and
+// first.json, replaced together when the rules change.
+type planFiles struct {
+	set, first *resource // first is nil where there is no first.json
+}
+
+// newPlanFiles makes planFiles of rf; nil where the rules have no plans.
+func newPlanFiles(rf ruleFiles) (*planFiles, error) {
+	if rf.plans == nil {
+		return nil, nil
+	}
+	pf := &planFiles{}
+	var err error
+	if pf.set, err = newResource("plans.bin", rf.plans, nil); err != nil {
+		return nil, err
+	}
+	if rf.first != nil {
+		if pf.first, err = newResource("first.json", rf.first, nil); err != nil {
+			return nil, err
+		}
+	}
+	return pf, nil
+}
+
+// get is the resource named name ("plans.bin" or "first.json"), and
+// whether there is one; pf may be nil.
+func (pf *planFiles) get(name string) (*resource, bool) {
+	if pf == nil {
+		return nil, false
+	}
+	r := map[string]*resource{"plans.bin": pf.set, "first.json": pf.first}[name]
+	return r, r != nil
 }

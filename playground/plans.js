@@ -7,8 +7,11 @@
 // and so cannot run here; the shared client (wasm/node's decision.js,
 // served beside this file) has no explain yet.
 //
-// A Decisions owns one instance; a call that traps leaves it unusable,
-// and the call throws: restart() makes a fresh one from the same module.
+// The page runs it on its main thread (first.js): a decision is a call of
+// well under a millisecond, and the module imports nothing and starts at
+// once. A Decisions owns one instance; a call that traps leaves it
+// unusable, and the call throws: the next call starts a fresh instance
+// from the same module.
 
 import { createWASI } from "./wasi.js";
 
@@ -21,6 +24,17 @@ const TOO_SMALL = 7;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+// Answer is a decision's or an explanation's answer, as engine.js's
+// Result reads (decide.js takes either).
+export class Answer {
+  constructor(status, text) {
+    this.status = status;
+    this.text = text;
+  }
+  get ok() { return this.status === "ok"; }
+  json() { return this.text === "" ? null : JSON.parse(this.text); }
+}
 
 export class Decisions {
   // start starts the compiled module with the set of plans (plans.bin's
@@ -37,6 +51,8 @@ export class Decisions {
     this.etag = etag; // the plans' ETag, which rules.json names
     this.print = print;
     this.x = null;
+    this.workMs = 0; // the time spent in decisions, for the page's measures (decide.js)
+    this.wasm = undefined; // the module's resource timing, for the status line (first.js)
   }
 
   // restart starts a fresh instance: after a trap, or for other plans.
@@ -66,7 +82,7 @@ export class Decisions {
   }
 
   // decide decides one JSON line with the plan of ref ("jax@v3"), and
-  // answers {status, text}: "ok" and the decision's JSON, or
+  // answers an Answer: "ok" and the decision's JSON, or
   // "input_error" / "eval_error" and an error object's JSON; a version
   // the plans lack answers no_ruleset, bytes that are not plans
   // load_error, with the module's error.
@@ -76,12 +92,22 @@ export class Decisions {
   // ({"decision":..., "trace":...}) with status "ok".
   explain(ref, line) { return this.#line("dlroute_explain", ref, line); }
 
-  #line(name, ref, line) {
-    const h = this.#handle(ref);
-    if (typeof h !== "number") return h;
-    const bytes = encoder.encode(line);
-    this.#put(this.in, bytes);
-    return this.#call((out, cap) => this.x[name](h, this.in.ptr, bytes.length, out, cap));
+  async #line(name, ref, line) {
+    if (!this.x) await this.restart(); // the last call trapped
+    const t0 = performance.now();
+    try {
+      const h = this.#handle(ref);
+      if (typeof h !== "number") return new Answer(h.status, h.text);
+      const bytes = encoder.encode(line);
+      this.#put(this.in, bytes);
+      const r = this.#call((out, cap) => this.x[name](h, this.in.ptr, bytes.length, out, cap));
+      return new Answer(r.status, r.text);
+    } catch (e) {
+      this.x = null; // a trap leaves the instance unusable
+      throw e;
+    } finally {
+      this.workMs += performance.now() - t0;
+    }
   }
 
   #handle(ref) {

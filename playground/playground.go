@@ -26,7 +26,10 @@
 //     module (wasm/decision) and the plans of the rules served, which the
 //     page decides with until it needs the compiler module (plans.go).
 //     rules.json's "plans" names the plans.bin of its rules, and
-//     "described" lists every version's declared inputs.
+//     "described" lists every version's declared inputs; first.json,
+//     {"ref": ..., "input": ..., "plans": ...}, is the page's first case
+//     and the plans.bin it is decided with, which the page decides
+//     before it has read rules.json.
 //
 // Every response carries ContentSecurityPolicy and an ETag; a client that
 // accepts gzip gets every resource compressed.
@@ -112,11 +115,11 @@ type Options struct {
 // Handler serves the playground. It is safe for concurrent use: only
 // rules.json and interop.json change after New, by Publish.
 type Handler struct {
-	files    map[string]*resource     // by URL path without the leading '/'; not rules.json, plans.bin nor interop.json
-	live     *hub                     // rules.json, and the pages to tell when it changes
-	interop  *interopSite             // interop.json of the rules rules.json holds
-	decision bool                     // Options.Decision was given: rules.json names plans
-	plans    atomic.Pointer[resource] // plans.bin of the rules rules.json holds; nil without plans
+	files    map[string]*resource      // by URL path without the leading '/'; not rules.json, plans.bin, first.json nor interop.json
+	live     *hub                      // rules.json, and the pages to tell when it changes
+	interop  *interopSite              // interop.json of the rules rules.json holds
+	decision bool                      // Options.Decision was given: rules.json names plans
+	plans    atomic.Pointer[planFiles] // plans.bin and first.json of the rules rules.json holds; nil without plans
 }
 
 // resource is one file, as it is sent: its bytes, compressed once.
@@ -159,9 +162,12 @@ func New(opts Options) (*Handler, error) {
 	}
 	st := rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}
 	h.live = newHub(st, h.files["rules.json"])
-	h.plans.Store(h.files["plans.bin"])
+	if h.files["plans.bin"] != nil {
+		h.plans.Store(&planFiles{set: h.files["plans.bin"], first: h.files["first.json"]})
+	}
 	delete(h.files, "rules.json")
 	delete(h.files, "plans.bin")
+	delete(h.files, "first.json")
 	h.interop.publish(opts.Rules, st)
 	return h, nil
 }
@@ -212,14 +218,17 @@ func pageFiles(opts Options) (map[string][]byte, error) {
 			return nil, err
 		}
 	}
-	var err error
 	doc := rulesState{source: opts.Source, revision: opts.Revision, live: opts.Live}
-	var plans []byte
-	if files["rules.json"], plans, err = rulesJSON(opts.Rules, doc, len(opts.Decision) > 0); err != nil {
+	rf, err := rulesJSON(opts.Rules, doc, len(opts.Decision) > 0)
+	if err != nil {
 		return nil, err
 	}
-	if plans != nil {
-		files["plans.bin"] = plans
+	files["rules.json"] = rf.rules
+	if rf.plans != nil {
+		files["plans.bin"] = rf.plans
+	}
+	if rf.first != nil {
+		files["first.json"] = rf.first
 	}
 	return files, nil
 }
@@ -251,11 +260,11 @@ func addFiles(files map[string][]byte, dir fs.FS) error {
 // is no more trusted than anyone who can write to it
 // (engine.Options.TrustParsed). withPlans adds the plans of those rules
 // (plans.go): returned as plans.bin, named by rules.json's "plans", with
-// every version's description in "described"; plans is nil where the
-// rules have none.
-func rulesJSON(rules fs.FS, doc rulesState, withPlans bool) (data, plans []byte, err error) {
+// every version's description in "described", and first.json; plans and
+// first are nil where the rules have none.
+func rulesJSON(rules fs.FS, doc rulesState, withPlans bool) (rf ruleFiles, err error) {
 	if rules == nil {
-		return nil, nil, errors.New("playground: no rules")
+		return rf, errors.New("playground: no rules")
 	}
 	out := struct {
 		Source   string            `json:"source"`
@@ -286,24 +295,32 @@ func rulesJSON(rules fs.FS, doc rulesState, withPlans bool) (data, plans []byte,
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("playground: reading the rules: %w", err)
+		return rf, fmt.Errorf("playground: reading the rules: %w", err)
 	}
 	if _, err := fs.Stat(rules, engine.ParsedFile); err == nil && shipped.Embedded(rules) {
 		if out.Parsed, err = engine.ReadFile(rules, engine.ParsedFile); err != nil {
-			return nil, nil, fmt.Errorf("playground: reading the rules: %w", err)
+			return rf, fmt.Errorf("playground: reading the rules: %w", err)
 		}
 	}
 	if len(out.Files) == 0 {
-		return nil, nil, errors.New("playground: the rules directory holds no <name>/<version>/ files")
+		return rf, errors.New("playground: the rules directory holds no <name>/<version>/ files")
 	}
 	out.First = decideFirst(rules)
 	if sp := plansIf(withPlans, rules); sp != nil {
-		plans = sp.set
+		rf.plans = sp.set
 		out.Plans = &plansDoc{ETag: etagOf(sp.set), Refs: sp.refs}
 		out.Described = sp.described
+		if rf.first, err = firstJSON(out.First, out.Plans); err != nil {
+			return rf, err
+		}
 	}
-	data, err = json.Marshal(out)
-	return data, plans, err
+	rf.rules, err = json.Marshal(out)
+	return rf, err
+}
+
+// ruleFiles are the files rulesJSON makes of a rules directory.
+type ruleFiles struct {
+	rules, plans, first []byte // rules.json, plans.bin, first.json
 }
 
 // compress is New's gzip of a module handed over uncompressed. A host
@@ -348,9 +365,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch name {
 	case "rules.json":
 		r, ok = h.live.rules(), true
-	case "plans.bin":
-		r = h.plans.Load()
-		ok = r != nil
+	case "plans.bin", "first.json":
+		r, ok = h.plans.Load().get(name)
 	case "interop.json":
 		var err error
 		if r, err = h.interop.get(); err != nil {

@@ -14,7 +14,7 @@ export function newState() {
   return Object.seal({
     // The engine and the rules it has.
     engine: null, // app.js: the Engine (engine.js) of the compiler module, once it has started (app.js wantCompiler)
-    plans: null, // app.js, live.js: the decision module's worker (worker.js Engine, decide), null where it has none or it failed
+    plans: null, // app.js, live.js: the decision module (first.js, plans.js Decisions), null where it has none or it failed
     planRefs: null, // app.js, live.js: the versions the plans hold (rules.json's plans.refs)
     described: null, // app.js, live.js: every version's dlroute_describe by ref (rules.json's described)
     parsed: null, // app.js, live.js: rules.json's parsed, for every load of the compiler module

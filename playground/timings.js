@@ -10,10 +10,11 @@
 //	dlroute:input-edit-to-decision  the same, for a change of the input only
 //
 // and the marks dlroute:script, page, ready, first-decision and
-// engine-first-decision on the way (the engine's worker adds worker,
-// wasm-request, wasm-response, wasm-fetched, compiled and initialized,
-// worker.js: the decision module's, and the compiler module's after
-// compiler-, where the page decides with plans first), dlroute:answer,
+// engine-first-decision on the way (first.js and plans.js add compiled
+// and initialized, the decision module's; the compiler module's worker
+// adds worker, wasm-request, wasm-response, wasm-fetched, compiled and
+// initialized, worker.js, after compiler- where the page decides with
+// plans first), dlroute:answer,
 // the question on the first screen answered, and
 // dlroute:compiler-asked, the page starting the compiler module. The page's
 // own work on its main thread is measured in parts (app.js measured):

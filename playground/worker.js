@@ -1,18 +1,39 @@
-// EngineWorker is the page's side of the engine's Web Worker
-// (engine-worker.js): the Engine's methods (engine.js), each answered by a
-// promise, in the order they were called. boot.js, the page's first
-// script, compiles decision.wasm and fetches plans.bin while the page's
-// own modules load, and starts the decision module's worker with them;
-// the compiler module's worker starts when the page needs it (app.js
-// wantCompiler), by boot.js's start too.
+// EngineWorker is the page's side of the compiler module's Web Worker
+// (engine-worker.js): the Engine's methods (engine.js), each answered by
+// a promise, in the order they were called. The worker starts when the
+// page needs the compiler module (app.js wantCompiler, by startWorker);
+// the decision module runs on the page's main thread (first.js).
 
 import { Result } from "./engine.js";
+
+// startWorker starts an engine's worker and asks it op with args, or
+// with what the promise args resolves to: its answer, or the reason it
+// did not start, resolves started, and posted resolves once the worker
+// has been asked (Engine.of sends no call before).
+export function startWorker(op, args) {
+  const worker = new Worker("engine-worker.js", { type: "module" });
+  let sent;
+  const posted = new Promise((ok) => (sent = ok));
+  const started = new Promise((resolve) => {
+    const fail = (message) => resolve({ id: 0, error: { name: "Error", message } });
+    worker.addEventListener("message", function first(e) {
+      if (e.data.id !== 0) return;
+      worker.removeEventListener("message", first);
+      resolve(e.data);
+    });
+    worker.addEventListener("error", (e) => fail(`the engine's worker did not start: ${e.message || "it did not load"}`), { once: true });
+    Promise.resolve(args).then((a) => worker.postMessage({ id: 0, op, args: a }), (e) => {
+      worker.terminate();
+      fail(e.message);
+    }).finally(sent);
+  });
+  return { worker, started, posted };
+}
 
 export class Engine {
   #worker;
   #next = 1;
   #pending = new Map();
-  #ahead = null; // explainAhead's {ref, line, answer}
   #posted; // resolves once the worker has its start's message; null after
 
   // The Engine of a worker; posted, where given, resolves once the
@@ -25,7 +46,7 @@ export class Engine {
     this.workMs = 0; // the time the worker has spent in calls, for the page's measures
     worker.onmessage = ({ data: { id, value, error, ms } }) => {
       const p = this.#pending.get(id);
-      if (!p) return; // the start's answer: boot.js's
+      if (!p) return; // the start's answer: startWorker's
       this.#pending.delete(id);
       this.workMs += ms ?? 0;
       if (error) p.reject(Object.assign(new Error(error.message), { name: error.name }));
@@ -40,11 +61,11 @@ export class Engine {
     this.#pending.clear();
   }
 
-  // start takes a worker boot.js started, and waits for its module to be
+  // start takes a worker startWorker started, and waits for its module to be
   // fetched and started in it; the marks of its compiling and starting
   // go on the page's timeline, their names after prefix.
-  static start(boot, prefix = "") {
-    return Engine.of(boot, prefix).started;
+  static start(started, prefix = "") {
+    return Engine.of(started, prefix).started;
   }
 
   // of is start's Engine at once, before its module has started: calls
@@ -60,7 +81,6 @@ export class Engine {
       }
       engine.canDiff = started.canDiff;
       engine.wasm = started.wasm;
-      engine.etag = started.etag; // plans.bin's, in the decision module's worker
       for (const [name, ms] of Object.entries(started.marks)) {
         if (ms !== undefined) performance.mark(`dlroute:${prefix}${name}`, { startTime: ms - performance.timeOrigin });
       }
@@ -122,28 +142,4 @@ export class Engine {
   resolveJSON(handle, line) { return this.#answer("resolveJSON", handle, line); }
   explainJSON(handle, line) { return this.#answer("explainJSON", handle, line); }
   diff(a, b) { return this.#answer("diff", a, b); }
-
-  // decide, explain and follow are the decision module's (a worker
-  // started with "plans"): a decision of ref's plan, with its trace, and
-  // other plans where rules.json names them (etag).
-  decide(ref, line) { return this.#answer("decide", ref, line); }
-  explain(ref, line) {
-    const ahead = this.#ahead;
-    this.#ahead = null;
-    if (ahead?.ref === ref && ahead.line === line) return ahead.answer;
-    return this.#answer("explain", ref, line);
-  }
-  async follow(url, etag) {
-    this.#ahead = null;
-    await this.#call("follow", url, etag);
-    this.etag = etag;
-  }
-
-  // explainAhead has the worker explain line with ref's plan now, before
-  // the page asks: the next explain, where it is of the same ref and
-  // line, answers from it. It answers the explanation.
-  explainAhead(ref, line) {
-    this.#ahead = { ref, line, answer: this.#answer("explain", ref, line) };
-    return this.#ahead.answer;
-  }
 }

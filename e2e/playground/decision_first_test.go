@@ -177,13 +177,16 @@ func TestDecisionFirstAnswersAsTheEngine(t *testing.T) {
 	if first.CompilerAsked != 0 {
 		t.Errorf("the page asked for the compiler module at %.0f ms, before its own first decision at %.0f ms; want it asked for after", first.CompilerAsked, first.EngineCold)
 	}
-	// The page took decision.wasm and plans.bin from its preloads, once
-	// each, and its worker fetched neither; the status line still says
-	// how the module came.
-	fetched := eval[string](p, `performance.getEntriesByType('resource').filter((e) => /\/(decision\.wasm|plans\.bin)$/.test(e.name))
+	// The page took decision.wasm, plans.bin and first.json from its
+	// preloads, once each, and decided with no worker: it asked for no
+	// worker's script; the status line still says how the module came.
+	fetched := eval[string](p, `performance.getEntriesByType('resource').filter((e) => /\/(decision\.wasm|plans\.bin|first\.json|engine-worker\.js)$/.test(e.name))
 		.map((e) => e.name.split('/').pop() + ' by ' + e.initiatorType).sort().join(', ')`)
-	if fetched != "decision.wasm by link, plans.bin by link" {
-		t.Errorf("the page fetched %q; want decision.wasm and plans.bin once each, by index.html's preloads", fetched)
+	if fetched != "decision.wasm by link, first.json by link, plans.bin by link" {
+		t.Errorf("the page fetched %q; want decision.wasm, first.json and plans.bin once each, by index.html's preloads, and no worker's script", fetched)
+	}
+	if by := eval[string](p, `document.querySelector('[data-testid=decision]').dataset.by`); by != "page" {
+		t.Errorf("the decision shown is the %s's; want the page's own engine's", by)
 	}
 	if status := p.text("status"); !strings.Contains(status, "module ") || !strings.Contains(status, " MiB") {
 		t.Errorf("the status line says %q; want the decision module's size and how it came", status)

@@ -1,0 +1,93 @@
+// The page's first decision, made on its main thread before the page's
+// other modules and rules.json have arrived. index.html runs this module
+// first (async), with decision.wasm, plans.bin and first.json preloaded
+// ahead of the rest: it compiles the decision module as it arrives,
+// starts it with plans.bin and, where the page opens on its first case
+// (no link to a state, no ?ruleset=), explains first.json's case and
+// draws the decision. app.js decides with the same plans until the
+// compiler module has started, and takes the decision drawn here as its
+// first (takeFirst), where it is of the state the page opens in
+// (playground/RATIONALE.md, "Why does the page decide its first case on
+// its main thread?").
+
+import { Decisions } from "./plans.js";
+import { renderDecision } from "./views.js";
+import { markDecision } from "./timings.js";
+
+const print = (fd, line) => (fd === 2 ? console.error : console.log)(`decision.wasm: ${line}`);
+
+async function fetched(url) {
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(`fetching ${url}: ${resp.status} ${resp.statusText}`);
+  return resp;
+}
+
+// start compiles decision.wasm while it arrives (where the server says
+// application/wasm, after the download otherwise, as engine.js does) and
+// starts it with plans.bin.
+async function start() {
+  const module = fetched("decision.wasm").then(async (resp) => {
+    const compiled = (resp.headers.get("Content-Type") || "").startsWith("application/wasm") && WebAssembly.compileStreaming
+      ? await WebAssembly.compileStreaming(resp)
+      : await WebAssembly.compile(await resp.arrayBuffer());
+    performance.mark("dlroute:compiled");
+    return compiled;
+  });
+  const set = fetched("plans.bin").then(async (resp) => [new Uint8Array(await resp.arrayBuffer()), resp.headers.get("ETag") ?? ""]);
+  const [m, [bytes, etag]] = await Promise.all([module, set]);
+  const decisions = await Decisions.start(m, bytes, etag, print);
+  const wasm = performance.getEntriesByName(new URL("decision.wasm", location.href).href)[0];
+  decisions.wasm = wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, name: wasm.name };
+  return decisions;
+}
+
+// plans resolves with the decision module started with plans.bin
+// (plans.js Decisions), and rejects where the site has none (it serves
+// the compiler module alone) or it did not start.
+export const plans = start();
+
+let first = null; // the first case, decided and drawn
+let taken = false; // app.js has the page: nothing is drawn here after
+
+// decideFirst explains first.json's case with the plans and draws the
+// decision, where the page opens on that case and first.json names the
+// plans.bin fetched (the rules did not change between the two).
+async function decideFirst() {
+  if (location.hash || new URLSearchParams(location.search).has("ruleset")) return;
+  const resp = await fetch("first.json");
+  if (!resp.ok) return; // a site without plans, or no first case
+  const c = await resp.json();
+  const decisions = await plans;
+  if (c.plans !== decisions.etag) return;
+  const at = performance.now();
+  const answer = await decisions.explain(c.ref, c.input);
+  const explained = performance.now();
+  if (!answer.ok || taken) return;
+  const root = await element("decision");
+  if (taken || !root) return;
+  const explanation = answer.json();
+  renderDecision(root, { explanation, ms: explained - at, onRule: () => {} });
+  const parts = { waited: 0, rules: 0, explain: explained - at, worker: explained - at, decide: explained - at, show: performance.now() - explained, paint: 0 };
+  markDecision({ timings: { edits: [] } }, { at, kind: "other" }, parts);
+  first = { ref: c.ref, input: c.input, etag: decisions.etag, explanation, parts };
+}
+
+// element is the page's element of that test id, once the document has
+// been read that far.
+async function element(testid) {
+  const find = () => document.querySelector(`[data-testid="${testid}"]`);
+  while (!find() && document.readyState === "loading") {
+    await new Promise((ok) => document.addEventListener("readystatechange", ok, { once: true }));
+  }
+  return find();
+}
+
+decideFirst().catch((e) => console.error("the first case was not decided ahead of the page", e));
+
+// takeFirst hands the page to app.js: it answers the first case decided
+// and drawn here ({ref, input, etag, explanation, parts}), or null where
+// none was, and none is drawn here after.
+export function takeFirst() {
+  taken = true;
+  return first;
+}
