@@ -47,18 +47,18 @@ func (b *Bundle) CheckPlans(want []byte) error {
 	if b.plans == nil || bytes.Equal(b.plans, want) {
 		return nil
 	}
-	msg := "the bundle's plans are not the plans its rules build"
+	msg := "the bundle's plans are not the ones its rules build"
 	got, err1 := plan.DecodeSet(b.plans)
 	built, err2 := plan.DecodeSet(want)
 	if err1 == nil && err2 == nil && len(got) == len(built) {
 		for i := range got {
 			if got[i].Ref != built[i].Ref || !bytes.Equal(got[i].Plan, built[i].Plan) {
-				msg = "the plan of " + got[i].Ref + " is not the plan its rules build"
+				msg = "the plan of " + got[i].Ref + " is not the one its rules build"
 				break
 			}
 		}
 	}
-	return errorf(CodePlansMismatch, PlansPath, "%s: the plans were changed after they were built, or by another dlroute; build the bundle again ('dlroute bundle build')", msg)
+	return errorf(CodePlansMismatch, PlansPath, "%s with this dlroute", msg)
 }
 
 // checkPlansSet reports whether data is a set of plans of exactly the

@@ -124,6 +124,13 @@ func runBundleBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 		printRefusal(stderr, err)
 		return 1
 	}
+	// The plans travel with the rules, under the signed manifest: what
+	// the gate built, again positioned under "rules", which every reader's
+	// gate builds too (live.BundlePlans).
+	if opts.Plans, err = live.BundlePlans(fsys, engine.Options{Cache: loads}); err != nil {
+		printError(stderr, err)
+		return 1
+	}
 	var m *bundle.Manifest
 	atomicfile.RemoveStale(*out, time.Now())                      // what a build killed half way left
 	err = atomicfile.Write(*out, 0o644, func(w io.Writer) error { // a watcher never sees half a bundle
@@ -289,7 +296,11 @@ func runBundleVerify(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 				signature = "verified, by " + strings.Join(s.SignedBy(), ", ")
 			}
 			fmt.Fprintf(stdout, "%s: revision %s, sequence %d, %s, %d files\n", files[0], m.Revision, m.Sequence, strings.Join(m.RuleSets, " "), len(m.Files))
-			fmt.Fprintf(stdout, "digests: ok\nsignature: %s\ntests: %d cases pass\n", signature, cases)
+			plans := "none (a bundle from before bundles carried plans)"
+			if p := s.Manifest().Plans; p != nil {
+				plans = fmt.Sprintf("%d versions, %d bytes, the plans its rules build", len(m.RuleSets), p.Size)
+			}
+			fmt.Fprintf(stdout, "digests: ok\nsignature: %s\nplans: %s\ntests: %d cases pass\n", signature, plans, cases)
 			return 0
 		}
 	}
@@ -380,6 +391,7 @@ var refusalHints = map[engine.Code]string{
 	bundle.CodeUnknownSigner: "--key takes the public key of the private key the bundle was signed with",
 	bundle.CodeBadSignature:  "the manifest changed after it was signed: build and sign the bundle again",
 	bundle.CodeDigest:        "a file changed after the bundle was built: build it again",
+	bundle.CodePlansMismatch: "the plans changed after the bundle was built, or another dlroute built them: build the bundle again with this one",
 	bundle.CodeTruncated:     "the file is incomplete: copy it again",
 	bundle.CodeNotBundle:     "a bundle is what 'dlroute bundle build' writes",
 	live.CodeUnreachable:     "check the URL, and that the bundle server is up",
