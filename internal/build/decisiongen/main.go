@@ -5,11 +5,12 @@
 //
 //	go run ./internal/build/decisiongen [-src wasm/decision/src] [-o wasm/decision/decision.wasm]
 //
-// runs, in the source directory, the command Command returns:
+// (go generate ./wasm/decision runs it) runs, in the source directory,
+// the command Command returns:
 //
 //	clang --target=wasm32-wasi -mexec-model=reactor -Os -std=c11 -Wall -Wextra -Werror
-//	  -ffile-prefix-map=SRC=. -Wl,--strip-all -Wl,--stack-first -Wl,-z,stack-size=1048576
-//	  -o OUT arena.c decode.c ...
+//	  -Wl,--strip-all -Wl,--stack-first -Wl,-z,stack-size=1048576
+//	  -ffile-prefix-map=SRC=. -o OUT answer.c arena.c decode.c ...
 //
 // The sources are named in sorted order and the output holds no paths,
 // names or timestamps, so the same sources and the same clang give the
