@@ -9,10 +9,14 @@
 // of one signer (absent when 0: unordered), the rule-set versions it holds
 // as "name@version", and the path, size and SHA-256 of every file. The other
 // members are the files, "<name>/<version>/<file>", exactly those the
-// manifest lists. A signed bundle's manifest is a signed note in the format
-// of golang.org/x/mod/sumdb/note: the JSON, a blank line, then one
-// "— name signature" line per Ed25519 signature. Signing the manifest signs
-// every file through its digest.
+// manifest lists, and, when the manifest lists it as "plans" with its path,
+// size and SHA-256, "plans.bin" (PlansPath), second: the plan of every
+// version, a set of plans (plan.EncodeSet) as rules/plans.bin is, which
+// hosts that decide with the decision module load. A signed bundle's
+// manifest is a signed note in the format of golang.org/x/mod/sumdb/note:
+// the JSON, a blank line, then one "— name signature" line per Ed25519
+// signature. Signing the manifest signs every file, and the plans, through
+// its digest.
 //
 // # Use
 //
@@ -25,13 +29,15 @@
 //	cat, err := engine.Load(b.FS(), engine.Options{})
 //
 // Read only vouches for the bytes; whether the rules compile and pass their
-// tests is the engine's to say. Package live does both before it lets a
+// tests is the engine's to say, and so is whether plans.bin holds the plans
+// the rules build (Bundle.CheckPlans, given what the engine built). Package live does both before it lets a
 // bundle decide anything.
 //
 // # Limits
 //
-// Read is strict and bounded: MaxArchiveSize, MaxUnpackedSize, MaxFiles,
-// MaxFileSize and MaxManifestSize; only files and folders; no path twice;
+// Read is strict and bounded: MaxArchiveSize, MaxUnpackedSize (the files
+// and plans.bin together), MaxFiles, MaxFileSize, MaxPlansSize and
+// MaxManifestSize; only files and folders; no path twice;
 // no absolute path, "..", backslash or dot-name; nothing after the
 // archive. ReadFile reads only a regular file, opened so that it cannot
 // block, its size checked before a byte is read. Every refusal is an
@@ -42,7 +48,8 @@
 // A reader refuses a format it does not know, and a manifest field it does
 // not know. The format, the codes and the key format change only with a
 // new Format string or a new major version of this module. A field added
-// since (Sequence) is left out of the manifest when it is zero, so that a
-// bundle that does not use it reads everywhere; a reader from before it
-// refuses a bundle that does.
+// since (Sequence, Plans) is left out of the manifest when it is zero, so
+// that a bundle that does not use it reads everywhere; a reader from before
+// it refuses a bundle that does. A bundle without plans.bin reads as it
+// always did, with Bundle.Plans nil.
 package bundle
