@@ -43,8 +43,8 @@ type BuildOptions struct {
 
 // Build packs a rules directory into a bundle written to w: a
 // gzip-compressed tar archive whose first member is the manifest
-// (ManifestPath), then with opts.Plans the plans (PlansPath), then the
-// files <name>/<version>/<file> of fsys, sorted by path. fsys holds rule-set
+// (ManifestPath), then the files <name>/<version>/<file> of fsys, sorted
+// by path, then with opts.Plans the plans (PlansPath). fsys holds rule-set
 // folders as a rules directory does (such as rules/); other files, and
 // names that start with a dot, are left out. Links are followed. Equal
 // files and options give equal bytes: no times, owners or modes but 0644
@@ -116,13 +116,13 @@ func Build(w io.Writer, fsys fs.FS, opts BuildOptions) (*Manifest, error) {
 	if err := put(ManifestPath, manifest); err != nil {
 		return nil, err
 	}
-	if opts.Plans != nil {
-		if err := put(PlansPath, opts.Plans); err != nil {
+	for i, f := range files {
+		if err := put(f.Path, data[i]); err != nil {
 			return nil, err
 		}
 	}
-	for i, f := range files {
-		if err := put(f.Path, data[i]); err != nil {
+	if opts.Plans != nil {
+		if err := put(PlansPath, opts.Plans); err != nil {
 			return nil, err
 		}
 	}

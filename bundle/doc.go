@@ -10,7 +10,7 @@
 // as "name@version", and the path, size and SHA-256 of every file. The other
 // members are the files, "<name>/<version>/<file>", exactly those the
 // manifest lists, and, when the manifest lists it as "plans" with its path,
-// size and SHA-256, "plans.bin" (PlansPath), second: the plan of every
+// size and SHA-256, "plans.bin" (PlansPath), last: the plan of every
 // version, a set of plans (plan.EncodeSet) as rules/plans.bin is, which
 // hosts that decide with the decision module load. A signed bundle's
 // manifest is a signed note in the format of golang.org/x/mod/sumdb/note:
