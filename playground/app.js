@@ -8,7 +8,7 @@
 // tests and "what changed" wait until the typing pauses.
 
 import { Engine, startWorker } from "./worker.js";
-import { plans as decisionPlans, takeFirst } from "./first.js";
+import { plans as decisionPlans, firstSettled, takeFirst } from "./first.js";
 import { InputForm } from "./form.js";
 import { examples, applyTo, insertedLine } from "./examples.js";
 import { examplesMenu } from "./menu.js";
@@ -472,6 +472,9 @@ async function start() {
   });
   const resp = await fetch("rules.json");
   if (!resp.ok) throw new Error(`fetching rules.json: ${resp.status} ${resp.statusText}`);
+  // Reading rules.json (megabytes) is a long task: after the first
+  // case's decision, which needs none of it.
+  await firstSettled;
   const served = await resp.json();
   // The page is built in parts, each a task of its own, so that the
   // engine's answer, a key or a paint can come between.

@@ -82,7 +82,9 @@ async function element(testid) {
   return find();
 }
 
-decideFirst().catch((e) => console.error("the first case was not decided ahead of the page", e));
+// firstSettled resolves once the first case has been decided and drawn
+// here, or will not be.
+export const firstSettled = decideFirst().catch((e) => console.error("the first case was not decided ahead of the page", e));
 
 // takeFirst hands the page to app.js: it answers the first case decided
 // and drawn here ({ref, input, etag, explanation, parts}), or null where
