@@ -16,7 +16,10 @@
 //
 // A candidate is, in order: read as a bundle (a directory is packed into
 // one first) with every digest checked, and with Gate.Keys a signature by
-// one of them (package bundle); compiled (engine.Load); tested (every
+// one of them (package bundle); compiled (engine.Load), with every
+// version's plan (Plans), and a bundle's plans.bin, when it carries one,
+// checked to be what its rules build (BundlePlans, bundle.CodePlansMismatch:
+// a snapshot's PlanSet hands hosts those plans); tested (every
 // case of every version's tests.yaml); and, with Gate.Prepare, readied for
 // another engine. A step that fails refuses it with a *Refusal that names
 // the Stage, a stable Code and the reason. Compiling, testing and
