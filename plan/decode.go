@@ -9,6 +9,13 @@ import (
 // deep), low enough that bad bytes cannot exhaust the stack.
 const MaxDepth = 64
 
+// MaxExprDepth bounds how deeply a plan's expression trees nest: four
+// times cel-go's parser's recursion limit (250), which bounds every
+// expression a rule set compiles, so no plan the engine builds comes
+// near it; a forged plan nested deeper would exhaust an evaluator's
+// stack (in Go, ending the process).
+const MaxExprDepth = 1000
+
 // Decode reads a plan that MarshalBinary wrote. Bytes that are not a
 // plan, or a plan of another FormatVersion, or one whose references do
 // not hold together, are an *Error with CodeBadPlan; Decode never panics.
@@ -151,6 +158,7 @@ func (r *reader) plan(depth int) *Plan {
 	}
 	p.Nodes = make([]Node, r.count())
 	slots := len(p.Inputs) + values + p.Locals
+	nest := make([]int32, len(p.Nodes)) // children come first: a node's depth is known from its arguments'
 	for i := range p.Nodes {
 		n := &p.Nodes[i]
 		n.Op, n.Func = Op(r.byte()), Func(r.byte())
@@ -169,6 +177,12 @@ func (r *reader) plan(depth int) *Plan {
 		n.Line, n.Column = int(r.uint()), int(r.uint())
 		if r.err == nil && !n.valid() {
 			r.fail("node %d: operation %d with %d arguments", i, n.Op, len(n.Args))
+		}
+		for _, a := range n.Args {
+			nest[i] = max(nest[i], nest[a]+1)
+		}
+		if r.err == nil && nest[i] >= MaxExprDepth { // nest counts the levels below node i
+			r.fail("node %d nests deeper than %d", i, MaxExprDepth)
 		}
 	}
 	p.strs = shortStrings(p.Nodes)

@@ -138,6 +138,33 @@ func TestDecodeRefusesCircularValues(t *testing.T) {
 	}
 }
 
+// TestDecodeRefusesDeepExpressions: an expression tree nested past
+// MaxExprDepth is refused when the plan is read, not when a deep
+// evaluation has exhausted the stack.
+func TestDecodeRefusesDeepExpressions(t *testing.T) {
+	for _, depth := range []int{plan.MaxExprDepth, plan.MaxExprDepth + 1, 100 * plan.MaxExprDepth} {
+		p := &plan.Plan{Ref: "forged@v1", StepLimit: 1 << 30}
+		p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpConst, Const: true})
+		for len(p.Nodes) < depth {
+			p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpCall, Func: plan.FuncNot, Args: []int{len(p.Nodes) - 1}})
+		}
+		p.Exprs = []plan.Expr{{Root: len(p.Nodes) - 1}}
+		p.Rules = []plan.Rule{{ID: "r", When: 0, Raise: "E", Message: 0, Type: -1, DeviceID: -1, Copy: -1, Capsule: -1, Flags: -1}}
+		data, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = plan.Decode(data)
+		var e *plan.Error
+		switch {
+		case depth <= plan.MaxExprDepth && err != nil:
+			t.Errorf("depth %d: Decode = %v; want the plan", depth, err)
+		case depth > plan.MaxExprDepth && (!errors.As(err, &e) || e.Code != plan.CodeBadPlan || !strings.Contains(e.Message, "nests deeper than 1000")):
+			t.Errorf("depth %d: Decode = %v; want a %s error, nested too deep", depth, err, plan.CodeBadPlan)
+		}
+	}
+}
+
 // FuzzDecode: Decode never panics, and a plan it accepts decides any
 // line without panicking, within its step budget.
 func FuzzDecode(f *testing.F) {

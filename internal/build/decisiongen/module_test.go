@@ -196,6 +196,13 @@ func TestLoadAnswersAsDecode(t *testing.T) {
 		}
 	}
 
+	// Forged plans the engine never builds: an expression nested past
+	// plan.MaxExprDepth, and values that read each other in a circle.
+	for _, depth := range []int{plan.MaxExprDepth, plan.MaxExprDepth + 1, 20 * plan.MaxExprDepth} {
+		check(forgedPlan(t, depth, false))
+	}
+	check(forgedPlan(t, 3, true))
+
 	checkSet := func(set []byte, ref string) {
 		t.Helper()
 		status, out, h := m.loadSet(set, ref)
@@ -295,4 +302,28 @@ func TestHandlesAndBuffers(t *testing.T) {
 	if !m.mod.Memory().Write(m.in, le[:]) {
 		t.Error("the input buffer is gone after freeing another pointer")
 	}
+}
+
+// forgedPlan is a plan whose one rule's condition is a chain of depth
+// nodes (a constant under ! calls), and, circular, whose value reads
+// itself.
+func forgedPlan(t *testing.T, depth int, circular bool) []byte {
+	t.Helper()
+	p := &plan.Plan{Ref: "forged@v1", StepLimit: 1 << 30}
+	p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpConst, Const: true})
+	for len(p.Nodes) < depth {
+		p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpCall, Func: plan.FuncNot, Args: []int{len(p.Nodes) - 1}})
+	}
+	p.Exprs = []plan.Expr{{Root: len(p.Nodes) - 1}}
+	if circular {
+		p.Nodes = append(p.Nodes, plan.Node{Op: plan.OpSlot, Slot: 0})
+		p.Exprs = append(p.Exprs, plan.Expr{Root: len(p.Nodes) - 1})
+		p.Values = []plan.Value{{Name: "loop", Expr: 1, Import: -1}}
+	}
+	p.Rules = []plan.Rule{{ID: "r", When: 0, Raise: "E", Message: 0, Type: -1, DeviceID: -1, Copy: -1, Capsule: -1, Flags: -1}}
+	data, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -279,6 +279,10 @@ struct plan {
 };
 
 #define MAX_DEPTH 64 /* plan.MaxDepth: check decode.go for the value */
+/* plan.MaxExprDepth: how deeply an expression tree may nest (its
+ * text too, for the message). */
+#define MAX_EXPR_DEPTH 1000
+#define MAX_EXPR_DEPTH_TEXT "1000"
 
 /* plan_decode reads one plan's bytes (plan.Decode); NULL and *err (a
  * bad_plan perr, in the arena) for bytes that are not a plan. The plan is

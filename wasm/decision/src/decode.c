@@ -546,7 +546,12 @@ static void r_plan(reader *r, plan *p, int depth) {
 		p->n_nodes = 0;
 	}
 	uint64_t slots = (uint64_t)p->n_inputs + values + (uint32_t)p->locals;
-	for (uint32_t i = 0; i < p->n_nodes; i++) {
+	/* Children come first: a node's depth is known from its arguments'. */
+	uint16_t *nest = calloc((size_t)p->n_nodes + 1, sizeof *nest);
+	if (nest == NULL) {
+		fail_lit(r, "too large for memory");
+	}
+	for (uint32_t i = 0; i < p->n_nodes && nest != NULL; i++) {
 		node *n = &p->nodes[i];
 		n->op = r_byte(r);
 		n->func = r_byte(r);
@@ -584,7 +589,16 @@ static void r_plan(reader *r, plan *p, int depth) {
 			buf_lit(&w, " arguments");
 			fail_done(r, &w);
 		}
+		for (uint32_t k = 0; k < n->nargs; k++) {
+			uint32_t a = (uint32_t)n->args[k];
+			if (a < i && nest[a] + 1 > nest[i])
+				nest[i] = (uint16_t)(nest[a] + 1);
+		}
+		if (r->err == NULL && nest[i] >= MAX_EXPR_DEPTH) { /* nest counts the levels below node i */
+			fail_parts(r, "node ", STR(""), "", 'u', i, " nests deeper than " MAX_EXPR_DEPTH_TEXT);
+		}
 	}
+	free(nest);
 	for (uint32_t i = 0; i < p->n_exprs; i++) {
 		/* Go reads the root as an int, so that a root past 2^63 would
 		 * pass its check as a negative index; here it fails it. */
