@@ -20,6 +20,18 @@ func TestPlanEmbedded(t *testing.T) {
 		t.Fatalf("dlroute plan: status %d, %d bytes, stderr %q; want 0, rules/plans.bin's %d bytes", status, len(stdout), stderr, len(rules.Plans))
 	}
 
+	// The null device is a character device, as a terminal is; plans
+	// are written to it, not refused.
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	var errOut strings.Builder
+	if status := run([]string{"plan", "jax@v3"}, nil, null, &errOut); status != 0 {
+		t.Errorf("dlroute plan jax@v3 > %s: status %d, %s; want 0", os.DevNull, status, errOut.String())
+	}
+
 	out := filepath.Join(t.TempDir(), "plans.bin")
 	stdout, stderr, status = runDlroute(t, "plan", "jax", "-o", out, "numpy@v2", "jax@v3")
 	if status != 0 || stderr != "" || stdout != out+": 2 plans, jax@v3 numpy@v2\n" {
