@@ -7,9 +7,9 @@
 // and so cannot run here; the shared client (wasm/node's decision.js,
 // served beside this file) has no explain yet.
 //
-// The page runs it on its main thread (first.js): a decision is a call of
-// well under a millisecond, and the module imports nothing and starts at
-// once. A Decisions owns one instance; a call that traps leaves it
+// The page runs it on its main thread (first.js): a decision is a short
+// call, and the module imports nothing and starts at once. A Decisions
+// owns one instance; a call that traps leaves it
 // unusable, and the call throws: the next call starts a fresh instance
 // from the same module.
 
@@ -38,7 +38,7 @@ export class Answer {
 
 export class Decisions {
   // start starts the compiled module with the set of plans (plans.bin's
-  // bytes and its ETag), which the page fetched (boot.js).
+  // bytes and its ETag), which the page fetched (first.js).
   static async start(module, plans, etag, print) {
     const d = new Decisions(module, plans, etag, print);
     await d.restart();
