@@ -235,12 +235,9 @@ var fuzzDeciders = sync.OnceValues(func() ([]*Decider, error) {
 	return out, nil
 })
 
-// TestDecisionMatchesEngineOnGenerated: CI's share of the fuzzer, a
-// fixed count of generated inputs per embedded version (their
-// explanations too, every fourth), each answered by the module with
-// cel-go's bytes. FuzzDecisionAgainstEngine runs the same for longer.
-func TestDecisionMatchesEngineOnGenerated(t *testing.T) {
-	testenv.Short(t, "the decision module in wazero")
+// fuzzSetup is the embedded versions and a decider for each.
+func fuzzSetup(t *testing.T) ([]fuzzVersion, []*Decider) {
+	t.Helper()
 	vs, err := fuzzVersions()
 	if err != nil {
 		t.Fatal(err)
@@ -249,6 +246,16 @@ func TestDecisionMatchesEngineOnGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return vs, ds
+}
+
+// TestDecisionMatchesEngineOnGenerated: CI's share of the fuzzer, a
+// fixed count of generated inputs per embedded version (their
+// explanations too, every fourth), each answered by the module with
+// cel-go's bytes. FuzzDecisionAgainstEngine runs the same for longer.
+func TestDecisionMatchesEngineOnGenerated(t *testing.T) {
+	testenv.Short(t, "the decision module in wazero")
+	vs, ds := fuzzSetup(t)
 	for i := range vs {
 		rng := rand.New(rand.NewPCG(uint64(i), 37))
 		for k := range 150 {
@@ -269,14 +276,7 @@ func FuzzDecisionAgainstEngine(f *testing.F) {
 	f.Add(uint16(0), uint64(1), []byte{})
 	f.Add(uint16(3), uint64(2), []byte(`{"platform":"gpu","platform_version":"cuda"}`))
 	f.Fuzz(func(t *testing.T, version uint16, seed uint64, noise []byte) {
-		vs, err := fuzzVersions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds, err := fuzzDeciders()
-		if err != nil {
-			t.Fatal(err)
-		}
+		vs, ds := fuzzSetup(t)
 		i := int(version) % len(vs)
 		line := noise
 		if len(noise) == 0 || noise[0] != '{' {

@@ -83,18 +83,7 @@ func TestDecisionMatchesEngine(t *testing.T) {
 				lines = append(lines, []byte(line))
 			}
 			for _, line := range lines {
-				want, werr := rs.ResolveJSON(ctx, line)
-				wantStatus := contract.StatusOK
-				if werr != nil {
-					want, wantStatus = contract.ErrorJSON(werr), contract.Classify(werr)
-				}
-				got, status, err := d.Decide(ctx, line)
-				if err != nil {
-					t.Fatalf("Decide(%s) = %v", line, err)
-				}
-				if status != wantStatus || !bytes.Equal(got, want) {
-					t.Errorf("Decide(%s)\n got %s %s\nwant %s %s", line, status, got, wantStatus, want)
-				}
+				sameAsEngine(t, d, rs, line, false)
 			}
 		})
 	}
