@@ -19,10 +19,19 @@ import (
 // such error once (a version that imports another meets the other's
 // errors again).
 func Plans(cat *engine.Catalog) (map[string][]byte, error) {
+	return PlansOf(cat.RuleSets())
+}
+
+// PlansOf is Plans of the versions given, each once: `dlroute plan`'s
+// versions asked for.
+func PlansOf(versions []*engine.RuleSet) (map[string][]byte, error) {
 	plans := map[string][]byte{}
 	var errs engine.ErrorList
 	seen := map[string]bool{}
-	for _, rs := range cat.RuleSets() {
+	for _, rs := range versions {
+		if _, done := plans[rs.Ref()]; done {
+			continue
+		}
 		data, err := rs.Plan()
 		if err != nil {
 			list := engine.Errors(err)

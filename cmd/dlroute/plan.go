@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/fsutil/atomicfile"
+	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/plan"
 )
 
@@ -77,35 +78,15 @@ func runPlan(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // planSet encodes the plans of versions as one set, each version once.
-// The error lists every plan_unsupported error once (a version that
-// imports another meets the other's errors again), as live.Plans does.
+// The error lists every plan_unsupported error once (live.PlansOf).
 func planSet(versions []*engine.RuleSet) ([]byte, error) {
-	var entries []plan.Entry
-	var errs engine.ErrorList
-	planned, reported := map[string]bool{}, map[string]bool{}
-	for _, rs := range versions {
-		if planned[rs.Ref()] {
-			continue
-		}
-		planned[rs.Ref()] = true
-		data, err := rs.Plan()
-		if err != nil {
-			list := engine.Errors(err)
-			if len(list) == 0 {
-				list = []*engine.Error{{Code: engine.CodePlanUnsupported, Message: rs.Ref() + ": " + err.Error()}}
-			}
-			for _, e := range list {
-				if key := string(e.Code) + " " + e.Error(); !reported[key] {
-					reported[key] = true
-					errs = append(errs, e)
-				}
-			}
-			continue
-		}
-		entries = append(entries, plan.Entry{Ref: rs.Ref(), Plan: data})
+	plans, err := live.PlansOf(versions)
+	if err != nil {
+		return nil, err
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	entries := make([]plan.Entry, 0, len(plans))
+	for ref, data := range plans {
+		entries = append(entries, plan.Entry{Ref: ref, Plan: data})
 	}
 	return plan.EncodeSet(entries), nil
 }
