@@ -193,7 +193,7 @@ func TestDecisionWritesNumbersAndStringsAsEngine(t *testing.T) {
 			f = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(60)-30))
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			f = -0.0
+			f = math.Copysign(0, -1)
 		}
 		var s strings.Builder
 		for range rng.IntN(8) {
