@@ -4,8 +4,8 @@ import "math"
 
 // The numbers of input lines, read without strconv's parsers: their
 // errors quote the text with strconv's quoting, and the two together,
-// with float32 parsing the module never uses, were 12 KB of the
-// decision module's brotli (BENCHMARKS.md, "The decision module").
+// with float32 parsing the module never uses, were 12 KB of the Go
+// build of the decision module's brotli (plan/doc.go, "What it links").
 // FuzzParseNumbers holds both to strconv's.
 
 // parseInt is strconv.ParseInt(s, 10, 64): an optional sign and decimal

@@ -55,16 +55,16 @@
 // Decide reads its JSON line with a reader of its own that follows
 // encoding/json's scanner, values, messages and offsets alike, and
 // formats its messages without fmt: the package imports no encoding/json,
-// fmt, reflect, strings or encoding/binary, so that the decision module
-// (wasm/decision), which links only this package, stays small
-// (BENCHMARKS.md, "The decision module"). For the same reason a JSON
-// object is a sorted slice, not a map, and the functions marked
-// //go:noinline are those whose inlined copies each grew the module
-// (Go's WebAssembly code repeats a call's resumption blocks at every
-// inlined site); each was measured, and inlining the rest grew it less.
+// fmt, reflect, strings or encoding/binary. That kept the decision
+// module small while it was this package built by Go for WebAssembly;
+// it is now this package ported to C (wasm/decision/src, function for
+// function, the same reader, scratch and writer), and the choices stay
+// here so that the two read alike. For the same reason a JSON object is
+// a sorted slice, not a map, and the functions marked //go:noinline are
+// those whose inlined copies each grew the Go build of the module.
 //
 // # Not yet
 //
-// The host functions (platform_version, the copier of an exchange) and
-// bundles carrying plans are the engine's and the compiler module's only.
+// The host functions (platform_version, the copier of an exchange) are
+// the engine's and the compiler module's only.
 package plan

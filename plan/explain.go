@@ -147,8 +147,8 @@ func (p *Plan) explain(in object, steps *uint64, limit uint64) (*explanation, *E
 }
 
 // jsonWriter writes a decision's and an explanation's JSON. Its methods
-// are not inlined: each inlined append grew the decision module
-// (BENCHMARKS.md, "The decision module").
+// are not inlined: each inlined append grew the Go build of the
+// decision module (plan/doc.go, "What it links").
 type jsonWriter struct {
 	b []byte
 	// bad is encoding/json's message for a value it cannot write, which

@@ -4,9 +4,9 @@ package plan
 // encoding/json reads a map[string]any: its fields sorted by key, each
 // key once with the last value given for it. A sorted slice, not a map:
 // the checks and conversions read an object's keys in order anyway, a
-// line's object is small, and a map's code was about 20 KB of the
-// decision module and two of a decision's allocations (BENCHMARKS.md,
-// "The decision module").
+// line's object is small, and a map's code was about 20 KB of the Go
+// build of the decision module and two of a decision's allocations
+// (plan/doc.go, "What it links").
 type object []field
 
 type field struct {

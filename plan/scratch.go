@@ -7,7 +7,7 @@ import "sync/atomic"
 // when its answer is written, so that a decision allocates only its
 // values: in WebAssembly an allocation, and the collections that the
 // bytes allocated bring on, are among a decision's costliest steps
-// (BENCHMARKS.md, "The decision module").
+// (plan/RATIONALE.md, "Why does a decision reuse one spare scratch?").
 type scratch struct {
 	frame  frame
 	fields [8]field
