@@ -535,7 +535,9 @@ async function start() {
   if (asked) await chooseAsked(asked);
   st.booted = true;
   performance.mark("dlroute:ready");
-  if (early && st.plans?.etag === early.etag && !refreshPending) decided();
+  // The decision adopted stands where nothing changed since (a key typed
+  // while the page was built, other plans rules.json named).
+  if (early && st.plans?.etag === early.etag && st.ref === early.ref && st.inputText === early.input && !st.ws.edits.size) decided();
   else await refresh();
   $("status").textContent = statusText(st.source, st.revision, st.engine?.wasm ?? st.plans?.wasm);
   if (served.live) followRules(st, rulesReloaded);

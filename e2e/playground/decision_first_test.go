@@ -284,6 +284,12 @@ func TestDecisionFirstColdLoad(t *testing.T) {
 			q.wantDecision("the seed's case", "gpu-unknown-platform", "<unknown>")
 			q.waitForTests()
 			f := q.firstLoad()
+			// Structure, not time: with the decision module the engine's
+			// decision is the page's first; without it the server's comes
+			// first, while the compiler module starts.
+			if want := map[string]int{"compiler": 2, "decision": 1}[name]; want != 0 && q.decisionsBeforeEngine() != want {
+				t.Errorf("%s, load %d: %d decisions shown up to the engine's first; want %d", name, i+1, q.decisionsBeforeEngine(), want)
+			}
 			closeTab()
 			runs[name] = append(runs[name], f)
 			t.Logf("%s, load %d: the engine's first decision at %.0f ms; longest main-thread task %.0f ms before it, %.0f ms in all; long tasks %v", name, i+1, f.EngineCold, f.LongestBefore, f.LongestAll, f.Tasks)
