@@ -1,5 +1,5 @@
 /*
- * The module's exports: wasm/decision/main.go, ported. ABI.md beside the
+ * The module's exports, ported from its Go build (since removed). ABI.md beside the
  * sources documents every export and status (ABI version 2). This file
  * and arena.c own the module's only mutable state: the handles' plans
  * and the host's buffers.
@@ -40,7 +40,7 @@ static plan **plans;
 static uint32_t n_plans, cap_plans;
 
 /* pinned are the buffers dlroute_alloc gave: dlroute_free frees only
- * those, as the Go module ignores a pointer it did not give. A host
+ * those, as the Go build ignored a pointer it did not give. A host
  * holds a few (an input and an output buffer), so a list searched in
  * order serves. */
 static void **pinned;
@@ -135,7 +135,7 @@ static uint64_t load_plan(const uint8_t *data, uint32_t n, uint8_t *out, uint32_
 		return put_error_list(out, out_cap, err);
 	}
 	if (n_plans == UINT32_MAX || !grow(&plans, n_plans, &cap_plans, sizeof *plans)) {
-		/* No handle left to give: as the Go module, out of memory. */
+		/* No handle left to give: out of memory, as in the Go build. */
 		__builtin_trap();
 	}
 	plans[n_plans++] = p;
@@ -152,7 +152,7 @@ uint64_t dlroute_load_plan(const uint8_t *in, uint32_t in_len, uint8_t *out, uin
 
 /* quote_ref quotes a reference for a message, as %q would for the
  * printable ASCII a reference holds, escaping anything else byte by byte
- * (main.go's quote). */
+ * (the Go build's quote). */
 static void quote_ref(buf *w, str s) {
 	static const char hex[] = "0123456789abcdef";
 	buf_byte(w, '"');
