@@ -199,13 +199,25 @@ func TestFirstJSONNamesTheFirstCaseAndItsPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := fetch(t, h, "/first.json")
-	var first struct{ Ref, Input, Plans string }
+	var first struct {
+		Ref, Input, Plans string
+		Set               []byte
+	}
 	if err := json.Unmarshal(body(t, resp), &first); err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("GET /first.json: %d %s, %v; want 200, JSON", resp.StatusCode, resp.Header.Get("Content-Type"), err)
 	}
 	plans := fetch(t, h, "/plans.bin").Header.Get("ETag")
 	if doc.First.Ref == "" || first.Ref != doc.First.Ref || first.Input != doc.First.Input || first.Plans != plans {
 		t.Errorf("first.json = %+v; want rules.json's first case %+v and plans.bin's ETag %s", first, doc.First, plans)
+	}
+	// Its set is that version's plan from plans.bin, alone.
+	entries, err := plan.DecodeSet(rules.Plans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(entries, func(e plan.Entry) bool { return e.Ref == first.Ref })
+	if got, err := plan.DecodeSet(first.Set); err != nil || len(got) != 1 || i < 0 || got[0].Ref != first.Ref || !bytes.Equal(got[0].Plan, entries[i].Plan) {
+		t.Errorf("first.json's set holds %v (%v); want %s's plan from plans.bin alone", got, err, first.Ref)
 	}
 
 	// Rules with no jax have no first case: no first.json, and plans.bin

@@ -1,14 +1,15 @@
 // The page's first decision, made on its main thread before the page's
-// other modules and rules.json have arrived. index.html runs this module
-// first (async), with decision.wasm, plans.bin and first.json preloaded
-// ahead of the rest: it compiles the decision module as it arrives,
-// starts it with plans.bin and, where the page opens on its first case
-// (no link to a state, no ?ruleset=), explains first.json's case and
-// draws the decision. app.js decides with the same plans until the
-// compiler module has started, and takes the decision drawn here as its
-// first (takeFirst), where it is of the state the page opens in
-// (playground/RATIONALE.md, "Why does the page decide its first case on
-// its main thread?").
+// other modules, plans.bin and rules.json have arrived. index.html runs
+// this module first (async), with decision.wasm, first.json and
+// plans.bin preloaded ahead of the rest: it compiles the decision module
+// as it arrives and, where the page opens on its first case (no link to
+// a state, no ?ruleset=), starts it with first.json's set (that case's
+// version alone), explains the case and draws the decision; then it
+// gives the module the whole of plans.bin. app.js decides with the same
+// plans until the compiler module has started, and takes the decision
+// drawn here as its first (takeFirst), where it is of the state the page
+// opens in (playground/RATIONALE.md, "Why does the page decide its first
+// case on its main thread?").
 
 import { Decisions } from "./plans.js";
 import { renderDecision } from "./views.js";
@@ -22,9 +23,18 @@ async function fetched(url) {
   return resp;
 }
 
+let first = null; // the first case, decided and drawn
+let taken = false; // app.js has the page: nothing is drawn here after
+let settle;
+
+// firstSettled resolves once the first case has been decided and drawn
+// here, or will not be.
+export const firstSettled = new Promise((ok) => (settle = ok));
+
 // start compiles decision.wasm while it arrives (where the server says
-// application/wasm, after the download otherwise, as engine.js does) and
-// starts it with plans.bin.
+// application/wasm, after the download otherwise, as engine.js does),
+// decides the first case with first.json's set where the page opens on
+// it, and starts the module with plans.bin.
 async function start() {
   const module = fetched("decision.wasm").then(async (resp) => {
     const compiled = (resp.headers.get("Content-Type") || "").startsWith("application/wasm") && WebAssembly.compileStreaming
@@ -34,8 +44,17 @@ async function start() {
     return compiled;
   });
   const set = fetched("plans.bin").then(async (resp) => [new Uint8Array(await resp.arrayBuffer()), resp.headers.get("ETag") ?? ""]);
-  const [m, [bytes, etag]] = await Promise.all([module, set]);
-  const decisions = await Decisions.start(m, bytes, etag, print);
+  const opens = !location.hash && !new URLSearchParams(location.search).has("ruleset");
+  const c = opens ? await fetch("first.json").then((r) => (r.ok ? r.json() : null)).catch(() => null) : null;
+  let decisions;
+  if (c?.set) {
+    decisions = await Decisions.start(await module, Uint8Array.from(atob(c.set), (ch) => ch.charCodeAt(0)), c.plans, print);
+    await decideFirst(decisions, c).catch((e) => console.error("the first case was not decided ahead of the page", e));
+  }
+  settle();
+  const [bytes, etag] = await set;
+  if (decisions) await decisions.takeSet(bytes, etag);
+  else decisions = await Decisions.start(await module, bytes, etag, print);
   const wasm = performance.getEntriesByName(new URL("decision.wasm", location.href).href)[0];
   decisions.wasm = wasm && { transferSize: wasm.transferSize, encodedBodySize: wasm.encodedBodySize, decodedBodySize: wasm.decodedBodySize, name: wasm.name };
   return decisions;
@@ -45,20 +64,11 @@ async function start() {
 // (plans.js Decisions), and rejects where the site has none (it serves
 // the compiler module alone) or it did not start.
 export const plans = start();
+plans.catch(() => {}).finally(settle);
 
-let first = null; // the first case, decided and drawn
-let taken = false; // app.js has the page: nothing is drawn here after
-
-// decideFirst explains first.json's case with the plans and draws the
-// decision, where the page opens on that case and first.json names the
-// plans.bin fetched (the rules did not change between the two).
-async function decideFirst() {
-  if (location.hash || new URLSearchParams(location.search).has("ruleset")) return;
-  const resp = await fetch("first.json");
-  if (!resp.ok) return; // a site without plans, or no first case
-  const c = await resp.json();
-  const decisions = await plans;
-  if (c.plans !== decisions.etag) return;
+// decideFirst explains first.json's case c with decisions, started with
+// its set, and draws the decision.
+async function decideFirst(decisions, c) {
   const at = performance.now();
   const answer = await decisions.explain(c.ref, c.input);
   const explained = performance.now();
@@ -69,7 +79,7 @@ async function decideFirst() {
   renderDecision(root, { explanation, ms: explained - at, onRule: () => {} });
   const parts = { waited: 0, rules: 0, explain: explained - at, worker: explained - at, decide: explained - at, show: performance.now() - explained, paint: 0 };
   markDecision({ timings: { edits: [] } }, { at, kind: "other" }, parts);
-  first = { ref: c.ref, input: c.input, etag: decisions.etag, explanation, parts };
+  first = { ref: c.ref, input: c.input, etag: c.plans, explanation, parts };
 }
 
 // element is the page's element of that test id, once the document has
@@ -81,10 +91,6 @@ async function element(testid) {
   }
   return find();
 }
-
-// firstSettled resolves once the first case has been decided and drawn
-// here, or will not be.
-export const firstSettled = decideFirst().catch((e) => console.error("the first case was not decided ahead of the page", e));
 
 // takeFirst hands the page to app.js: it answers the first case decided
 // and drawn here ({ref, input, etag, explanation, parts}), or null where

@@ -92,24 +92,35 @@ type plansDoc struct {
 }
 
 // firstCase is first.json: the page's first case (rules.json's "first",
-// without its explanation) and the ETag of the plans.bin it is decided
-// with. The page decides it on its main thread as soon as the module,
-// plans.bin and this have arrived, before its own modules and rules.json
+// without its explanation), the ETag of the plans.bin it is decided with,
+// and a set of that one version's plan from it (base64 in the JSON). The
+// page decides it on its main thread as soon as the module and this have
+// arrived, before plans.bin, its own modules and rules.json
 // (playground/RATIONALE.md, "Why does the page decide its first case on
 // its main thread?").
 type firstCase struct {
 	Ref   string `json:"ref"`
 	Input string `json:"input"`
 	Plans string `json:"plans"`
+	Set   []byte `json:"set"`
 }
 
-// firstJSON is first.json for the first decision and the plans; nil
-// where there is no first case, or the plans do not hold its version.
-func firstJSON(first *firstDecision, plans *plansDoc) ([]byte, error) {
-	if first == nil || !slices.Contains(plans.Refs, first.Ref) {
+// firstJSON is first.json for the first decision and the plans (set, and
+// its ETag); nil where there is no first case, or the plans do not hold
+// its version.
+func firstJSON(first *firstDecision, set []byte, etag string) ([]byte, error) {
+	if first == nil {
 		return nil, nil
 	}
-	return json.Marshal(firstCase{Ref: first.Ref, Input: first.Input, Plans: plans.ETag})
+	entries, err := plan.DecodeSet(set)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(entries, func(e plan.Entry) bool { return e.Ref == first.Ref })
+	if i < 0 {
+		return nil, nil
+	}
+	return json.Marshal(firstCase{Ref: first.Ref, Input: first.Input, Plans: etag, Set: plan.EncodeSet(entries[i : i+1])})
 }
 
 // planFiles are the files served with the plans: plans.bin and

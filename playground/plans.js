@@ -72,6 +72,18 @@ export class Decisions {
     performance.mark("dlroute:initialized");
   }
 
+  // takeSet makes set (plans.bin's bytes, with its ETag) the plans that
+  // versions are loaded from, where the instance started with a part of
+  // them (first.json's one version): the versions loaded stay, as the
+  // module keeps no reference to a set; other plans start afresh.
+  async takeSet(set, etag) {
+    const same = etag === this.etag;
+    Object.assign(this, { plans: set, etag });
+    if (!same || !this.x) return this.restart();
+    for (const [ref, h] of this.handles) if (typeof h !== "number") this.handles.delete(ref);
+    this.set = this.#put(this.set, set);
+  }
+
   // follow takes the plans at url, when rules.json names others than
   // these (the rules changed on the server): a fresh instance with them.
   async follow(url, etag) {

@@ -310,7 +310,7 @@ func rulesJSON(rules fs.FS, doc rulesState, withPlans bool) (rf ruleFiles, err e
 		rf.plans = sp.set
 		out.Plans = &plansDoc{ETag: etagOf(sp.set), Refs: sp.refs}
 		out.Described = sp.described
-		if rf.first, err = firstJSON(out.First, out.Plans); err != nil {
+		if rf.first, err = firstJSON(out.First, sp.set, out.Plans.ETag); err != nil {
 			return rf, err
 		}
 	}
