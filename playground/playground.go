@@ -102,8 +102,8 @@ type Options struct {
 	// keeps the compressed module saves New the work); New compresses
 	// Module itself otherwise.
 	ModuleGzip []byte
-	// Decision is the decision module (wasm/decision, ABI version 2, as
-	// internal/build/wasmbuild.Decision builds it), which the page decides
+	// Decision is the decision module (wasm/decision.Module, ABI version
+	// 2), which the page decides
 	// with from its first decision, loading Module only when it needs
 	// what plans lack. Without it the page runs Module alone.
 	Decision []byte

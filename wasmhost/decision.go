@@ -21,8 +21,8 @@ const DecisionABIVersion = 2
 
 // DecisionConfig configures CompileDecision.
 type DecisionConfig struct {
-	// Module is the decision module, built from wasm/decision
-	// (internal/build/wasmbuild.Decision builds it from the checkout).
+	// Module is the decision module: wasm/decision.Module, the
+	// checked-in build of wasm/decision/src.
 	Module []byte
 	// Cache, when set, holds wazero's compiled code between runtimes (a
 	// wazero.NewCompilationCacheWithDir keeps it between processes): a
