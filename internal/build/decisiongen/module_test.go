@@ -61,19 +61,35 @@ func startModule(t *testing.T) *module {
 	rt := wazero.NewRuntime(ctx)
 	t.Cleanup(func() { rt.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	instantiateNoMachine(ctx, t, rt)
 	mod, err := rt.InstantiateWithConfig(ctx, wasm, wazero.NewModuleConfig().WithStartFunctions("_initialize"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &module{t: t, mod: mod, inCap: 5 << 20, outCap: 1 << 16}
-	if v := m.call("dlroute_abi_version"); v != 2 {
-		t.Fatalf("dlroute_abi_version() = %d, want 2", v)
+	if v := m.call("dlroute_abi_version"); v != 3 {
+		t.Fatalf("dlroute_abi_version() = %d, want 3", v)
 	}
 	m.in, m.out = uint32(m.call("dlroute_alloc", uint64(m.inCap))), uint32(m.call("dlroute_alloc", uint64(m.outCap)))
 	if m.in == 0 || m.out == 0 {
 		t.Fatal("dlroute_alloc gave 0")
 	}
 	return m
+}
+
+// instantiateNoMachine gives rt the module's imports (ABI.md, "Imports")
+// as a host that reads no machine and has no copier: both answer status
+// 2, unavailable.
+func instantiateNoMachine(ctx context.Context, t *testing.T, rt wazero.Runtime) {
+	t.Helper()
+	unavailable := api.GoFunc(func(_ context.Context, stack []uint64) { stack[0] = 2 })
+	i32 := api.ValueTypeI32
+	b := rt.NewHostModuleBuilder("dlroute_host")
+	b.NewFunctionBuilder().WithGoFunction(unavailable, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).Export("platform_version")
+	b.NewFunctionBuilder().WithGoFunction(unavailable, []api.ValueType{i32, i32}, []api.ValueType{i32}).Export("copy_to_host")
+	if _, err := b.Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (m *module) call(name string, args ...uint64) uint64 {

@@ -308,6 +308,20 @@ int set_find(const uint8_t *set, uint32_t set_n, str ref, const uint8_t **data, 
 bool read_object(const uint8_t *data, uint32_t n, jobj **out, perr **err);
 /* decode_input: decodeInput, the UTF-8 check, read_object and check. */
 bool decode_input(const plan *p, const uint8_t *data, uint32_t n, jobj **out, perr **err);
+/* decode_input leaves in *out the object it read even when check refuses
+ * it (NULL when it read none): module.c asks the host for a
+ * platform_version the object leaves out and checks it again. */
+/* check_input: check (Plan.check) of an object decode_input read, after
+ * the caller changed it. */
+perr *check_input(const plan *p, const jobj *in);
+/* utf8_invalid_in: where s stops being valid UTF-8, or s.n. */
+uint32_t utf8_invalid_in(str s);
+/* numbers_as_floats rewrites every number of o, at any depth, as
+ * json.Marshal writes the float64 json.Unmarshal makes of it (the
+ * compiler module's guest decodes a line again that way once the host
+ * has answered); false for a number beyond float64, which Unmarshal
+ * refuses. */
+bool numbers_as_floats(jobj *o);
 /* cel_value: Type.celValue of a value check accepted. */
 value cel_value(const type *t, value v);
 /* parse_int: parseInt (atof.go), strconv.ParseInt(s, 10, 64): an

@@ -530,12 +530,52 @@ bool decode_input(const plan *p, const uint8_t *data, uint32_t n, jobj **out, pe
 	jobj *obj;
 	if (!read_object(data, n, &obj, err))
 		return false;
+	*out = obj;
 	perr *e = check(p, obj);
 	if (e != NULL) {
 		*err = e;
 		return false;
 	}
-	*out = obj;
+	return true;
+}
+
+perr *check_input(const plan *p, const jobj *in) { return check(p, in); }
+
+uint32_t utf8_invalid_in(str s) { return utf8_invalid_at((const uint8_t *)s.p, s.n); }
+
+/* as_go_float is a JSON value as json.Marshal writes what json.Unmarshal
+ * made of it: every number a float64 (numbers_as_floats). */
+static bool as_go_float(value *v)
+{
+	switch (v->kind) {
+	case V_JNUM: {
+		double d;
+		if (!parse_double(v->s, &d))
+			return false;
+		buf w = {0};
+		str bad;
+		append_float(&w, d, &bad); /* d is finite */
+		v->s = buf_done(&w);
+		return true;
+	}
+	case V_LIST:
+		for (uint32_t i = 0; i < v->l->n; i++) {
+			if (!as_go_float(&v->l->v[i]))
+				return false;
+		}
+		return true;
+	case V_JOBJ:
+		return numbers_as_floats(v->o);
+	}
+	return true;
+}
+
+bool numbers_as_floats(jobj *o)
+{
+	for (uint32_t i = 0; i < o->n; i++) {
+		if (!as_go_float(&o->f[i].val))
+			return false;
+	}
 	return true;
 }
 
