@@ -13,11 +13,14 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/contract"
+	"github.com/dlroute/dlroute/machine"
 )
 
 // DecisionABIVersion is the ABI version of the decision module
-// (wasm/decision/ABI.md). The compiler module's is contract.Version, 1.
-const DecisionABIVersion = 2
+// (wasm/decision/ABI.md). The compiler module's is contract.Version, 1;
+// version 2 of the decision module imported nothing, and version 3
+// imports the compiler module's host functions.
+const DecisionABIVersion = 3
 
 // DecisionConfig configures CompileDecision.
 type DecisionConfig struct {
@@ -31,6 +34,12 @@ type DecisionConfig struct {
 	// MemoryLimitPages bounds each instance's memory in 64 KiB pages; 0
 	// means DefaultMemoryLimitPages.
 	MemoryLimitPages uint32
+	// Host is what the host functions do, as for the compiler module
+	// (RunnerConfig.Host): its PlatformVersion answers a line that leaves
+	// platform_version out, and its Copier makes the copies of
+	// Decider.Exchange. The zero Host reads no machine (such a line is
+	// checked as it is: missing_field) and copies nothing (no_copier).
+	Host Host
 }
 
 // DecisionModule is the decision module compiled by wazero once: every
@@ -45,6 +54,7 @@ type DecisionConfig struct {
 type DecisionModule struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
+	buffers  *bufferTable // the Host's: the buffers of Decider.Exchange
 }
 
 // CompileDecision compiles cfg.Module, with cfg.Cache when set. A module
@@ -63,12 +73,19 @@ func CompileDecision(ctx context.Context, cfg DecisionConfig) (*DecisionModule, 
 		rt.Close(ctx)
 		return nil, err
 	}
+	if cfg.Host.buffers == nil {
+		cfg.Host.buffers = &bufferTable{}
+	}
+	if _, err := instantiate(ctx, rt, cfg.Host); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
 	compiled, err := rt.CompileModule(ctx, cfg.Module)
 	if err != nil {
 		rt.Close(ctx)
 		return nil, &engine.Error{Code: CodeModule, Message: "the decision module does not compile: " + err.Error()}
 	}
-	return &DecisionModule{rt: rt, compiled: compiled}, nil
+	return &DecisionModule{rt: rt, compiled: compiled, buffers: cfg.Host.buffers}, nil
 }
 
 // Close closes the module and every Decider it started.
@@ -82,6 +99,8 @@ type Decider struct {
 	mod     api.Module
 	decide  api.Function
 	explain api.Function // nil in a module built before dlroute_explain
+	xchg    api.Function // dlroute_exchange
+	buffers *bufferTable
 	alloc   api.Function
 	free    api.Function
 	handle  uint32
@@ -107,6 +126,7 @@ func (m *DecisionModule) NewDecider(ctx context.Context, planBytes []byte, ref s
 		return nil, &engine.Error{Code: CodeModule, Message: "the decision module does not start: " + err.Error()}
 	}
 	d := &Decider{mod: mod, decide: mod.ExportedFunction("dlroute_decide"), explain: mod.ExportedFunction("dlroute_explain"),
+		xchg: mod.ExportedFunction("dlroute_exchange"), buffers: m.buffers,
 		alloc: mod.ExportedFunction("dlroute_alloc"), free: mod.ExportedFunction("dlroute_free")}
 	version := mod.ExportedFunction("dlroute_abi_version")
 	if version == nil || d.decide == nil || d.alloc == nil || d.free == nil {
@@ -179,8 +199,11 @@ func (d *Decider) load(ctx context.Context, planBytes []byte, ref string) error 
 // --json` without its newline) and returns the decision's JSON, byte for
 // byte what engine.RuleSet.ResolveJSON returns for it. An input the plan
 // refuses is an *engine.Error whose Code.Input() is true; an evaluation
-// that could not decide is any other *engine.Error, as natively. A module
-// that answers outside its ABI is CodeModule.
+// that could not decide is any other *engine.Error, as natively. A line
+// that leaves platform_version out asks DecisionConfig.Host for it, as
+// the compiler module does: a Host that fails is an *engine.Error with
+// CodeMissingField naming the device. A module that answers outside its
+// ABI is CodeModule.
 func (d *Decider) DecideJSON(ctx context.Context, line []byte) ([]byte, error) {
 	return d.answerJSON(ctx, d.decide, "dlroute_decide", line)
 }
@@ -200,15 +223,15 @@ func (d *Decider) ExplainJSON(ctx context.Context, line []byte) ([]byte, error) 
 
 // answerJSON is DecideJSON and ExplainJSON: export fn's answer to line,
 // or its error object as an *engine.Error.
-func (d *Decider) answerJSON(ctx context.Context, fn api.Function, name string, line []byte) ([]byte, error) {
-	out, status, err := d.answer(ctx, fn, line)
+func (d *Decider) answerJSON(ctx context.Context, fn api.Function, name string, line []byte, args ...uint64) ([]byte, error) {
+	out, status, err := d.answer(ctx, fn, line, args...)
 	if err != nil {
 		return nil, err
 	}
 	switch status {
 	case contract.StatusOK:
 		return out, nil
-	case contract.StatusInputError, contract.StatusEvalError:
+	case contract.StatusInputError, contract.StatusEvalError, contract.StatusHostError:
 		e := &engine.Error{}
 		if err := json.Unmarshal(out, e); err != nil || e.Code == "" {
 			return nil, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("%s answered %s with %q", name, status, out)}
@@ -220,14 +243,16 @@ func (d *Decider) answerJSON(ctx context.Context, fn api.Function, name string, 
 
 // Decide is DecideJSON's answer as the module gives it: the decision's
 // JSON with status ok, or an error object (the JSON of an engine.Error)
-// with input_error or eval_error. err is a canceled context or a module
-// that broke its ABI.
+// with input_error, eval_error or host_error (the Host failed to read a
+// platform_version). err is a canceled context or a module that broke
+// its ABI.
 func (d *Decider) Decide(ctx context.Context, line []byte) ([]byte, contract.Status, error) {
 	return d.answer(ctx, d.decide, line)
 }
 
-// answer calls export fn, dlroute_decide or dlroute_explain, on line.
-func (d *Decider) answer(ctx context.Context, fn api.Function, line []byte) ([]byte, contract.Status, error) {
+// answer calls export fn, dlroute_decide or dlroute_explain, on line;
+// args come between the handle and the line.
+func (d *Decider) answer(ctx context.Context, fn api.Function, line []byte, args ...uint64) ([]byte, contract.Status, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -237,8 +262,52 @@ func (d *Decider) answer(ctx context.Context, fn api.Function, line []byte) ([]b
 	if err != nil {
 		return nil, 0, err
 	}
-	out, status, _, err := d.call(ctx, fn, []uint64{uint64(d.handle), uint64(in), uint64(len(line))}, false)
+	out, status, _, err := d.call(ctx, fn, append(append([]uint64{uint64(d.handle)}, args...), uint64(in), uint64(len(line))), false)
 	return out, status, err
+}
+
+// Exchange decides one JSON input of an exchange rule set as DecideJSON
+// does and carries the decision out for src in the module, as the
+// compiler module's RuleSet.Exchange does, with its results and errors:
+// the module exports src in place, or asks the host to copy it into host
+// memory (copy_to_host, which runs DecisionConfig.Host.Copier). src is
+// registered in the module's table of buffers for the call, and the table
+// holds neither it nor its copy afterwards. Errors are an *engine.Error
+// for an input or evaluation error (or a Host that failed to read a
+// platform_version), and an *ExchangeError (CodeNoCopier, CodeCopyFailed)
+// for a decision that could not be carried out.
+func (d *Decider) Exchange(ctx context.Context, line []byte, src machine.Buffer) (ExchangeResult, error) {
+	if d.xchg == nil {
+		return ExchangeResult{}, &engine.Error{Code: CodeModule, Message: "the decision module has no dlroute_exchange",
+			Hint: "build the decision module from the same dlroute source as this host"}
+	}
+	h := d.buffers.add(src)
+	out, err := d.answerJSON(ctx, d.xchg, "dlroute_exchange", line, uint64(h))
+	// Any copy made is dropped from the table here, with the source.
+	copies, copyErr := d.buffers.release(h)
+	if err != nil {
+		return ExchangeResult{}, exchangeFailure(err, copyErr)
+	}
+	var answer struct {
+		Decision engine.Decision `json:"decision"`
+		Buffer   *uint32         `json:"buffer"`
+	}
+	if err := json.Unmarshal(out, &answer); err != nil {
+		return ExchangeResult{}, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_exchange answered %q: %v", out, err)}
+	}
+	res := ExchangeResult{Decision: answer.Decision}
+	switch {
+	case answer.Buffer == nil:
+	case *answer.Buffer == h:
+		res.Buffer = inPlace(res.Decision, src)
+	default:
+		dst, ok := copies[*answer.Buffer]
+		if !ok {
+			return ExchangeResult{}, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_exchange exported buffer %d, which is neither the source nor a copy of it", *answer.Buffer)}
+		}
+		res.Buffer = &dst
+	}
+	return res, nil
 }
 
 // Close closes the instance.

@@ -5,19 +5,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/contract"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/plan"
 	"github.com/dlroute/dlroute/rules"
+	decisionwasm "github.com/dlroute/dlroute/wasm/decision"
 )
 
 // decisionWasm is the decision module built from this checkout, cached
@@ -255,10 +258,10 @@ func TestNewDeciderRefuses(t *testing.T) {
 	d.Close(ctx)
 }
 
-// TestDecisionImportsNothing: the decision module needs no host
-// function, not even WASI's: it is the evaluator and its own memory, so a
-// host instantiates it with nothing at all (ABI.md, "Start-up").
-func TestDecisionImportsNothing(t *testing.T) {
+// TestDecisionImportsHostFunctions: the decision module imports exactly
+// the compiler module's two host functions, with their signatures, and
+// nothing else, not even WASI's (ABI.md, "Start-up").
+func TestDecisionImportsHostFunctions(t *testing.T) {
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
@@ -270,9 +273,20 @@ func TestDecisionImportsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var got []string
 	for _, f := range m.ImportedFunctions() {
 		module, name, _ := f.Import()
-		t.Errorf("the decision module imports %s.%s", module, name)
+		got = append(got, fmt.Sprintf("%s.%s%v->%v", module, name, f.ParamTypes(), f.ResultTypes()))
+	}
+	i32 := []api.ValueType{api.ValueTypeI32}
+	want := []string{
+		fmt.Sprintf("%s.platform_version%v->%v", contract.HostModule, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, i32),
+		fmt.Sprintf("%s.copy_to_host%v->%v", contract.HostModule, []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, i32),
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the decision module imports %q; want %q", got, want)
 	}
 	if _, ok := m.ExportedMemories()["memory"]; !ok {
 		t.Error("the decision module exports no memory")
