@@ -350,7 +350,10 @@ func (d *Decider) grow(ctx context.Context, b *buffer, size uint32) error {
 // status and the result's low 32 bits: with handle set, an ok result
 // carries a handle there and no output.
 func (d *Decider) call(ctx context.Context, fn api.Function, args []uint64, handle bool) ([]byte, contract.Status, uint32, error) {
-	if err := d.grow(ctx, &d.out, 512); err != nil {
+	// 4 KiB, the compiler module runner's first buffer: an explanation
+	// fits, so a call that asked the host for a platform_version is rarely
+	// made again (and the host asked again) after too_small.
+	if err := d.grow(ctx, &d.out, 4096); err != nil {
 		return nil, 0, 0, err
 	}
 	for range 3 {

@@ -279,7 +279,13 @@ static int ask_host(int64_t device, str *version, str *why) {
  * unless it is an int64). */
 static int64_t device_of(const jobj *o, bool from_line) {
 	value v;
-	if (!jobj_get(o, STR("local_hardware_id"), &v) || v.kind != V_JNUM) {
+	if (!jobj_get(o, STR("local_hardware_id"), &v)) {
+		return 0;
+	}
+	if (v.kind == V_INT) { /* the reader's small ints */
+		return v.i;
+	}
+	if (v.kind != V_JNUM) {
 		return 0;
 	}
 	if (!from_line) {
