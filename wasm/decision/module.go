@@ -1,7 +1,8 @@
 // Package decision holds the dlroute decision module: package plan, the
 // evaluator of compiled decisions, ported to C (src/) and compiled by
-// clang to a WebAssembly reactor of ABI version 2 (ABI.md). It holds no
-// CEL compiler, no rules and no runtime to start, and imports nothing:
+// clang to a WebAssembly reactor of ABI version 3 (ABI.md). It holds no
+// CEL compiler, no rules and no runtime to start, and imports only the
+// compiler module's two host functions (platform_version, copy_to_host):
 // the host hands it plans (rules/plans.bin, engine.RuleSet.Plan) and
 // decides JSON lines with them, with the native engine's bytes.
 //
