@@ -1,4 +1,4 @@
-// The decision module (wasm/decision, ABI version 2, its ABI.md) in the
+// The decision module (wasm/decision, ABI version 3, its ABI.md) in the
 // page: the page's WASI (wasi.js), a set of plans (plans.bin), and the
 // calls that take a version's plan from the set and decide or explain
 // JSON lines with it. It answers what the native engine's ResolveJSON
@@ -8,7 +8,8 @@
 // served beside this file) has no explain yet.
 //
 // The page runs it on its main thread (first.js): a decision is a short
-// call, and the module imports nothing and starts at once. A Decisions
+// call, and the module imports only its two host functions (answered as
+// a host that reads no machine and copies nothing) and starts at once. A Decisions
 // owns one instance; a call that traps leaves it
 // unusable, and the call throws: the next call starts a fresh instance
 // from the same module.
@@ -16,10 +17,15 @@
 import { createWASI } from "./wasi.js";
 
 // The ABI version this client speaks.
-export const DECISION_ABI_VERSION = 2;
+export const DECISION_ABI_VERSION = 3;
 
 // The statuses of ABI.md, by number.
-const STATUS = ["ok", "input_error", "eval_error", "load_error", "no_ruleset", "bad_handle", undefined, "too_small"];
+const STATUS = ["ok", "input_error", "eval_error", "load_error", "no_ruleset", "bad_handle", undefined, "too_small", undefined, "host_error"];
+
+// The module's host functions (ABI.md, Imports), as a page answers them:
+// status 2, a host that reads no machine (a line that leaves
+// platform_version out is checked as it is) and has no copier.
+const HOST = { platform_version: () => 2, copy_to_host: () => 2 };
 const TOO_SMALL = 7;
 
 const encoder = new TextEncoder();
@@ -58,7 +64,7 @@ export class Decisions {
   // restart starts a fresh instance: after a trap, or for other plans.
   async restart() {
     const wasi = createWASI(this.print);
-    const instance = await WebAssembly.instantiate(this.module, { wasi_snapshot_preview1: wasi.imports });
+    const instance = await WebAssembly.instantiate(this.module, { wasi_snapshot_preview1: wasi.imports, dlroute_host: HOST });
     wasi.setMemory(instance.exports.memory);
     this.x = instance.exports;
     this.x._initialize();

@@ -1,13 +1,22 @@
-// The decision module (ABI version 2, ABI.md beside this file; the
+// The decision module (ABI version 3, ABI.md beside this file; the
 // checked-in decision.wasm) in Node.js: the few calls that load a plan and
-// decide JSON lines. The module imports nothing, so this client has no
-// dependency, no WASI and no host functions.
+// decide JSON lines. The module imports only its two host functions,
+// which this client answers as a host that reads no machine and copies
+// nothing (status 2), so it has no dependency and no WASI.
 
 /** The ABI version this client speaks. */
-export const ABI_VERSION = 2;
+export const ABI_VERSION = 3;
 
 /** The statuses of ABI.md, by name. */
-export const STATUS = Object.freeze({ ok: 0, input_error: 1, eval_error: 2, load_error: 3, no_ruleset: 4, bad_handle: 5, too_small: 7 });
+export const STATUS = Object.freeze({ ok: 0, input_error: 1, eval_error: 2, load_error: 3, no_ruleset: 4, bad_handle: 5, too_small: 7, host_error: 9 });
+
+/**
+ * IMPORTS are the module's imports (ABI.md, Imports) for a host that reads
+ * no machine and has no copier: platform_version answers status 2, so a
+ * line that leaves platform_version out is checked as it is
+ * (missing_field), and copy_to_host answers status 2, no copier.
+ */
+const IMPORTS = { dlroute_host: { platform_version: () => 2, copy_to_host: () => 2 } };
 
 const NAMES = Object.fromEntries(Object.entries(STATUS).map(([k, v]) => [v, k]));
 
@@ -24,7 +33,7 @@ const decoder = new TextDecoder();
 export class Decider {
   constructor(module, plan, ref = "") {
     if (!(module instanceof WebAssembly.Module)) module = new WebAssembly.Module(module);
-    this.instance = new WebAssembly.Instance(module, {});
+    this.instance = new WebAssembly.Instance(module, IMPORTS);
     this.x = this.instance.exports;
     this.x._initialize();
     const version = this.x.dlroute_abi_version?.();

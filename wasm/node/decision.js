@@ -1,9 +1,10 @@
 // The client of the decision module's ABI (wasm/decision/ABI.md, version
-// 2): the module that decides with plans the Go engine compiled, with no
+// 3): the module that decides with plans the Go engine compiled, with no
 // CEL compiler inside. It is a plain ES module with no Node.js built-ins,
 // as client.js is, so that a browser host can run it too; the host starts
-// the module, which imports nothing, and runs _initialize, and a
-// DecisionClient does the rest. Like client.js it believes nothing the module answers
+// the module with noMachineImports (its two host functions, answering as
+// a host that reads no machine and copies nothing) and runs _initialize,
+// and a DecisionClient does the rest. Like client.js it believes nothing the module answers
 // without checking it: a status ABI.md does not list, an output longer
 // than its buffer or a too_small that asks for no more room make the
 // instance dead, as a trap does, with a ModuleError.
@@ -16,10 +17,30 @@
 import { ModuleError } from "./errors.js";
 
 /** The ABI version of the decision module (wasm/decision/ABI.md). */
-export const DECISION_ABI_VERSION = 2;
+export const DECISION_ABI_VERSION = 3;
 
-/** The decision module's statuses by number (ABI.md, Results); 6 is not one. */
-export const DECISION_STATUS = Object.freeze(["ok", "input_error", "eval_error", "load_error", "no_ruleset", "bad_handle", undefined, "too_small"]);
+/** The decision module's statuses by number (ABI.md, Results); 6 and 8 are not. */
+export const DECISION_STATUS = Object.freeze(["ok", "input_error", "eval_error", "load_error", "no_ruleset", "bad_handle", undefined, "too_small", undefined, "host_error"]);
+
+/** The host module the decision module imports from: the compiler module's (ABI.md, Imports). */
+export const DECISION_HOST_MODULE = "dlroute_host";
+
+/** The functions the decision module imports from DECISION_HOST_MODULE, and nothing else. */
+export const DECISION_IMPORTS = Object.freeze(["platform_version", "copy_to_host"]);
+
+/** The host status "unavailable": this host has nothing to answer with. */
+const HOST_UNAVAILABLE = 2;
+
+/**
+ * noMachineImports is the decision module's imports for a host that reads
+ * no machine and has no copier, as every JavaScript host is:
+ * platform_version answers status 2 ("reads no machine": a line that
+ * leaves platform_version out is checked as it is, missing_field), and
+ * copy_to_host status 2 ("no copier").
+ */
+export function noMachineImports() {
+  return { [DECISION_HOST_MODULE]: { platform_version: () => HOST_UNAVAILABLE, copy_to_host: () => HOST_UNAVAILABLE } };
+}
 
 /**
  * Where the decision module is and how to rebuild it, for hints: it is

@@ -1,14 +1,15 @@
 // One instance of a dlroute module in Node.js: node:wasi, and the ABI
 // client that makes every call by its ABI.md's conventions. The compiler
 // module (wasm/ABI.md) gets WASI, the host functions (host.mjs) and
-// client.js; the decision module (wasm/decision/ABI.md) imports nothing,
-// so node:wasi is not loaded for it, and gets decision.js. Both clients
+// client.js; the decision module (wasm/decision/ABI.md) imports only its
+// two host functions, so node:wasi is not loaded for it, and gets
+// decision.js with noMachineImports. Both clients
 // are shared with the browser playground.
 
 import { createRequire } from "node:module";
 
 import { BUILD, Client, HOST_MODULE, checkModule } from "./client.js";
-import { DECISION_BUILD, DecisionClient, checkDecisionModule } from "./decision.js";
+import { DECISION_BUILD, DECISION_HOST_MODULE, DECISION_IMPORTS, DecisionClient, checkDecisionModule, noMachineImports } from "./decision.js";
 import { ModuleError } from "./errors.js";
 import { hostImports } from "./host.mjs";
 
@@ -76,23 +77,25 @@ export function startInstance(module, host) {
 
 /**
  * startDecisionInstance starts the decision module (a WebAssembly.Module)
- * with no imports, runs its _initialize and returns its DecisionClient,
- * which has checked its ABI version. It throws a ModuleError for a module
- * that is not the decision module, or that imports anything: an older
- * build (Go's, which imported WASI) is refused with a hint that says
- * where the checked-in one is.
+ * with its two host functions answering as a host that reads no machine
+ * and copies nothing (noMachineImports), runs its _initialize and returns
+ * its DecisionClient, which has checked its ABI version. It throws a
+ * ModuleError for a module that is not the decision module, or that
+ * imports anything else: an older build (Go's, which imported WASI) is
+ * refused with a hint that says where the checked-in one is.
  */
 export function startDecisionInstance(module) {
   checkDecisionModule(module);
-  const imports = WebAssembly.Module.imports(module);
+  const imports = WebAssembly.Module.imports(module).filter((i) => i.module !== DECISION_HOST_MODULE || !DECISION_IMPORTS.includes(i.name));
   if (imports.length) {
     const first = `${imports[0].module}.${imports[0].name}`;
     const more = imports.length > 1 ? ` and ${imports.length - 1} more` : "";
-    throw new ModuleError(`the decision module imports ${first}${more}: it is an older build, and the decision module imports nothing`, { hint: DECISION_BUILD });
+    const only = DECISION_IMPORTS.map((n) => `${DECISION_HOST_MODULE}.${n}`).join(" and ");
+    throw new ModuleError(`the decision module imports ${first}${more}: it is an older build, and the decision module imports only ${only}`, { hint: DECISION_BUILD });
   }
   let instance;
   try {
-    instance = new WebAssembly.Instance(module, {});
+    instance = new WebAssembly.Instance(module, noMachineImports());
     instance.exports._initialize();
   } catch (err) {
     throw new ModuleError(`starting the decision module: ${err.message}`, { cause: err, hint: DECISION_BUILD });

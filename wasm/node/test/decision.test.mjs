@@ -13,7 +13,8 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 
 import { DEFAULT_PLANS, DlrouteError, load } from "../index.mjs";
-import { planInputs, readPlanSet } from "../decision.js";
+import { DECISION_HOST_MODULE, noMachineImports, planInputs, readPlanSet } from "../decision.js";
+import { startDecisionInstance } from "../instance.mjs";
 import { RULES, checkedInDecisionModule, compiledModule } from "./helpers.mjs";
 
 const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
@@ -75,6 +76,20 @@ test("every embedded version that declares platform_version requires it: a plan 
     assert.equal(pv.required, true, `${ref} declares platform_version with a default`);
   }
   assert.ok(declaring > 0);
+});
+
+test("the module's host functions answer as a host that reads no machine: a line without platform_version is missing_field", () => {
+  const module = new WebAssembly.Module(readFileSync(checkedInDecisionModule()));
+  const imported = WebAssembly.Module.imports(module).map((i) => `${i.module}.${i.name}:${i.kind}`).sort();
+  assert.deepEqual(imported, [`${DECISION_HOST_MODULE}.copy_to_host:function`, `${DECISION_HOST_MODULE}.platform_version:function`]);
+  assert.equal(noMachineImports()[DECISION_HOST_MODULE].platform_version(0, 0, 0, 0), 2);
+  assert.equal(noMachineImports()[DECISION_HOST_MODULE].copy_to_host(0, 0), 2);
+  const client = startDecisionInstance(module);
+  const set = readPlanSet(readFileSync(DEFAULT_PLANS));
+  const { handle } = client.loadPlan(set.get("jax@v3"));
+  const r = client.decide(handle, '{"platform":"gpu","local_hardware_id":1}');
+  assert.equal(r.status, "input_error");
+  assert.equal(JSON.parse(r.text).code, "missing_field");
 });
 
 describe("platform_version from the host: the plans' answers are the compiler module's", () => {

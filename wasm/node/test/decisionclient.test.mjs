@@ -77,7 +77,7 @@ describe("DecisionClient's statuses", () => {
     });
   }
 
-  test("a status ABI version 2 does not have kills the instance", () => {
+  test("a status ABI version 3 does not have kills the instance", () => {
     const c = new DecisionClient(fakeDecider({ status: 6 }));
     assert.throws(() => c.decide(1, "{}"), (err) => err instanceof ModuleError && /answered status 6/.test(err.message));
     assert.equal(c.dead, true);

@@ -87,7 +87,8 @@ describe("a decision module that cannot serve: ModuleError at load, code module_
     ["a missing file", "/nonexistent/decision.wasm", /^cannot read the module at \/nonexistent\/decision\.wasm: ENOENT$/, DECISION_BUILD],
     ["bytes that are not WebAssembly", "/etc/hostname", /^the module is not WebAssembly \(\d+ bytes\)$/, DECISION_BUILD],
     ["the compiler module in its place", MODULE_PATH, /^the decision module does not export dlroute_load_plan, dlroute_decide, dlroute_explain: it is not dlroute's decision module$/, DECISION_BUILD],
-    ["a decision module of ABI version 1", fakeModule(1, DECISION_EXPORTS), /^the decision module has ABI version 1; this host speaks version 2$/, DECISION_BUILD],
+    ["a decision module of ABI version 1", fakeModule(1, DECISION_EXPORTS), /^the decision module has ABI version 1; this host speaks version 3$/, DECISION_BUILD],
+    ["a decision module of ABI version 2, which imports nothing", fakeModule(2, DECISION_EXPORTS), /^the decision module has ABI version 2; this host speaks version 3$/, DECISION_BUILD],
   ];
   for (const [name, module, message, hint] of cases) {
     test(name, async () => {
@@ -126,15 +127,15 @@ describe("a decision module that cannot serve: ModuleError at load, code module_
     }
   });
 
-  test("an older build that imports WASI: refused at load, with where the checked-in one is", async () => {
+  test("a module that imports anything but its two host functions: refused at load as an older build, with where the checked-in one is", async () => {
     const saved = process.env.DLROUTE_DECISION_WASM;
     const dir = await tempRules();
     try {
       process.env.DLROUTE_DECISION_WASM = join(dir, "decision.wasm");
-      await writeFile(process.env.DLROUTE_DECISION_WASM, fakeModule(2, DECISION_EXPORTS, [], [["wasi_snapshot_preview1", "fd_write"]]));
+      await writeFile(process.env.DLROUTE_DECISION_WASM, fakeModule(3, DECISION_EXPORTS, [], [["dlroute_host", "platform_version"], ["wasi_snapshot_preview1", "fd_write"], ["dlroute_host", "resolve"]]));
       await assert.rejects(load({ module: await compiledModule() }), (err) => {
         assert.ok(err instanceof ModuleError, `${err} is not a ModuleError`);
-        assert.equal(err.message, "the decision module imports wasi_snapshot_preview1.fd_write: it is an older build, and the decision module imports nothing");
+        assert.equal(err.message, "the decision module imports wasi_snapshot_preview1.fd_write and 1 more: it is an older build, and the decision module imports only dlroute_host.platform_version and dlroute_host.copy_to_host");
         assert.match(err.hint, DECISION_BUILD);
         return true;
       });
