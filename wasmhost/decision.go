@@ -295,19 +295,7 @@ func (d *Decider) Exchange(ctx context.Context, line []byte, src machine.Buffer)
 	if err := json.Unmarshal(out, &answer); err != nil {
 		return ExchangeResult{}, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_exchange answered %q: %v", out, err)}
 	}
-	res := ExchangeResult{Decision: answer.Decision}
-	switch {
-	case answer.Buffer == nil:
-	case *answer.Buffer == h:
-		res.Buffer = inPlace(res.Decision, src)
-	default:
-		dst, ok := copies[*answer.Buffer]
-		if !ok {
-			return ExchangeResult{}, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_exchange exported buffer %d, which is neither the source nor a copy of it", *answer.Buffer)}
-		}
-		res.Buffer = &dst
-	}
-	return res, nil
+	return exchangeResult(answer.Decision, answer.Buffer, h, src, copies)
 }
 
 // Close closes the instance.

@@ -122,15 +122,22 @@ func (rs *RuleSet) Exchange(ctx context.Context, line []byte, src machine.Buffer
 	if err != nil {
 		return ExchangeResult{}, exchangeFailure(err, copyErr)
 	}
-	res := ExchangeResult{Decision: answer.Decision}
+	return exchangeResult(answer.Decision, answer.Buffer, h, src, copies)
+}
+
+// exchangeResult is an exchange's result from the module's answer: the
+// buffer it exported (nil: none) is the source h, exported in place, or
+// one of the copies the host made for the call.
+func exchangeResult(d engine.Decision, buffer *uint32, h uint32, src machine.Buffer, copies map[uint32]machine.Buffer) (ExchangeResult, error) {
+	res := ExchangeResult{Decision: d}
 	switch {
-	case answer.Buffer == nil:
-	case *answer.Buffer == h:
+	case buffer == nil:
+	case *buffer == h:
 		res.Buffer = inPlace(res.Decision, src)
 	default:
-		dst, ok := copies[*answer.Buffer]
+		dst, ok := copies[*buffer]
 		if !ok {
-			return ExchangeResult{}, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_exchange exported buffer %d, which is neither the source nor a copy of it", *answer.Buffer)}
+			return ExchangeResult{}, &engine.Error{Code: CodeModule, Message: fmt.Sprintf("dlroute_exchange exported buffer %d, which is neither the source nor a copy of it", *buffer)}
 		}
 		res.Buffer = &dst
 	}
