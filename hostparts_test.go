@@ -13,6 +13,7 @@ var coreParts = []struct{ pkg, why, program string }{
 	{"gcc", "the C library's tests", "gcc"},
 	{"git", "the README's ignore rules", "git"},
 	{"clang lld wasi-libc libclang-rt-14-dev-wasm32", "rebuilding the decision module to check it is fresh", "clang"},
+	{"binaryen", "the wasm-opt pass clang runs over the decision module", "wasm-opt"},
 }
 
 // TestHostPartsInstalled names, in one line at the start of the run (this

@@ -1,6 +1,6 @@
 // Command decisiongen builds the decision module, decision.wasm, from its
 // C sources (wasm/decision/src/*.c: package plan ported to C) with clang
-// and wasi-libc, as a WebAssembly reactor of ABI version 2
+// and wasi-libc, as a WebAssembly reactor of ABI version 3
 // (wasm/decision/ABI.md). From the module's root:
 //
 //	go run ./internal/build/decisiongen [-src wasm/decision/src] [-o wasm/decision/decision.wasm]
@@ -14,9 +14,13 @@
 //
 // The sources are named in sorted order and the output holds no paths,
 // names or timestamps, so the same sources and the same clang give the
-// same bytes (TestBuildIsReproducible). Without clang or the wasm32 C
-// library it fails naming the Debian packages that provide them:
-// clang, lld, wasi-libc and libclang-rt-14-dev-wasm32.
+// same bytes (TestBuildIsReproducible). At -Os clang's driver runs
+// binaryen's wasm-opt -Os over the linked module when wasm-opt is on the
+// PATH, and silently does not when it is not, so Build refuses to run
+// without it (internal/build/decisiongen/RATIONALE.md, "Why must
+// wasm-opt be installed?"). Without clang, the wasm32 C library or
+// wasm-opt it fails naming the Debian packages that provide them:
+// clang, lld, wasi-libc, libclang-rt-14-dev-wasm32 and binaryen.
 package main
 
 import (
@@ -33,8 +37,13 @@ import (
 )
 
 // Packages are the Debian packages that give clang a wasm32-wasi target:
-// the compiler, its linker, the C library and the compiler's builtins.
-const Packages = "clang lld wasi-libc libclang-rt-14-dev-wasm32"
+// the compiler, its linker, the C library, the compiler's builtins and
+// binaryen, whose wasm-opt clang runs after linking.
+const Packages = "clang lld wasi-libc libclang-rt-14-dev-wasm32 binaryen"
+
+// WasmOpt is the program clang's driver runs over the linked module at
+// -Os when it finds it on the PATH.
+const WasmOpt = "wasm-opt"
 
 // StackSize is the module's stack. The input's reader and checks, the
 // evaluation and an explanation's writer keep a value's nesting off the
@@ -106,6 +115,9 @@ func Command(clang, src, out string) ([]string, error) {
 func Build(clang, src string) ([]byte, error) {
 	if _, err := exec.LookPath(clang); err != nil {
 		return nil, fmt.Errorf("%s not found: install the Debian packages %s", clang, Packages)
+	}
+	if _, err := exec.LookPath(WasmOpt); err != nil {
+		return nil, fmt.Errorf("%s not found: without it %s builds a larger module than the checked-in one, which it runs %s -Os over; install the Debian packages %s", WasmOpt, clang, WasmOpt, Packages)
 	}
 	tmp, err := os.MkdirTemp("", "decisiongen")
 	if err != nil {

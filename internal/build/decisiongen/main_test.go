@@ -2,23 +2,33 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 )
 
 const src = "../../../wasm/decision/src"
 
+// needBuildParts skips t in the quick loop, and where clang or wasm-opt
+// is missing (fails under CI), naming the packages to install.
+func needBuildParts(t *testing.T) {
+	t.Helper()
+	testenv.Short(t, "decisiongen runs clang")
+	for _, program := range []string{"clang", WasmOpt} {
+		if _, err := exec.LookPath(program); err != nil {
+			testenv.Missing(t, "no "+program+", so the decision module cannot be built: apt-get install -y "+Packages)
+		}
+	}
+}
+
 // TestBuildIsReproducible: two builds of the sources give the same
 // bytes, a WebAssembly module with no path of the machine in it.
 func TestBuildIsReproducible(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: decisiongen runs clang in the full go test ./...")
-	}
-	if _, err := exec.LookPath("clang"); err != nil {
-		t.Skip("no clang: install " + Packages)
-	}
+	needBuildParts(t)
 	a, err := Build("clang", src)
 	if err != nil {
 		t.Fatal(err)
@@ -88,5 +98,24 @@ func TestMissingSysroot(t *testing.T) {
 		if got := missingSysroot(msg); got != want {
 			t.Errorf("missingSysroot(%q) = %v, want %v", msg, got, want)
 		}
+	}
+}
+
+// TestMissingWasmOptNamesPackages: with clang but no wasm-opt on the
+// PATH, clang would build a larger module than the checked-in one
+// without a word; Build refuses instead, naming binaryen.
+func TestMissingWasmOptNamesPackages(t *testing.T) {
+	clang, err := exec.LookPath("clang")
+	if err != nil {
+		t.Skip("no clang: the refusal is for a machine with clang but no wasm-opt")
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(clang, filepath.Join(bin, "clang")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	_, err = Build("clang", src)
+	if err == nil || !strings.Contains(err.Error(), "wasm-opt not found") || !strings.Contains(err.Error(), "binaryen") {
+		t.Errorf("Build without wasm-opt = %v; want an error naming wasm-opt and binaryen", err)
 	}
 }

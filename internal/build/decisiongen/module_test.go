@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -47,12 +46,7 @@ var (
 
 func startModule(t *testing.T) *module {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: decisiongen runs clang in the full go test ./...")
-	}
-	if _, err := exec.LookPath("clang"); err != nil {
-		t.Skip("no clang: install " + Packages)
-	}
+	needBuildParts(t)
 	wasmOnce.Do(func() { wasm, wasmErr = Build("clang", src) })
 	if wasmErr != nil {
 		t.Fatal(wasmErr)
