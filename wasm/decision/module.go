@@ -10,11 +10,11 @@
 // package and the page decide with it without a C toolchain;
 // `go generate ./wasm/decision` rebuilds it (internal/build/decisiongen:
 // clang, lld, wasi-libc, libclang-rt-14-dev-wasm32 and binaryen from
-// Debian), and
-// decisiongen's TestCheckedInModuleIsFresh fails when it is stale. The
-// wasmhost tests compare it with cel-go on every case of every embedded
-// version and on generated inputs (wasm/decision/RATIONALE.md, "Why is
-// the decision module written in C?").
+// Debian), and decisiongen's TestCheckedInModuleIsFresh fails when it
+// is stale. The wasmhost tests compare it with cel-go on every case of
+// every embedded version and on generated inputs
+// (wasm/decision/RATIONALE.md, "Why is the decision module written in
+// C?").
 package decision
 
 import (
