@@ -258,7 +258,7 @@ func countRefs(refs []string) int {
 // TestDecisionFirstColdLoad measures the page's own engine's first
 // decision, cold (no cache, a browser context of its own per load), at
 // 1x CPU, with the decision module and without it (the compiler module
-// alone, as the page decided before), five loads each, alternating, and
+// alone, as the page decided before), -loads of each (coldLoads), alternating, and
 // the longest main-thread task up to that decision and up to the tests
 // shown; with DLROUTE_PLAYGROUND_BASELINE (baselineEnv), that page with
 // the decision module too ("baseline"). It records the figures
@@ -276,7 +276,7 @@ func TestDecisionFirstColdLoad(t *testing.T) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	report := map[string]any{"loadavg": strings.TrimSpace(string(load))}
 	runs := map[string][]firstLoad{}
-	for i := 0; i < 5; i++ {
+	for i := 0; i < *coldLoads; i++ {
 		for _, name := range names {
 			tab, closeTab := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
 			q := coldTabOf(t, page{t, tab}, 1280, 720, 1)

@@ -2,6 +2,7 @@ package playground
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,13 @@ const repoRoot = "../.."
 
 // binDir holds the dlroute binary these tests build, removed when they end.
 var binDir string
+
+// coldLoads is how many cold loads of each page the tests that record
+// figures make (TestDecisionFirstColdLoad, TestPlaygroundFirstScreen's
+// cold load): one in the test command, which checks what every load must
+// show; BENCHMARKS.md's commands ask for more (-loads 5) to report
+// medians.
+var coldLoads = flag.Int("loads", 1, "cold loads of each page in the tests that record figures (BENCHMARKS.md)")
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "dlroute-e2e-")

@@ -81,8 +81,8 @@ var pythonStacks = []pythonStack{
 
 // TestPython runs the Python package's tests (python/tests) with pytest
 // over the library and the dlroute command built from this checkout
-// (once for both), on each stack in turn (e2e/RATIONALE.md, "Why do the
-// Python stacks run one after the other?"): Debian's Python 3.11 with its
+// (once for both), on each stack, the two side by side (e2e/RATIONALE.md,
+// "Why do the Python stacks run side by side?"): Debian's Python 3.11 with its
 // torch 1.13, jax 0.10.2 and numpy 2.4.6; and pyenv's Python 3.12 with
 // PyPI's numpy, jax and torch of today. Each stack's
 // virtual environment is made once in the user cache directory and kept
@@ -115,6 +115,7 @@ func TestPython(t *testing.T) {
 	}
 	for _, s := range pythonStacks {
 		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
 			var python string
 			t.Run("venv", func(t *testing.T) { python = venvFor(t, s) })
 			if python == "" {

@@ -5,6 +5,7 @@ loading twice, a missing library or one of another ABI version."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -327,9 +328,18 @@ def test_pip_install(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     build_env = {k: v for k, v in os.environ.items() if k != "DLROUTE_LIB"}  # built here, not copied
-    pip = subprocess.run([str(venv / "bin" / "pip"), "wheel", "--no-deps", "--quiet", "--disable-pip-version-check",
-                          "-w", str(tmp_path / "dist"), str(ROOT / "python")], capture_output=True, text=True,
-                         timeout=900, env=build_env)
+    # pip builds in the tree (setuptools' python/build and egg-info), so a
+    # second run of these tests beside this one (the other Python stack)
+    # waits for this build to end: a lock on the directory, which leaves
+    # no file behind.
+    tree = os.open(ROOT / "python", os.O_RDONLY)
+    try:
+        fcntl.flock(tree, fcntl.LOCK_EX)
+        pip = subprocess.run([str(venv / "bin" / "pip"), "wheel", "--no-deps", "--quiet", "--disable-pip-version-check",
+                              "-w", str(tmp_path / "dist"), str(ROOT / "python")], capture_output=True, text=True,
+                             timeout=900, env=build_env)
+    finally:
+        os.close(tree)  # and the lock with it
     assert pip.returncode == 0, pip.stdout + pip.stderr
     platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
     wheel = tmp_path / "dist" / f"dlroute-{__version__}-py3-none-{platform}.whl"
