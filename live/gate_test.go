@@ -10,11 +10,13 @@ import (
 
 	"github.com/dlroute/dlroute/bundle"
 	"github.com/dlroute/dlroute/internal/testkit/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/live"
 	"github.com/dlroute/dlroute/rules"
 )
 
 func TestGateAdmit(t *testing.T) {
+	testenv.ContentOnly(t)
 	t.Parallel() // CPU-bound, beside TestHTTPSource's wait
 	private, public, _ := bundle.GenerateKey("dlroute-rules")
 	base := ruletest.Rules()
@@ -67,6 +69,7 @@ func TestGateAdmit(t *testing.T) {
 }
 
 func TestGateSignedBy(t *testing.T) {
+	testenv.ContentOnly(t)
 	private, public, _ := bundle.GenerateKey("dlroute-rules")
 	s, err := live.Gate{Keys: []string{public}}.Admit(context.Background(), &live.Candidate{Origin: "b", Archive: archive(t, rules.FS, private)})
 	if err != nil {

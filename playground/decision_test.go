@@ -1,6 +1,8 @@
 package playground_test
 
 import (
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
+
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -73,7 +75,7 @@ func plansOf(t *testing.T, h http.Handler) plansRules {
 // the embedded rules' plans as generated, which rules.json names by its
 // ETag with every version it holds, and every version's inputs.
 func TestHandlerServesTheDecisionModule(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	h, err := playground.New(playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule, Decision: fakeDecision})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +189,7 @@ func TestPublishReplacesThePlans(t *testing.T) {
 // reads rules.json; rules with no first case, or a site without the
 // decision module, have none, and a Publish replaces it with plans.bin.
 func TestFirstJSONNamesTheFirstCaseAndItsPlans(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	h, err := playground.New(playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule, Decision: fakeDecision, Live: true})
 	if err != nil {
 		t.Fatal(err)

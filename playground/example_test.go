@@ -48,7 +48,7 @@ func Example() {
 
 // TestExample runs Example, outside -short, and checks what it prints.
 func TestExample(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	testenv.Short(t, "Example builds the WebAssembly module; it")
 	if got, want := testenv.Stdout(t, Example), "application/wasm gzip\n"; got != want {
 		t.Errorf("Example printed %q, want %q", got, want)

@@ -1,6 +1,8 @@
 package playground_test
 
 import (
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
+
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -130,8 +132,8 @@ func TestInteropJSON(t *testing.T) {
 	}
 
 	// The document against the native matrix: content, which the run
-	// without -race checks (contentOnly).
-	if !raceDetector {
+	// without -race checks (testenv.ContentOnly).
+	if !testenv.RaceDetector {
 		interopIsNative(t, doc)
 	}
 
@@ -251,7 +253,7 @@ func interopRowsOf(t *testing.T, cat *engine.Catalog) []interop.Row {
 }
 
 func TestWriteSiteWritesInterop(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	dir := t.TempDir()
 	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Source: "static", Module: fakeModule}); err != nil {
 		t.Fatal(err)

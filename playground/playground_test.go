@@ -1,6 +1,8 @@
 package playground_test
 
 import (
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
+
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -94,7 +96,7 @@ func TestHandlerServesTheSite(t *testing.T) {
 }
 
 func TestContentSecurityPolicy(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	csp := playground.ContentSecurityPolicy
 	if strings.Contains(csp, "'unsafe-eval'") || strings.Contains(csp, "'unsafe-inline'") {
 		t.Errorf("the policy allows eval or inline code: %s", csp)
@@ -185,7 +187,7 @@ func TestHandlerRefuses(t *testing.T) {
 }
 
 func TestRulesJSON(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	dir := fstest.MapFS{
 		"jax/v9/rules.yaml": {Data: []byte("rules: []\n")},
 		"README.md":         {Data: []byte("not a rules file")},
@@ -234,7 +236,7 @@ func TestRulesJSON(t *testing.T) {
 // newest jax with the seed's input, as the native engine explains it; a
 // jax that does not compile leaves it out, and the rules are served.
 func TestRulesJSONFirstDecision(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	type first struct {
 		Ref, Input  string
 		Explanation json.RawMessage
@@ -291,7 +293,7 @@ func TestRulesJSONFirstDecision(t *testing.T) {
 }
 
 func TestWriteSite(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	dir := filepath.Join(t.TempDir(), "site")
 	if err := playground.WriteSite(dir, playground.Options{Rules: rules.FS, Module: fakeModule}); err != nil {
 		t.Fatal(err)
@@ -326,7 +328,7 @@ var importRE = regexp.MustCompile(`(?m)^\s*(?:import|export)\b[^;]*?\bfrom\s+"([
 // only files the site has, by a relative name: the page's own modules and
 // the ones it shares with wasm/node (served from there) must meet.
 func TestSiteImportsResolve(t *testing.T) {
-	contentOnly(t)
+	testenv.ContentOnly(t)
 	files, err := playground.Files(playground.Options{Rules: rules.FS, Module: fakeModule})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,7 @@ func takeRuleSet(t *testing.T, h uint64, ref string) uint64 {
 // writes for the input alone, from the embedded rules (compiled a version
 // at a time) and from a directory (compiled at open) alike.
 func TestResolveJSON(t *testing.T) {
+	testenv.ContentOnly(t)
 	cat, err := engine.Load(rules.FS, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +79,7 @@ func TestResolveJSON(t *testing.T) {
 }
 
 func TestRuleSetErrors(t *testing.T) {
+	testenv.ContentOnly(t)
 	whole, _ := engine.Load(rules.FS, engine.Options{})
 	h := openRulesT(t, "")
 	for _, ref := range []string{"nosuch", "jax@v99"} {
@@ -103,6 +106,7 @@ func TestRuleSetErrors(t *testing.T) {
 
 // TestResolveBinary: the binary entry decides as the JSON one does.
 func TestResolveBinary(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	rh := takeRuleSet(t, h, "jax")
 	desc, _ := Describe(rh)
@@ -139,6 +143,7 @@ func TestResolveBinary(t *testing.T) {
 }
 
 func TestExchangeJSON(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	rh := takeRuleSet(t, h, "exchange")
 	for _, c := range []struct {
@@ -191,6 +196,7 @@ func TestConcurrentClose(t *testing.T) {
 // share what one compile made with the next: jax@v3, compiled as
 // exchange's import, is the very rule set handed out for jax.
 func TestLazyCompileReuses(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	takeRuleSet(t, h, "exchange")
 	o, _ := rulesOf(h)
@@ -210,6 +216,7 @@ func TestLazyCompileReuses(t *testing.T) {
 // against gets the handle of the version that answers it and the
 // engine's warning as JSON, every time; a covered release gets no output.
 func TestRuleSetReleaseWarning(t *testing.T) {
+	testenv.ContentOnly(t)
 	whole, _ := engine.Load(rules.FS, engine.Options{})
 	wd, _ := os.Getwd()
 	for _, path := range []string{"", filepath.Join(wd, "..", "..", "..", "rules")} {
@@ -240,6 +247,7 @@ func TestRuleSetReleaseWarning(t *testing.T) {
 // shipped text (issue 25's: `true` is `false`) does not change what a
 // directory's rules decide; the embedded rules decide alike.
 func TestOpenDirParsedFileIsNotTaken(t *testing.T) {
+	testenv.ContentOnly(t)
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, rules.FS); err != nil {
 		t.Fatal(err)
@@ -263,6 +271,7 @@ func TestOpenDirParsedFileIsNotTaken(t *testing.T) {
 // TestRuleSetsList: dlroute_rulesets lists every version of the rules,
 // the newest of each name marked default, as `dlroute rules --json` does.
 func TestRuleSetsList(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	out, st := RuleSets(h)
 	var list []struct {
@@ -295,6 +304,7 @@ func TestRuleSetsList(t *testing.T) {
 // too (wasm/internal/guest: Exchange). It is not an eval_error, since the
 // rules did decide.
 func TestNoCopierAsTheModuleSays(t *testing.T) {
+	testenv.ContentOnly(t)
 	line := []byte(`{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0,"copy":true}`)
 	h := openRulesT(t, "")
 	out, _, status := ExchangeJSON(context.Background(), takeRuleSet(t, h, "exchange"), line)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,7 @@ func interopT(t *testing.T, h uint64, req string) ([]byte, cellOf) {
 // internal/interop's TestDecide derives them: the step and rule that
 // decides, and the exception's text.
 func TestInteropJSON(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	seed := `"array":{"platform":"gpu","platform_version":"<unknown>"}`
 	for _, tc := range []struct {
@@ -89,6 +91,7 @@ func TestInteropJSON(t *testing.T) {
 // producer, consumer and array, byte for byte: asking about a row's
 // array by its input is asking about the row.
 func TestInteropMatrixJSON(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	for _, kwargs := range []string{``, `,"kwargs":{"copy":true}`, `,"kwargs":{"copy":false}`} {
 		out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"producers":["jax","numpy","torch"],"consumers":["torch","numpy","jax"]`+kwargs+`}`))
@@ -117,6 +120,7 @@ func TestInteropMatrixJSON(t *testing.T) {
 }
 
 func TestInteropJSONRefuses(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	for _, tc := range []struct {
 		req    string
@@ -168,6 +172,7 @@ func TestInteropJSONRefuses(t *testing.T) {
 // A cell that raises carries its remedy, as `dlroute interop --json`
 // writes it: a CUDA tensor into numpy is copied to the host first.
 func TestInteropJSONRemedy(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	out, _ := interopT(t, h, `{"producer":"torch","consumer":"numpy","array":{"device_type":"cuda","device_index":0}}`)
 	var c struct{ Remedy *interop.Remedy }
@@ -188,6 +193,7 @@ func TestInteropJSONRemedy(t *testing.T) {
 // A catch request answers each producer into each consumer with its
 // catch set, as `dlroute interop --catch --json` writes it.
 func TestInteropCatchJSON(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	out, st := InteropMatrixJSON(context.Background(), h, []byte(`{"producers":["numpy","torch@v1"],"consumers":["torch@v1"],"catch":true}`))
 	if st != StatusOK {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func codeOf(t *testing.T, out []byte) engine.Code {
 // writes where the entry answers lines, and what TooLong says for its
 // form (what libdlroute's exports answer for a length over the limit).
 func TestInputsOverTheLimit(t *testing.T) {
+	testenv.ContentOnly(t)
 	h := openRulesT(t, "")
 	jax, exchange := takeRuleSet(t, h, "jax"), takeRuleSet(t, h, "exchange")
 	long := bytes.Repeat([]byte(" "), MaxInputLen+1)

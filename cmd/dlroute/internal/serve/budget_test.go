@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"net"
 	"net/http"
 	"net/url"
@@ -196,6 +197,7 @@ func TestBodiesInFlightBudget(t *testing.T) {
 // rules gets, with the longest revision a bundle may have, must take at
 // most half of it.
 func TestAnswerBudgetMargin(t *testing.T) {
+	testenv.ContentOnly(t)
 	cat, err := engine.Load(rules.FS, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
