@@ -13,10 +13,13 @@ import json
 import math
 import os
 import re
+import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import warnings
+import weakref
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import version
 from pathlib import Path
@@ -723,22 +726,96 @@ TIMEOUT_S = 180
 
 def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     """The outcome of spec run in a child interpreter (this one's
-    executable, the package on its path)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
-                                                      env.get("PYTHONPATH")]))
-    try:
-        r = subprocess.run([sys.executable, "-W", "ignore", "-m", "dlroute.check._child", json.dumps(spec)],
-                           capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
-    except subprocess.TimeoutExpired:
-        return {"child": f"did not end within {TIMEOUT_S} s"}
-    if r.returncode < 0:
-        what = re.findall(r"what\(\):\s+(.*)", r.stderr)
-        return {"raise": [signal.Signals(-r.returncode).name, what[-1].strip() if what else ""]}
-    lines = r.stdout.strip().splitlines()
-    if r.returncode != 0 or not lines:
-        return {"child": f"exit {r.returncode}: {r.stderr.strip()[-600:]}"}
-    return json.loads(lines[-1])
+    executable, the package on its path): the process's one
+    :class:`Child`, which runs the calls one after another, so that a run
+    pays the libraries' import once, not once per call. A call that kills
+    the child is only its own outcome; the next call starts another."""
+    global _shared
+    if _shared is None or _shared.pid != os.getpid():  # none yet, or a fork's parent's
+        _shared = Child()
+    return _shared.call(spec)
+
+
+#: What starts each outcome line of ``python -m dlroute.check._child --serve``
+#: (its MARK; that module imports this one, so it is not imported here).
+CHILD_MARK = "\x1edlroute-child "
+
+
+class Child:
+    """One child interpreter, ``python -m dlroute.check._child --serve``,
+    that runs the calls which may kill the interpreter one after another:
+    a crash ends only the call in flight, whose outcome it is (the signal
+    and the text the library printed, as ``_base.run_child`` reads them),
+    and the next call starts a new child. One child for a whole run, not
+    one per call: a start costs the library's import."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.err: Any = None
+        self.pid = os.getpid()  # the process whose child it is
+
+    def _start(self) -> subprocess.Popen[str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                          env.get("PYTHONPATH")]))
+        self.err = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen([sys.executable, "-W", "ignore", "-m", "dlroute.check._child", "--serve"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True, env=env)
+        weakref.finalize(self, _stop, proc)
+        return proc
+
+    def call(self, spec: dict[str, Any]) -> Outcome:
+        """The outcome of spec (``_child``'s SPEC) in the child."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = self._start()
+        proc = self.proc
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps(spec) + "\n")
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it died starting: its exit says why, below
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            while True:
+                if not sel.select(TIMEOUT_S):
+                    proc.kill()
+                    proc.wait()
+                    self.proc = None
+                    return {"child": f"did not end within {TIMEOUT_S} s"}
+                line = proc.stdout.readline()
+                if not line:
+                    return self._ended(proc)
+                if line.startswith(CHILD_MARK):
+                    out: Outcome = json.loads(line[len(CHILD_MARK):])
+                    return out
+
+    def _ended(self, proc: subprocess.Popen[str]) -> Outcome:
+        """The outcome of a child that ended in the call: the signal that
+        killed it and the library's last ``what():`` text, or its exit."""
+        rc = proc.wait()
+        self.proc = None
+        self.err.seek(0)
+        stderr = self.err.read()
+        if rc < 0:
+            what = re.findall(r"what\(\):\s+(.*)", stderr)
+            return {"raise": [signal.Signals(-rc).name, what[-1].strip() if what else ""]}
+        return {"child": f"exit {rc}: {stderr.strip()[-600:]}"}
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    """Ends a child: its stdin closed, it ends its loop."""
+    if proc.poll() is None and proc.stdin is not None:
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+
+
+
+#: run_child's child, made by its first call.
+_shared: Child | None = None
 
 
 # --- the calls every checker makes -------------------------------------------

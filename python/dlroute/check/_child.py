@@ -1,12 +1,11 @@
 """Calls that may kill the interpreter, run in a child (for
 :mod:`dlroute.check`): torch 1.13-2.13 abort the process (SIGABRT) when
 ``torch.from_dlpack`` meets a negative stride, so the runner makes such a
-call in a fresh interpreter and reads what happened from its exit: the
+call in a child interpreter and reads what happened from its exit: the
 outcome it printed, or the signal that ended it with the text the library
 printed before (``what():  ...``), as ``{"raise": ["SIGABRT", text]}``.
 
-``_base.run_child(SPEC)`` starts ``python -m dlroute.check._child SPEC``,
-which runs one SPEC (JSON): ``{"kind":
+``python -m dlroute.check._child SPEC`` runs one SPEC (JSON): ``{"kind":
 "import", "library": ..., "inp": ..., "dflt": ...}``, a checker's
 ``import_`` of the capsule the case describes, or ``{"kind": "exchange",
 "producer": ..., "expr": ..., "consumer": ..., "copy": ..., "device_at":
@@ -17,9 +16,10 @@ which runs one SPEC (JSON): ``{"kind":
 
 ``python -m dlroute.check._child --serve`` runs one SPEC per line of stdin,
 one after another in one interpreter, and prints each outcome on a line
-that starts with :data:`MARK` (a library may print on stdout too); a
-runner that hands it a case which may kill the interpreter reads the crash
-as that case's outcome and starts another (``_jax_import.Child``)."""
+that starts with :data:`MARK` (a library may print on stdout too): the
+runner's calls go there (``_base.run_child``, one child for a run), and a
+call that kills the interpreter is that call's outcome; the next starts
+another (``_base.Child``)."""
 
 from __future__ import annotations
 

@@ -32,22 +32,12 @@ None.
 from __future__ import annotations
 
 import itertools
-import json
-import os
-import re
-import selectors
-import signal
-import subprocess
-import sys
-import tempfile
-import weakref
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .._capsules import (CapsuleProducer, DLDataType, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLTensor,
                         _get_name, _get_pointer, _keep, _new)
-from ._base import (TIMEOUT_S, Outcome, Recorder, Unreachable, _as_json, as_reported, decided_import, pointer, raised,
-                    seen_as_decided, values, values_difference)
+from ._base import (Outcome, Recorder, Unreachable, _as_json, as_reported, decided_import, pointer, raised,
+                    run_child, seen_as_decided, values, values_difference)
 
 COPIES = [None, True, False]
 
@@ -122,82 +112,6 @@ def make_array(np: Any, code: int, bits: int, shape: list[int], strides: list[in
     return np.lib.stride_tricks.as_strided(first, shape=tuple(shape), strides=tuple(s * item for s in strides))
 
 
-#: What starts each outcome line of ``python -m dlroute.check._child --serve``
-#: (its MARK; that module imports this one, so it is not imported here).
-CHILD_MARK = "\x1edlroute-child "
-
-
-class Child:
-    """One child interpreter, ``python -m dlroute.check._child --serve``,
-    that runs the calls which may kill the interpreter one after another:
-    a crash ends only the call in flight, whose outcome it is (the signal
-    and the text the library printed, as ``_base.run_child`` reads them),
-    and the next call starts a new child. One child for a whole run, not
-    one per call: a start costs the library's import."""
-
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen[str] | None = None
-        self.err: Any = None
-
-    def _start(self) -> subprocess.Popen[str]:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
-                                                          env.get("PYTHONPATH")]))
-        self.err = tempfile.TemporaryFile(mode="w+")
-        proc = subprocess.Popen([sys.executable, "-W", "ignore", "-m", "dlroute.check._child", "--serve"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True, env=env)
-        weakref.finalize(self, _stop, proc)
-        return proc
-
-    def call(self, spec: dict[str, Any]) -> Outcome:
-        """The outcome of spec (``_child``'s SPEC) in the child."""
-        if self.proc is None or self.proc.poll() is not None:
-            self.proc = self._start()
-        proc = self.proc
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(json.dumps(spec) + "\n")
-            proc.stdin.flush()
-        except BrokenPipeError:
-            pass  # it died starting: its exit says why, below
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            while True:
-                if not sel.select(TIMEOUT_S):
-                    proc.kill()
-                    proc.wait()
-                    self.proc = None
-                    return {"child": f"did not end within {TIMEOUT_S} s"}
-                line = proc.stdout.readline()
-                if not line:
-                    return self._ended(proc)
-                if line.startswith(CHILD_MARK):
-                    out: Outcome = json.loads(line[len(CHILD_MARK):])
-                    return out
-
-    def _ended(self, proc: subprocess.Popen[str]) -> Outcome:
-        """The outcome of a child that ended in the call: the signal that
-        killed it and the library's last ``what():`` text, or its exit."""
-        rc = proc.wait()
-        self.proc = None
-        self.err.seek(0)
-        stderr = self.err.read()
-        if rc < 0:
-            what = re.findall(r"what\(\):\s+(.*)", stderr)
-            return {"raise": [signal.Signals(-rc).name, what[-1].strip() if what else ""]}
-        return {"child": f"exit {rc}: {stderr.strip()[-600:]}"}
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    """Ends a child: its stdin closed, it ends its loop."""
-    if proc.poll() is None and proc.stdin is not None:
-        try:
-            proc.stdin.close()
-            proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-
-
 def _made(x: Any, y: Any) -> Outcome:
     """What jax made of x: y's device, whether it shares x's memory, and,
     where y does not read as x does, ``"values"`` saying how."""
@@ -226,8 +140,6 @@ class ImportChecks:
     jax: Any
     jnp: Any
     xla_bridge: Any
-
-    _child: Child | None = None
 
     def _here(self) -> dict[str, Any]:
         return {"backends": list(self.xla_bridge.backends()), "x64": bool(self.jax.config.read("jax_enable_x64"))}
@@ -346,9 +258,7 @@ class ImportChecks:
             # Refused before jax takes the capsule, the rules say. Were they
             # wrong, jax would keep a capsule with no deleter and abort the
             # interpreter freeing it (std::bad_function_call): in a child.
-            if self._child is None:
-                self._child = Child()
-            return self._child.call({"kind": "method", "library": "jax", "method": "import_by_hand", "args": [inp]})
+            return run_child({"kind": "method", "library": "jax", "method": "import_by_hand", "args": [inp]})
         x = make_array(np, *dtype, list(inp.get("shape", [8])), inp.get("strides"), inp.get("data_alignment", 64))
         try:
             y = self._function(inp)(x, **kwargs)
@@ -359,7 +269,7 @@ class ImportChecks:
     def import_by_hand(self, inp: dict[str, Any]) -> Outcome:
         """from_dlpack of a capsule made by hand of the case's dtype (one no
         numpy array has), which jax should refuse: its exception, or
-        ``{"device": None}`` where it took it. Run in a child (Child)."""
+        ``{"device": None}`` where it took it. Run in a child (run_child)."""
         dtype = (inp.get("dtype_code", 2), inp.get("dtype_bits", 32))
         with self._x64(inp.get("x64", False)):
             try:
