@@ -45,46 +45,60 @@ func nestRules(t testing.TB, n int) (string, int) {
 // tier's.
 func TestLoadBudgetIsTheSameInTheModule(t *testing.T) {
 	ctx := context.Background()
-	// Where the budget is crossed, natively: at rule k.
-	probe, first := nestRules(t, engine.MaxLoadNodes/60)
-	_, err := engine.Load(os.DirFS(probe), engine.Options{})
-	errs := engine.Errors(err)
-	if len(errs) != 1 || errs[0].Code != engine.CodeLoadTooLarge {
-		t.Fatalf("native Load of %d rules: got %v, want %s", engine.MaxLoadNodes/60, err, engine.CodeLoadTooLarge)
-	}
-	k := (errs[0].Pos.Line - first) / 3
-
-	under, _ := nestRules(t, k-5)
-	if _, err := engine.Load(os.DirFS(under), engine.Options{}); err != nil {
-		t.Fatalf("native Load of %d rules: %v", k-5, err)
+	// Each step a subtest, which the test command prints as it ends: the
+	// module's loads take most of a minute each on a busy machine.
+	var k int
+	var under string // in the test's own directory, which outlives the step
+	top := t
+	ok := t.Run("native", func(t *testing.T) {
+		// Where the budget is crossed, natively: at rule k.
+		probe, first := nestRules(t, engine.MaxLoadNodes/60)
+		_, err := engine.Load(os.DirFS(probe), engine.Options{})
+		errs := engine.Errors(err)
+		if len(errs) != 1 || errs[0].Code != engine.CodeLoadTooLarge {
+			t.Fatalf("native Load of %d rules: got %v, want %s", engine.MaxLoadNodes/60, err, engine.CodeLoadTooLarge)
+		}
+		k = (errs[0].Pos.Line - first) / 3
+		under, _ = nestRules(top, k-5)
+		if _, err := engine.Load(os.DirFS(under), engine.Options{}); err != nil {
+			t.Fatalf("native Load of %d rules: %v", k-5, err)
+		}
+	})
+	if !ok {
+		return
 	}
 	r, err := wasmhost.NewRunner(ctx, wasmhost.RunnerConfig{Module: module, Instances: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close(ctx)
-	if err := r.Load(ctx, os.DirFS(under)); err != nil {
-		t.Fatalf("the module's Load of %d rules, just under the budget: %v", k-5, err)
+	var rs *wasmhost.RuleSet
+	if !t.Run("module, just under", func(t *testing.T) {
+		if err := r.Load(ctx, os.DirFS(under)); err != nil {
+			t.Fatalf("the module's Load of %d rules, just under the budget: %v", k-5, err)
+		}
+		if rs, err = r.RuleSet(ctx, "jax"); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := rs.Resolve(ctx, engine.Input{"platform": "cpu", "platform_version": "x"}); err != nil || d.Rule != "cpu" {
+			t.Errorf("the module decided %v, %v; want rule cpu", d, err)
+		}
+	}) {
+		return
 	}
-	rs, err := r.RuleSet(ctx, "jax")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d, err := rs.Resolve(ctx, engine.Input{"platform": "cpu", "platform_version": "x"}); err != nil || d.Rule != "cpu" {
-		t.Errorf("the module decided %v, %v; want rule cpu", d, err)
-	}
-
-	over, _ := nestRules(t, k+5)
-	_, native := engine.Load(os.DirFS(over), engine.Options{})
-	guest := r.Load(ctx, os.DirFS(over))
-	n, g := engine.Errors(native), engine.Errors(guest)
-	if len(n) != 1 || len(g) != 1 || n[0].Code != engine.CodeLoadTooLarge || g[0].Code != n[0].Code || *g[0].Pos != *n[0].Pos {
-		t.Fatalf("just over the budget: native %v, module %v; want one %s at the same place", native, guest, engine.CodeLoadTooLarge)
-	}
-	// The rules in service stay.
-	if d, err := rs.Resolve(ctx, engine.Input{"platform": "tpu", "platform_version": "x", "memory_kind": "pinned_host"}); err != nil || d.Rule == "" {
-		t.Errorf("after the refusal the module decided %v, %v", d, err)
-	}
+	t.Run("both, just over", func(t *testing.T) {
+		over, _ := nestRules(t, k+5)
+		_, native := engine.Load(os.DirFS(over), engine.Options{})
+		guest := r.Load(ctx, os.DirFS(over))
+		n, g := engine.Errors(native), engine.Errors(guest)
+		if len(n) != 1 || len(g) != 1 || n[0].Code != engine.CodeLoadTooLarge || g[0].Code != n[0].Code || *g[0].Pos != *n[0].Pos {
+			t.Fatalf("just over the budget: native %v, module %v; want one %s at the same place", native, guest, engine.CodeLoadTooLarge)
+		}
+		// The rules in service stay.
+		if d, err := rs.Resolve(ctx, engine.Input{"platform": "tpu", "platform_version": "x", "memory_kind": "pinned_host"}); err != nil || d.Rule == "" {
+			t.Errorf("after the refusal the module decided %v, %v", d, err)
+		}
+	})
 }
 
 // copyVersions writes the shipped rules into a temporary folder with n

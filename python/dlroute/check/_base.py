@@ -726,13 +726,22 @@ TIMEOUT_S = 180
 
 def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     """The outcome of spec run in a child interpreter (this one's
-    executable, the package on its path): the process's one
-    :class:`Child`, which runs the calls one after another, so that a run
-    pays the libraries' import once, not once per call. A call that kills
-    the child is only its own outcome; the next call starts another."""
+    executable, the package on its path) that has imported only the
+    libraries spec names, as a fresh one would: jax's import, for one,
+    teaches numpy bfloat16. Calls that name the same libraries, which
+    the runner makes one after another, share one :class:`Child`, so that
+    a run pays an import per library or pair of them, not per call; a
+    call that kills it is only its own outcome, and the next starts
+    another."""
     global _shared
-    if _shared is None or _shared.pid != os.getpid():  # none yet, or a fork's parent's
-        _shared = Child()
+    key = tuple(sorted({spec[k] for k in ("library", "producer", "consumer") if k in spec}))
+    if _shared is not None and _shared.pid != os.getpid():
+        _shared = None  # a fork's parent's, which the parent ends
+    elif _shared is not None and _shared.key != key:
+        _shared.close()
+        _shared = None
+    if _shared is None:
+        _shared = Child(key)
     return _shared.call(spec)
 
 
@@ -746,12 +755,14 @@ class Child:
     that runs the calls which may kill the interpreter one after another:
     a crash ends only the call in flight, whose outcome it is (the signal
     and the text the library printed, as ``_base.run_child`` reads them),
-    and the next call starts a new child. One child for a whole run, not
-    one per call: a start costs the library's import."""
+    and the next call starts a new child. One child for the calls that
+    name the same libraries (run_child), not one per call: a start costs
+    the libraries' import."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: tuple[str, ...] = ()) -> None:
         self.proc: subprocess.Popen[str] | None = None
         self.err: Any = None
+        self.key = key  # the libraries its calls name (run_child)
         self.pid = os.getpid()  # the process whose child it is
 
     def _start(self) -> subprocess.Popen[str]:
@@ -761,7 +772,7 @@ class Child:
         self.err = tempfile.TemporaryFile(mode="w+")
         proc = subprocess.Popen([sys.executable, "-W", "ignore", "-m", "dlroute.check._child", "--serve"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True, env=env)
-        weakref.finalize(self, _stop, proc)
+        weakref.finalize(self, _stop, proc, self.pid)
         return proc
 
     def call(self, spec: dict[str, Any]) -> Outcome:
@@ -790,6 +801,12 @@ class Child:
                     out: Outcome = json.loads(line[len(CHILD_MARK):])
                     return out
 
+    def close(self) -> None:
+        """Ends the child, if one runs."""
+        if self.proc is not None:
+            _stop(self.proc, self.pid)
+            self.proc = None
+
     def _ended(self, proc: subprocess.Popen[str]) -> Outcome:
         """The outcome of a child that ended in the call: the signal that
         killed it and the library's last ``what():`` text, or its exit."""
@@ -803,8 +820,11 @@ class Child:
         return {"child": f"exit {rc}: {stderr.strip()[-600:]}"}
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
-    """Ends a child: its stdin closed, it ends its loop."""
+def _stop(proc: subprocess.Popen[str], owner: int) -> None:
+    """Ends a child of the process owner: its stdin closed, it ends its
+    loop. In a fork of owner it does nothing: the child is not the fork's."""
+    if os.getpid() != owner:
+        return
     if proc.poll() is None and proc.stdin is not None:
         try:
             proc.stdin.close()
