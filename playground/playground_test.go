@@ -35,7 +35,7 @@ var embedded = playground.Options{Rules: rules.FS, Source: "embedded", Module: f
 // that publishes other rules.
 func newHandler(t *testing.T) *playground.Handler {
 	t.Helper()
-	h, err := playground.New(embedded)
+	h, err := playground.New(withTestDeadline(t, embedded))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,14 +48,28 @@ func newHandler(t *testing.T) *playground.Handler {
 // -race.
 func servedHandler(t *testing.T) *playground.Handler {
 	t.Helper()
-	h, err := served()
-	if err != nil {
-		t.Fatal(err)
+	servedOnce.Do(func() { served, servedErr = playground.New(withTestDeadline(t, embedded)) }) // the binary's deadline, t's as any test's
+	if servedErr != nil {
+		t.Fatal(servedErr)
 	}
-	return h
+	return served
 }
 
-var served = sync.OnceValues(func() (*playground.Handler, error) { return playground.New(embedded) })
+var (
+	servedOnce sync.Once
+	served     *playground.Handler
+	servedErr  error
+)
+
+// withTestDeadline is opts with the test's own deadline for deciding
+// interop.json, in place of InteropTimeout: under -race on a busy machine
+// the shipped rules' matrix ran past those 30 s, and a test of what the
+// matrix holds must not fail on the machine's speed. The tests of the
+// deadline itself set theirs (interop_deadline_test.go).
+func withTestDeadline(t *testing.T, opts playground.Options) playground.Options {
+	opts.InteropTimeout = testenv.Patience(t)
+	return opts
+}
 
 func get(h http.Handler, method, path string, header ...string) *http.Response {
 	req := httptest.NewRequest(method, path, nil)
