@@ -141,6 +141,9 @@ func (rs *RuleSet) Inputs() []InputDecl {
 	return out
 }
 
+// Declares says whether name is one of the declared inputs.
+func (rs *RuleSet) Declares(name string) bool { return rs.isInput(name) }
+
 // Imports returns the versions this one imports, alias -> "name@version",
 // in file order as pairs; nil when it imports none.
 func (rs *RuleSet) Imports() []Import {

@@ -47,7 +47,7 @@ type firstDecision struct {
 // It compiles only the newest jax, without its tests, as the page's
 // engine does for its first decision.
 func decideFirst(rules fs.FS) *firstDecision {
-	cat, err := engine.Load(rules, engine.Options{Select: []string{"jax"}, SkipTests: true, TrustParsed: shipped.Embedded(rules)})
+	cat, err := engine.Load(rules, engine.Options{Select: []string{"jax"}, SkipTests: true, TrustParsed: shipped.Embedded(rules), Cache: loads})
 	if err != nil {
 		return nil
 	}

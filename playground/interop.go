@@ -101,11 +101,11 @@ type interopStep struct {
 // InteropTimeout bounds the deciding of interop.json when
 // Options.InteropTimeout is 0: rules served with --rules are anyone's,
 // and the matrix is decided for every version of every producer, asked
-// or not. The shipped rules' matrix takes 0.6 s natively and 6 s under
-// the race detector on a busy 2-core machine: this is fifty times the one
-// and five times the other (playground/RATIONALE.md, "Why is the playground's matrix
-// bounded in time?"). Past it, interop.json is a document with an error,
-// and the page shows no grid.
+// or not. The shipped rules' matrix, their load included, takes 1.3 s
+// natively and 8 s under the race detector on a 2-core machine: this is
+// twenty times the one and four times the other (playground/RATIONALE.md,
+// "Why is the playground's matrix bounded in time?"). Past it,
+// interop.json is a document with an error, and the page shows no grid.
 const InteropTimeout = 30 * time.Second
 
 // interopJSON decides the matrix of rules and writes interop.json. Rules
@@ -131,11 +131,12 @@ func interopJSON(ctx context.Context, rules fs.FS, st rulesState) ([]byte, error
 }
 
 func decideInterop(ctx context.Context, rules fs.FS, doc *interopDoc) error {
-	cat, err := engine.Load(rules, engine.Options{TrustParsed: shipped.Embedded(rules)})
+	cat, err := engine.Load(rules, engine.Options{TrustParsed: shipped.Embedded(rules), Cache: loads})
 	if err != nil {
 		return err
 	}
-	m, err := interop.Options{}.Decide(ctx, cat)
+	memo := interop.NewMemo() // one request is asked again in every matrix below
+	m, err := interop.Options{Memo: memo}.Decide(ctx, cat)
 	if err != nil {
 		return err
 	}
@@ -144,7 +145,7 @@ func decideInterop(ctx context.Context, rules fs.FS, doc *interopDoc) error {
 	// matrix can decide (a version too old to answer every call has none).
 	matrices := []*interop.Matrix{m}
 	for _, ref := range olderProducers(cat, m) {
-		if mo, err := (interop.Options{Producers: []string{ref}, Consumers: m.Consumers}).Decide(ctx, cat); err == nil {
+		if mo, err := (interop.Options{Producers: []string{ref}, Consumers: m.Consumers, Memo: memo}).Decide(ctx, cat); err == nil {
 			matrices = append(matrices, mo)
 		}
 	}
@@ -165,7 +166,7 @@ func decideInterop(ctx context.Context, rules fs.FS, doc *interopDoc) error {
 			v.Call = "from_dlpack(x, copy=True)"
 		}
 		for i, mx := range matrices {
-			o := interop.Options{Consumers: m.Consumers, Args: engine.Input{"copy": copy}}
+			o := interop.Options{Consumers: m.Consumers, Args: engine.Input{"copy": copy}, Memo: memo}
 			if i > 0 {
 				o.Producers = []string{mx.Rows[0].Producer}
 			}

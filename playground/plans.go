@@ -37,7 +37,7 @@ type servedPlans struct {
 // module, as before.
 func rulesPlans(rules fs.FS) *servedPlans {
 	embedded := shipped.Embedded(rules)
-	cat, err := engine.Load(rules, engine.Options{SkipTests: true, TrustParsed: embedded})
+	cat, err := engine.Load(rules, engine.Options{SkipTests: true, TrustParsed: embedded, Cache: loads})
 	if err != nil {
 		return nil
 	}

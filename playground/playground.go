@@ -185,6 +185,14 @@ func newResource(name string, data, gz []byte) (*resource, error) {
 	return r, nil
 }
 
+// loads keeps what the site's loads of the rules made (its first case,
+// its plans, its interop matrix: three loads of the same files), and what
+// the loads of the rules a person serves made before they changed, so a
+// load compiles only what it has not met. What an engine.Cache gives back
+// is what a fresh Load makes, errors included; it drops what recent loads
+// did not use.
+var loads = engine.NewCache()
+
 // etagOf is a file's ETag: a hash of its bytes.
 func etagOf(data []byte) string {
 	sum := sha256.Sum256(data)

@@ -191,7 +191,7 @@ func (ch *chain) request(attempt int, failedType, failed string, producerDevice 
 	if producerDevice != nil {
 		in["producer_device"] = producerDevice
 	}
-	x, err := ch.c.rs.Explain(ch.ctx, in)
+	x, err := ch.c.memo.explain(ch.ctx, ch.c.rs, in)
 	if err != nil {
 		return Step{}, x, fmt.Errorf("%s %s: %w", ch.c.Ref, CallRequest, err)
 	}

@@ -33,6 +33,7 @@ type Consumer struct {
 	Ref   string // such as "torch@v1"
 	rs    *engine.RuleSet
 	check VersionCheck
+	memo  *Memo // its requests' explanations; nil keeps none
 }
 
 // RefusedError is a rule set named as a producer or consumer that cannot
@@ -48,9 +49,7 @@ func (e *RefusedError) Error() string { return e.Ref + " cannot be a " + e.Side 
 // bothSides says whether rs answers the four calls: it declares `call`.
 func bothSides(rs *engine.RuleSet) bool { return declares(rs, "call") }
 
-func declares(rs *engine.RuleSet, name string) bool {
-	return slices.ContainsFunc(rs.Inputs(), func(d engine.InputDecl) bool { return d.Name == name })
-}
+func declares(rs *engine.RuleSet, name string) bool { return rs.Declares(name) }
 
 // NewConsumer is the consumer of rule set ref in cat, such as "numpy" or
 // "torch@v1", or jax, whose from_dlpack is answered by the version of

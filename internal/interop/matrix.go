@@ -18,6 +18,9 @@ type Options struct {
 	// for each array class it can make (Classes): bool, 0-d,
 	// negative-stride, requires_grad, ...
 	Classes bool
+	// Memo keeps the consumers' requests explained, for the next Decide
+	// that shares it; nil: a Memo of this Decide's own.
+	Memo *Memo
 }
 
 // Matrix is every exchange of the chosen producers' arrays into the
@@ -52,12 +55,17 @@ func (o Options) Decide(ctx context.Context, cat *engine.Catalog) (*Matrix, erro
 		}
 	}
 	m := &Matrix{}
+	memo := o.Memo
+	if memo == nil {
+		memo = NewMemo()
+	}
 	var consumers []*Consumer
 	for _, ref := range consRefs {
 		c, err := NewConsumer(cat, ref)
 		if err != nil {
 			return nil, err
 		}
+		c.memo = memo
 		consumers = append(consumers, c)
 		m.Consumers = append(m.Consumers, c.Ref)
 	}
