@@ -88,6 +88,14 @@ var (
 	openCount  atomic.Int64 // rules open, counted before they load
 )
 
+// loads keeps what this process's loads of rules made, whatever handle
+// asked: a program that opens the rules again after a one-line edit
+// (dlroute.load(path) once more, engine.ruleset(...) of a new handle)
+// compiles only what changed. What an engine.Cache gives back is what a
+// fresh Load makes, errors included; it drops what recent loads did not
+// use, and is safe for concurrent use.
+var loads = engine.NewCache()
+
 // openRules is what dlroute_open returns a handle for: a catalog
 // compiled at open, or, for the embedded rules, the files, each version
 // compiled when it is first asked for.
@@ -95,10 +103,10 @@ type openRules struct {
 	catalog *engine.Catalog // nil until needed, for the embedded rules
 	fsys    fs.FS
 	// For the embedded rules, what the last compile made (a version
-	// another imports, the YAML and programs of its files), reused by the
-	// next: asking for jax after exchange compiles nothing again.
+	// another imports), reused by the next, as the files' YAML and
+	// programs are by loads: asking for jax after exchange compiles
+	// nothing again.
 	last   *engine.Catalog
-	cache  *engine.Cache
 	mu     sync.Mutex
 	handed map[string]uint64 // rule-set ref -> handle, closed with the rules
 	closed bool
@@ -155,7 +163,7 @@ func load(path, key string) (uint64, []byte, Status) {
 	}
 	o := &openRules{fsys: fsys, handed: map[string]uint64{}}
 	if path != "" {
-		o.catalog, err = engine.Load(fsys, engine.Options{Root: strings.TrimSuffix(path, "/")})
+		o.catalog, err = engine.Load(fsys, engine.Options{Root: strings.TrimSuffix(path, "/"), Cache: loads})
 		if err != nil {
 			return 0, errorsJSON(err), StatusLoadError
 		}
@@ -173,10 +181,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, e
 	if o.catalog != nil {
 		return o.catalog.Lookup(ref)
 	}
-	if o.cache == nil {
-		o.cache = engine.NewCache()
-	}
-	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: o.cache, SkipTests: true, TrustParsed: rules.Embedded(o.fsys)})
+	cat, err := engine.Load(o.fsys, engine.Options{Select: []string{ref}, Reuse: o.last, Cache: loads, SkipTests: true, TrustParsed: rules.Embedded(o.fsys)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -188,7 +193,7 @@ func (o *openRules) find(ref string) (*engine.RuleSet, *engine.ReleaseWarning, e
 // embedded rules. o.mu is held.
 func (o *openRules) whole() (*engine.Catalog, error) {
 	if o.catalog == nil {
-		cat, err := engine.Load(o.fsys, engine.Options{TrustParsed: rules.Embedded(o.fsys)})
+		cat, err := engine.Load(o.fsys, engine.Options{TrustParsed: rules.Embedded(o.fsys), Cache: loads})
 		if err != nil {
 			return nil, err
 		}

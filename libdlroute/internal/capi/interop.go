@@ -217,11 +217,8 @@ func catalogOf(h uint64, refs ...string) (*engine.Catalog, []byte, Status) {
 		}
 		return cat, nil, StatusOK
 	}
-	if o.cache == nil {
-		o.cache = engine.NewCache()
-	}
 	sel := append(slices.Clone(refs), "jax-export@*", "jax-import@*")
-	cat, err := engine.Load(o.fsys, engine.Options{Select: sel, Reuse: o.last, Cache: o.cache, TrustParsed: true}) // the embedded rules
+	cat, err := engine.Load(o.fsys, engine.Options{Select: sel, Reuse: o.last, Cache: loads, TrustParsed: true}) // the embedded rules
 	if err != nil {
 		if noRuleSet(err) {
 			return nil, errorJSON(err), StatusNoRuleSet
