@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	os.Exit(m.Run())
+	testenv.Main(m)
 }
 
 // needModule skips t under -short, where TestMain builds no module: the
