@@ -10,7 +10,8 @@ import (
 // (the second line of "Two commands") as it is written, so CI tests what
 // a person runs; the command runs both tiers, the core (go test ./... at
 // the root, then -race on the packages whose goroutines share state,
-// live among them) and the e2e tier (e2e/, a module of its own, which
+// live among them, each after a go build -v that names each package as
+// it compiles) and the e2e tier (e2e/, a module of its own, which
 // the root's ./... does not reach), each by gotestsum, so it shows each
 // test as it ends.
 func TestCIRunsTheREADMETestCommand(t *testing.T) {
@@ -22,10 +23,15 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 		}
 	}
 	parts := strings.Split(command, " && ")
-	if len(parts) != 3 {
-		t.Fatalf("the README's test command is %q; want three commands joined by &&: the core, its -race part, the e2e tier", command)
+	if len(parts) != 5 {
+		t.Fatalf("the README's test command is %q; want five commands joined by &&: go build -v, the core, go build -race -v, its -race part, the e2e tier", command)
 	}
-	core, race, e2e := parts[0], parts[1], parts[2]
+	// go test prints nothing while it compiles: go build -v names each
+	// package as it compiles first.
+	if parts[0] != "go build -v ./..." || parts[2] != "go build -race -v ./..." {
+		t.Fatalf("the README's test command is %q; want each tier of the core preceded by its go build -v", command)
+	}
+	core, race, e2e := parts[1], parts[3], parts[4]
 	if !strings.HasPrefix(core, "go run gotest.tools/gotestsum@") || strings.Contains(core, "-race") || !strings.HasSuffix(core, " ./...") {
 		t.Fatalf("the README's test command is %q; want it to start with the core, go test ./... run by a pinned gotestsum", command)
 	}
