@@ -87,7 +87,8 @@ func withScratch(block, dir string) (script string, left []string) {
 // TestREADMESnippetsRun pastes every ```sh block of the README and of the
 // pages beside it (readme.Pages), in order, into bash in one fresh clone (the tracked files, committed into a new
 // repository), with the dlroute binary on $PATH and every /tmp, and
-// $TMPDIR, replaced by a directory of the test's own. No block may print
+// $TMPDIR, replaced by a directory of the test's own, and every port it
+// serves on by a free one (withOwnPorts). No block may print
 // an error, name a /tmp the rewrite missed, leave out an output it shows,
 // or leave the clone with anything untracked that is not ignored.
 func TestREADMESnippetsRun(t *testing.T) {
@@ -159,6 +160,13 @@ func runBlock(t *testing.T, block, at, mode, why, clone, tmp, bin string) {
 	script, left := withScratch(block, tmp)
 	if len(left) > 0 {
 		t.Fatalf("%s: the block names /tmp where the test cannot give it a directory of its own, so it would read what an earlier run left there:\n%s", at, strings.Join(left, "\n"))
+	}
+	script, left, err := withOwnPorts(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Fatalf("%s: the block starts a server on its default port, which another run of the tests may hold; name it (--addr 127.0.0.1:8080), and the test gives the block a free port of its own:\n%s", at, strings.Join(left, "\n"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Patience(t))
 	defer cancel()
