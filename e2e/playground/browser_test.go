@@ -123,11 +123,28 @@ func (p page) waitFor(what, cond string) {
 // waitWithin waits until a JavaScript condition holds, for up to d.
 func (p page) waitWithin(d time.Duration, what, cond string) {
 	p.t.Helper()
-	_, err := chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(d)))
+	deadline := time.Now().Add(d)
+	var err error
+	for {
+		_, err = chromedp.Run(p.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		// A navigation that ends while the poll runs takes its
+		// JavaScript context with it (a busy machine made it so once,
+		// in TestPlaygroundRulesetByRelease's second open): poll again,
+		// in the new document, until the deadline.
+		if err == nil || !contextGone(err) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil {
 		state, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`JSON.stringify(Object.fromEntries(['decision', 'problems', 'message', 'live', 'input-message', 'tests-summary'].map((id) => [id, document.querySelector('[data-testid=' + id + ']')?.innerText])))`))
 		p.t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, state)
 	}
+}
+
+// contextGone is the error of a call into a JavaScript context that a
+// navigation destroyed.
+func contextGone(err error) bool {
+	return strings.Contains(err.Error(), "Cannot find context with specified id") || strings.Contains(err.Error(), "Execution context was destroyed")
 }
 
 func (p page) text(testid string) string {
