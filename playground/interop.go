@@ -101,9 +101,10 @@ type interopStep struct {
 // InteropTimeout bounds the deciding of interop.json when
 // Options.InteropTimeout is 0: rules served with --rules are anyone's,
 // and the matrix is decided for every version of every producer, asked
-// or not. The shipped rules' matrix, their load included, takes 1.3 s
-// natively and 8 s under the race detector on a 2-core machine: this is
-// twenty times the one and four times the other (playground/RATIONALE.md,
+// or not. The shipped rules' matrix, their load included, takes 1.1 s
+// natively and 7.8 s under the race detector on a 2-core machine
+// (BenchmarkInteropJSON): this is over twenty times the one and nearly
+// four times the other (playground/RATIONALE.md,
 // "Why is the playground's matrix bounded in time?"). Past it,
 // interop.json is a document with an error, and the page shows no grid.
 const InteropTimeout = 30 * time.Second
