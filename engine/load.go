@@ -46,7 +46,9 @@ type Options struct {
 	Reuse *Catalog
 	// Cache, when set, keeps the YAML of files and the programs of
 	// expressions from one Load to the next (cache.go): hosts that load
-	// edit after edit pass the same Cache each time.
+	// edit after edit pass the same Cache each time. Without one, Load
+	// keeps its own for that load alone: versions of one rules directory
+	// share files and expressions, each then parsed and compiled once.
 	Cache *Cache
 	// Select, when set, names the versions to compile, as Catalog.RuleSet
 	// takes them ("jax" for the newest jax, "exchange@v1", "jax==0.10.2"),
@@ -117,6 +119,10 @@ type Catalog struct {
 // every error found, each with its position, and no Catalog.
 func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	var errs ErrorList
+	if opts.Cache == nil && opts.parsedSink == nil {
+		// WriteParsed's sink must see every expression parsed.
+		opts.Cache = NewCache()
+	}
 	load := opts.Cache.begin()
 	opts.regexes = &regexLoad{}
 	opts.budget = &loadBudget{}
