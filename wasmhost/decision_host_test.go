@@ -292,7 +292,7 @@ func TestDeciderExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	buffers := &bufferTable{}
-	r := newRunner(t, Host{Copier: machine.HostCopier{}})
+	r := newRunnerWith(t, Host{Copier: machine.HostCopier{}}, ruletest.Rules())
 	data := testArray()
 	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	copies := 0

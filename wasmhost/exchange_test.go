@@ -106,7 +106,7 @@ func TestExchangeEnginesAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	buffers := &bufferTable{}
-	r := newRunner(t, Host{Copier: machine.HostCopier{}, buffers: buffers})
+	r := newRunnerWith(t, Host{Copier: machine.HostCopier{}, buffers: buffers}, ruletest.Rules())
 	data := testArray()
 	src := machine.Buffer{DeviceType: machine.DeviceCPU, Data: data, Size: int64(len(data))}
 	copies := 0

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -19,7 +20,6 @@ import (
 	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/machine"
-	"github.com/dlroute/dlroute/rules"
 )
 
 // module is the dlroute module built from this checkout (cached by source
@@ -46,11 +46,18 @@ func needModule(t testing.TB) {
 	testenv.Short(t, "the wazero host")
 }
 
-// newRunner starts a runner with the embedded jax and exchange rule sets
-// loaded (ruletest.Rules, every version): the rule sets these tests read.
-// Every shipped set costs each runner a load four times as long;
-// e2e/wasmhost loads them all, once.
+// newRunner starts a runner with the newest embedded jax and exchange
+// loaded (ruletest.Newest): the rule sets these tests ask for by name.
 func newRunner(t testing.TB, host Host) *Runner {
+	t.Helper()
+	return newRunnerWith(t, host, ruletest.Newest())
+}
+
+// newRunnerWith starts a runner with fsys loaded. The tests that compare
+// every version load ruletest.Rules, jax and exchange, each version, at
+// twice the cost of the newest; every shipped set costs four times more,
+// and e2e/wasmhost loads them all, once.
+func newRunnerWith(t testing.TB, host Host, fsys fs.FS) *Runner {
 	t.Helper()
 	needModule(t)
 	ctx := context.Background()
@@ -59,7 +66,7 @@ func newRunner(t testing.TB, host Host) *Runner {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(ctx) })
-	if err := r.Load(ctx, ruletest.Rules()); err != nil {
+	if err := r.Load(ctx, fsys); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -86,7 +93,7 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRunner(t, Host{})
+	r := newRunnerWith(t, Host{}, ruletest.Rules())
 	n, exports := 0, 0
 	for _, native := range cat.RuleSets() {
 		wasm, err := r.RuleSet(ctx, native.Ref())
@@ -133,7 +140,7 @@ func TestConformance(t *testing.T) {
 // from the module as from the native engine.
 func TestConformanceOfInputErrors(t *testing.T) {
 	ctx := context.Background()
-	cat, _ := engine.Load(rules.FS, engine.Options{})
+	cat, _ := engine.Load(ruletest.Newest(), engine.Options{})
 	native, _ := cat.RuleSet("jax")
 	wasm, err := newRunner(t, Host{}).RuleSet(ctx, "jax")
 	if err != nil {
