@@ -1,6 +1,6 @@
 // Command libdlroute is the dlroute engine as a C shared library:
 //
-//	go build -buildmode=c-shared -o libdlroute.so ./libdlroute
+//	go build -trimpath -buildmode=c-shared -o libdlroute.so ./libdlroute
 //
 // dlroute.h is its contract. The C half (dlroute.c) checks what it can
 // without Go and refuses calls from a forked child; this file converts C

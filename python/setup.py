@@ -57,7 +57,7 @@ def check_toolchain() -> None:
     if problem:
         raise SystemExit(f"error: installing dlroute builds libdlroute, which needs Go 1.26 or newer and a C "
                          f"compiler (gcc or clang): {problem}.\nhint: install both and try again, or set "
-                         "DLROUTE_LIB to a built libdlroute.so (go build -buildmode=c-shared -o libdlroute.so "
+                         "DLROUTE_LIB to a built libdlroute.so (go build -trimpath -buildmode=c-shared -o libdlroute.so "
                          "./libdlroute) to put that one in the wheel")
 
 

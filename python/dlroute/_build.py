@@ -59,7 +59,7 @@ def find_library() -> Path:
         "no_library",
         "libdlroute is neither installed with the package nor buildable: this copy of the package is not inside a "
         f"dlroute checkout. Install it with `pip install ./python` from a checkout, or set ${ENV_LIB} to a built "
-        "libdlroute (go build -buildmode=c-shared -o libdlroute.so ./libdlroute)",
+        "libdlroute (go build -trimpath -buildmode=c-shared -o libdlroute.so ./libdlroute)",
     )
 
 

@@ -9,7 +9,7 @@ import { rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 
-import { tempRules } from "./helpers.mjs";
+import { FEW, tempRules } from "./helpers.mjs";
 
 const SCRIPT = fileURLToPath(new URL("../resolve.mjs", import.meta.url));
 const cuda = '{"platform":"gpu","platform_version":"cuda 12030","local_hardware_id":0}';
@@ -47,7 +47,7 @@ test("a rule set that does not exist: status 1, the error and its hint", () => {
 
 let broken;
 before(async () => {
-  broken = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace("when: shards != 1", "when: shards >> 1") });
+  broken = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace("when: shards != 1", "when: shards >> 1") }, FEW);
 });
 after(() => rm(broken, { recursive: true, force: true }));
 

@@ -3,11 +3,12 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { rm } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { before, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 
 import { HostError, InputError, load } from "../index.mjs";
-import { MODULE_PATH, RULES, compiledModule } from "./helpers.mjs";
+import { FEW, MODULE_PATH, compiledModule, tempRules } from "./helpers.mjs";
 
 // The engine's host functions call these, so that one engine serves every test.
 let platformVersion = () => undefined;
@@ -129,7 +130,11 @@ describe("the WASI warning", () => {
   `;
   const run = (options) => spawnSync(process.execPath, ["--input-type=module", "-e", script(JSON.stringify(options))], { encoding: "utf8" }).stderr;
   // Only the compiler module, which rules handed to load need, runs on WASI.
-  const compiler = { module: MODULE_PATH, rules: RULES };
+  const compiler = { module: MODULE_PATH };
+  before(async () => {
+    compiler.rules = await tempRules({}, FEW);
+  });
+  after(() => rm(compiler.rules, { recursive: true, force: true }));
 
   test("the package's own is not printed; every other warning is", () => {
     const stderr = run(compiler);

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 
 import { DEFAULT_DECISION_MODULE, DEFAULT_MODULE, LoadError, ModuleError, load, packRules } from "../index.mjs";
 import { CALLED_EXPORTS } from "../instance.mjs";
-import { MODULE_PATH, RULES, checkedInDecisionModule, compiledModule, fakeModule, tempRules } from "./helpers.mjs";
+import { FEW, MODULE_PATH, RULES, checkedInDecisionModule, compiledModule, fakeModule, tempRules } from "./helpers.mjs";
 
 const cuda = { platform: "gpu", platform_version: "cuda 12030", local_hardware_id: 0 };
 /** restoreEnv sets $name back to saved, or unsets it where it was unset. */
@@ -154,13 +154,14 @@ test("options of the wrong kind: a TypeError at load", async () => {
 
 describe("rules", () => {
   const broken = {};
-  let engine;
+  let engine, few;
   before(async () => {
-    broken.cel = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace("when: shards != 1", "when: shards >> 1") });
+    broken.cel = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace("when: shards != 1", "when: shards >> 1") }, FEW);
+    few = await tempRules({}, FEW);
     broken.missing = join(broken.cel, "nowhere");
     engine = await load({ module: await compiledModule() });
   });
-  after(() => rm(broken.cel, { recursive: true, force: true }));
+  after(() => Promise.all([broken.cel, few].map((dir) => rm(dir, { recursive: true, force: true }))));
 
   test("packRules writes Go's archive for the same directory", async (t) => {
     const goArchive = process.env.DLROUTE_TEST_ARCHIVE;
@@ -195,13 +196,13 @@ describe("rules", () => {
   });
 
   test("new rules replace the old; a rule set got before must be got again", async () => {
-    const marker = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace(/(\n(\s*)- \{marker: cuda,)/, "\n$2- {marker: nvfork, device: kDLCUDA, pinned_host: kDLCUDAHost}$1") });
+    const marker = await tempRules({ "jax/v3/rules.yaml": (s) => s.replace(/(\n(\s*)- \{marker: cuda,)/, "\n$2- {marker: nvfork, device: kDLCUDA, pinned_host: kDLCUDAHost}$1") }, FEW);
     try {
       const old = engine.ruleset("jax");
       await engine.load(marker);
       assert.throws(() => old.resolve(cuda), { code: "no_ruleset", message: "the rules were reloaded; get jax@v3 again" });
       assert.equal(engine.ruleset("jax").resolve({ ...cuda, platform_version: "nvfork 1.0" }).device_type, "kDLCUDA");
-      await engine.load(RULES);
+      await engine.load(few);
       assert.equal(engine.ruleset("jax").resolve({ ...cuda, platform_version: "nvfork 1.0" }).rule, "gpu-unknown-platform");
     } finally {
       await rm(marker, { recursive: true, force: true });
@@ -209,7 +210,7 @@ describe("rules", () => {
   });
 
   test("an archive in place of a directory", async () => {
-    await engine.load(await packRules(RULES));
+    await engine.load(await packRules(few));
     assert.equal(engine.ruleset("exchange@v1").ref, "exchange@v1");
   });
 });
