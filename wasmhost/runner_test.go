@@ -35,8 +35,29 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "building the module for the host tests:", err)
 			os.Exit(1)
 		}
+		if err := compileOnce(); err != nil {
+			fmt.Fprintln(os.Stderr, "compiling the module for the host tests:", err)
+			os.Exit(1)
+		}
 	}
 	testenv.Main(m)
+}
+
+// compileOnce compiles the module in wazero before the tests, saying so
+// as it goes: its first compile takes most of a minute on a busy machine,
+// which in the first test's runner printed nothing (the test command
+// shows a test's lines when it ends, and this package's own as they
+// come). It fills wazero's cache on disk, which every runner reads.
+func compileOnce() error {
+	ctx := context.Background()
+	fmt.Fprintln(os.Stderr, "compiling the module in wazero (once per module, up to a minute)...")
+	stop := wasmbuild.Still(os.Stderr, "compiling the module in wazero")
+	m, err := Compile(ctx, RunnerConfig{Module: module})
+	stop()
+	if err != nil {
+		return err
+	}
+	return m.Close(ctx)
 }
 
 // needModule skips t under -short, where TestMain builds no module: the

@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// TestSayStillBuilding: a line at each tick, with the time so far, and
+// TestSayStill: a line at each tick, with the time so far, and
 // none once stopped; a nil writer is fine.
-func TestSayStillBuilding(t *testing.T) {
+func TestSayStill(t *testing.T) {
 	var out bytes.Buffer
 	tick := make(chan time.Time)
-	stop := sayStillBuilding(&out, "the WebAssembly module", tick)
+	stop := sayStill(&out, "building the WebAssembly module", tick)
 	tick <- time.Now().Add(20 * time.Second)
 	tick <- time.Now().Add(40 * time.Second)
 	stop()
@@ -24,5 +24,5 @@ func TestSayStillBuilding(t *testing.T) {
 		t.Errorf("a tick was taken after stop")
 	default:
 	}
-	sayStillBuilding(nil, "x", tick)()
+	sayStill(nil, "x", tick)()
 }

@@ -25,7 +25,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/dlroute/dlroute"
 )
@@ -154,11 +153,9 @@ func build(ctx context.Context, opts Options, t target) (string, error) {
 	// GOWORK and GOFLAGS of the caller's own projects must not reach a
 	// build of this module's pinned go.mod and go.sum.
 	cmd.Env = append(os.Environ(), append(t.env, "GOWORK=off", "GOFLAGS=-mod=readonly")...)
-	ticker := time.NewTicker(progressEvery)
-	stop := sayStillBuilding(opts.Progress, t.what, ticker.C)
+	stop := Still(opts.Progress, "building "+t.what)
 	out, err := cmd.CombinedOutput()
 	stop()
-	ticker.Stop()
 	if err != nil {
 		return "", fmt.Errorf("building %s: %w\n%s", t.what, err, out)
 	}
