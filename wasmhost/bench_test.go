@@ -160,7 +160,8 @@ func BenchmarkWasmResolveParallel(b *testing.B) {
 // BenchmarkTurnedDown measures what wazero's WithCloseOnContextDone,
 // which the runner uses, costs (wasmhost/RATIONALE.md): the runner as it is
 // against one whose guest cannot be stopped mid-call, on a call of a
-// trivial export, and a miss.
+// trivial export, a miss, and a load of every shipped rule set into a
+// new runner (run that one with -benchtime 1x: it takes seconds).
 func BenchmarkTurnedDown(b *testing.B) {
 	ctx := context.Background()
 	var n atomic.Int64
@@ -197,6 +198,20 @@ func BenchmarkTurnedDown(b *testing.B) {
 			rs := benchRuleSet(b, c.cfg)
 			b.Run("trivial-export", trivial(rs))
 			b.Run("miss", miss(rs))
+			b.Run("load", func(b *testing.B) {
+				cfg := c.cfg
+				cfg.Module, cfg.Instances = module, 1
+				for b.Loop() {
+					r, err := NewRunner(ctx, cfg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := r.Load(ctx, rules.FS); err != nil {
+						b.Fatal(err)
+					}
+					r.Close(ctx)
+				}
+			})
 		})
 	}
 }

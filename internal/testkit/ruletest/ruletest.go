@@ -57,9 +57,9 @@ func Newest() fstest.MapFS {
 	return out
 }
 
-// newestDirs is the folders of Newest's versions, "jax/v3" and those
-// beside it: what engine.Load compiles of Rules to answer "jax" and
-// "exchange".
+// newestDirs is the folders ("jax/v3", "exchange/v2") of the versions
+// engine.Load compiles of Rules to answer "jax" and "exchange", imports
+// included.
 var newestDirs = sync.OnceValue(func() map[string]bool {
 	cat, err := engine.Load(Rules(), engine.Options{Select: []string{"jax", "exchange"}, SkipTests: true})
 	if err != nil {
