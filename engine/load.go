@@ -119,8 +119,7 @@ type Catalog struct {
 // every error found, each with its position, and no Catalog.
 func Load(fsys fs.FS, opts Options) (*Catalog, error) {
 	var errs ErrorList
-	if opts.Cache == nil && opts.parsedSink == nil {
-		// WriteParsed's sink must see every expression parsed.
+	if opts.Cache == nil {
 		opts.Cache = NewCache()
 	}
 	load := opts.Cache.begin()

@@ -187,6 +187,8 @@ func (s *parsedSink) add(key, text string, ast *cel.Ast) {
 // same bytes. Rules that do not load are Load's error.
 func WriteParsed(fsys fs.FS, opts Options) ([]byte, error) {
 	sink := &parsedSink{keys: map[string]bool{}, entries: map[string][]byte{}}
+	// Not the caller's Cache, whose programs from earlier loads skip their
+	// parse: Load's own for this load parses each expression once.
 	opts.Cache, opts.Reuse, opts.Select = nil, nil, nil
 	opts.parsedSink = sink // and Load reads no ParsedFile
 	if _, err := Load(fsys, opts); err != nil {

@@ -157,11 +157,19 @@ func BenchmarkWasmResolveParallel(b *testing.B) {
 	b.Run("miss", func(b *testing.B) { parallel(b, wasm(benchRuleSet(b, RunnerConfig{MemoSize: -1})), unique) })
 }
 
-// BenchmarkTurnedDown measures what wazero's WithCloseOnContextDone,
-// which the runner uses, costs (wasmhost/RATIONALE.md): the runner as it is
-// against one whose guest cannot be stopped mid-call, on a call of a
-// trivial export, a miss, and a load of every shipped rule set into a
-// new runner (run that one with -benchtime 1x: it takes seconds).
+// turnedDown is the runner as it is against one whose guest cannot be
+// stopped mid-call: what wazero's WithCloseOnContextDone, which the
+// runner uses, costs (wasmhost/RATIONALE.md).
+var turnedDown = []struct {
+	name string
+	cfg  RunnerConfig
+}{
+	{"as-is", RunnerConfig{MemoSize: -1}},
+	{"uninterruptible", RunnerConfig{MemoSize: -1, uninterruptible: true}},
+}
+
+// BenchmarkTurnedDown measures turnedDown on a call of a trivial export
+// and on a miss.
 func BenchmarkTurnedDown(b *testing.B) {
 	ctx := context.Background()
 	var n atomic.Int64
@@ -187,32 +195,47 @@ func BenchmarkTurnedDown(b *testing.B) {
 			}
 		}
 	}
-	for _, c := range []struct {
-		name string
-		cfg  RunnerConfig
-	}{
-		{"as-is", RunnerConfig{MemoSize: -1}},
-		{"uninterruptible", RunnerConfig{MemoSize: -1, uninterruptible: true}},
-	} {
+	for _, c := range turnedDown {
 		b.Run(c.name, func(b *testing.B) {
 			rs := benchRuleSet(b, c.cfg)
 			b.Run("trivial-export", trivial(rs))
 			b.Run("miss", miss(rs))
-			b.Run("load", func(b *testing.B) {
-				cfg := c.cfg
-				cfg.Module, cfg.Instances = module, 1
-				for b.Loop() {
-					r, err := NewRunner(ctx, cfg)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := r.Load(ctx, rules.FS); err != nil {
-						b.Fatal(err)
-					}
-					r.Close(ctx)
-				}
-			})
 		})
+	}
+}
+
+// BenchmarkGuestLoad measures turnedDown on a load of every shipped rule
+// set into a new runner, the compiler module's largest call (run it with
+// -benchtime 1x: it takes seconds).
+func BenchmarkGuestLoad(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range turnedDown {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := c.cfg
+			cfg.Module, cfg.Instances = module, 1
+			m, err := Compile(ctx, cfg) // outside the loop: a first compile takes seconds too
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close(ctx)
+			startAndLoad(b, func() (*Runner, error) { return m.NewRunner(ctx) })
+		})
+	}
+}
+
+// startAndLoad starts a runner and loads every shipped rule set into it,
+// once per iteration.
+func startAndLoad(b *testing.B, start func() (*Runner, error)) {
+	ctx := context.Background()
+	for b.Loop() {
+		r, err := start()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Load(ctx, rules.FS); err != nil {
+			b.Fatal(err)
+		}
+		r.Close(ctx)
 	}
 }
 

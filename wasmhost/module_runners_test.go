@@ -9,7 +9,6 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/testkit/ruletest"
-	"github.com/dlroute/dlroute/rules"
 )
 
 // Runners started from one Module keep rules of their own; closing the
@@ -94,17 +93,6 @@ func BenchmarkRunnerStart(b *testing.B) {
 		{"new-runner", func() (*Runner, error) { return NewRunner(ctx, cfg) }},
 		{"from-module", func() (*Runner, error) { return m.NewRunner(ctx) }},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				r, err := c.start()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := r.Load(ctx, rules.FS); err != nil {
-					b.Fatal(err)
-				}
-				r.Close(ctx)
-			}
-		})
+		b.Run(c.name, func(b *testing.B) { startAndLoad(b, c.start) })
 	}
 }

@@ -75,9 +75,8 @@ func newRunner(t testing.TB, host Host) *Runner {
 }
 
 // newRunnerWith starts a runner with fsys loaded. The tests that compare
-// every version load ruletest.Rules, jax and exchange, each version, at
-// twice the cost of the newest; every shipped set costs four times more,
-// and e2e/wasmhost loads them all, once.
+// every version load ruletest.Rules, every version of jax and exchange;
+// e2e/wasmhost loads every shipped set, once.
 func newRunnerWith(t testing.TB, host Host, fsys fs.FS) *Runner {
 	t.Helper()
 	needModule(t)
