@@ -130,8 +130,9 @@ def _yaml(path: Path) -> Any:
         raise ImportError("python -m dlroute check reads tests.yaml with PyYAML, which it was installed "
                           "without\nhint: pip install 'dlroute[check]' (or pip install pyyaml)") from None
     # libyaml's loader where PyYAML was built with it (its wheels and
-    # Debian's are): the same safe schema, a tenth of the pure-Python
-    # loader's time on the cases of every version.
+    # Debian's are): the same safe schema, several times as fast on the
+    # cases of every version (BENCHMARKS.md, "The machine's CPU, not the
+    # processes'").
     return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
@@ -807,23 +808,13 @@ class Child:
     def close(self) -> None:
         """Ends the child, if one runs."""
         if self.proc is not None:
-            _stop(self.proc, self.pid)
             self._release(self.proc)
 
     def _release(self, proc: subprocess.Popen[str]) -> None:
-        """Closes what this process holds of an ended child: its pipes and
-        the file its stderr went to (a ResourceWarning each,
-        otherwise, under ``python -W error``)."""
-        for pipe in (proc.stdin, proc.stdout):
-            if pipe is not None:
-                try:
-                    pipe.close()
-                except OSError:
-                    pass  # a write still buffered for a child that is gone
-        if self.err is not None:
-            self.err.close()
-            self.err = None
-        self.proc = None
+        """Ends proc, if it still runs, and forgets it and its stderr's
+        file, both closed (_stop)."""
+        _stop(proc, self.pid, self.err)
+        self.proc, self.err = None, None
 
     def _ended(self, proc: subprocess.Popen[str]) -> Outcome:
         """The outcome of a child that ended in the call: the signal that
@@ -838,10 +829,11 @@ class Child:
         return {"child": f"exit {rc}: {stderr.strip()[-600:]}"}
 
 
-def _stop(proc: subprocess.Popen[str], owner: int, err: Any = None) -> None:
+def _stop(proc: subprocess.Popen[str], owner: int, err: Any) -> None:
     """Ends a child of the process owner: its stdin closed, it ends its
-    loop; then closes its output pipe and err, the file its stderr went to.
-    In a fork of owner it does nothing: the child is not the fork's."""
+    loop. Then it closes what owner holds of the child, its pipes and err,
+    the file its stderr went to (each a ResourceWarning otherwise). In a
+    fork of owner it does nothing: the child is not the fork's."""
     if os.getpid() != owner:
         return
     if proc.poll() is None and proc.stdin is not None:
@@ -850,9 +842,12 @@ def _stop(proc: subprocess.Popen[str], owner: int, err: Any = None) -> None:
             proc.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             proc.kill()
-    for f in (proc.stdout, err):
+    for f in (proc.stdin, proc.stdout, err):
         if f is not None:
-            f.close()
+            try:
+                f.close()
+            except OSError:
+                pass  # a write still buffered for a child that is gone
 
 
 
