@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -14,16 +13,16 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/testkit/ruletest"
-	shipped "github.com/dlroute/dlroute/rules"
 )
 
-// slowMatrix is the shipped rules with ten slow rules first in jax@v3,
-// for every platform: each of jax@v3's decisions goes through all of them
-// (about 50 ms natively), so its matrix takes seconds (1.4 s natively for
-// the default versions alone, three times that with the copies and the
-// older versions), after a load of 1.6 s. They are made, and their load
-// checked, once per test binary (slowRules): the tests that use them
-// only read them.
+// slowMatrix is ruletest.Matrix, the fewest rules with a matrix, with
+// twenty slow rules first in jax@v3, for every platform (twenty is about
+// as many as one decision's cost budget allows): each of jax@v3's
+// decisions goes through all of them (about 100 ms natively), so their
+// matrix takes 1.6 s natively and 20 s under -race, after a load of
+// 0.1 s. A test that cuts it short waits for none of that. They are
+// made, and their load checked, once per test binary (slowRules): the
+// tests that use them only read them.
 func slowMatrix(t *testing.T) fstest.MapFS {
 	t.Helper()
 	rules, err := slowRules()
@@ -34,19 +33,7 @@ func slowMatrix(t *testing.T) fstest.MapFS {
 }
 
 var slowRules = sync.OnceValues(func() (fstest.MapFS, error) {
-	rules := fstest.MapFS{}
-	err := fs.WalkDir(shipped.FS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := shipped.FS.ReadFile(p)
-		rules[p] = &fstest.MapFile{Data: data}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	rules = ruletest.WithSlowRules(rules, 10)
+	rules := ruletest.WithSlowRules(ruletest.Matrix(), 20)
 	const rulesFile = "jax/v3/rules.yaml"
 	guard := []byte("platform == '" + ruletest.SlowPlatform + "' && ")
 	rules[rulesFile] = &fstest.MapFile{Data: bytes.ReplaceAll(rules[rulesFile].Data, guard, []byte("true && "))}
@@ -83,7 +70,7 @@ func TestPublishStopsTheMatrixBefore(t *testing.T) {
 	site := &interopSite{timeout: time.Hour}
 	site.publish(slowMatrix(t), rulesState{revision: "slow"})
 	slow := site.current
-	site.publish(shipped.FS, rulesState{revision: "fixed"})
+	site.publish(ruletest.Matrix(), rulesState{revision: "fixed"})
 	for _, c := range []struct {
 		what     string
 		get      func() (*resource, error)

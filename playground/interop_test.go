@@ -1,11 +1,8 @@
 package playground_test
 
 import (
-	"github.com/dlroute/dlroute/internal/testkit/testenv"
-
 	"context"
 	"encoding/json"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +13,8 @@ import (
 
 	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/interop"
+	"github.com/dlroute/dlroute/internal/testkit/ruletest"
+	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/playground"
 	"github.com/dlroute/dlroute/rules"
 )
@@ -93,7 +92,7 @@ func cellOf(doc interopDoc, producer, platform, consumer string) (interopCell, b
 }
 
 func TestInteropJSON(t *testing.T) {
-	h := newHandler(t)
+	h := servedHandler(t)
 	doc, resp := getInterop(t, h)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" || resp.Header.Get("Content-Security-Policy") != playground.ContentSecurityPolicy {
 		t.Fatalf("GET /interop.json: %d %q, policy %q", resp.StatusCode, resp.Header.Get("Content-Type"), resp.Header.Get("Content-Security-Policy"))
@@ -145,17 +144,28 @@ func TestInteropJSON(t *testing.T) {
 	if resp := get(h, "GET", "/interop.json", "Accept-Encoding", "gzip"); resp.Header.Get("Content-Encoding") != "gzip" {
 		t.Errorf("with gzip accepted: Content-Encoding %q", resp.Header.Get("Content-Encoding"))
 	}
+}
 
-	// Publish decides it again: rules with no library are an empty grid,
-	// rules that do not load a document that says why.
+// TestInteropPublish: Publish decides interop.json again, and a request
+// with the ETag of the rules it replaced gets the new document. Rules
+// with no other library are an empty grid, rules that do not load a
+// document that says why.
+func TestInteropPublish(t *testing.T) {
+	h, err := playground.New(withTestDeadline(t, playground.Options{Rules: ruletest.Matrix(), Source: "rules", Revision: "r1", Live: true, Module: fakeModule}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, resp := getInterop(t, h)
+	if _, ok := cellOf(doc, "jax@v3", "gpu <unknown>", "torch@v3"); resp.StatusCode != http.StatusOK || doc.Revision != "r1" || !ok {
+		t.Fatalf("interop.json of jax and torch: %d, revision %q, %d rows, error %q; want r1's grid with jax@v3's unknown GPU into torch@v3", resp.StatusCode, doc.Revision, len(doc.Rows), doc.Error)
+	}
+	etag := resp.Header.Get("ETag")
 	jaxOnly := fstest.MapFS{}
-	fs.WalkDir(rules.FS, "jax", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			data, _ := fs.ReadFile(rules.FS, p)
-			jaxOnly[p] = &fstest.MapFile{Data: data}
+	for p, f := range ruletest.Matrix() {
+		if strings.HasPrefix(p, "jax/") {
+			jaxOnly[p] = f
 		}
-		return err
-	})
+	}
 	if err := h.Publish(jaxOnly, "r2"); err != nil {
 		t.Fatal(err)
 	}

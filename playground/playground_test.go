@@ -31,17 +31,6 @@ var fakeModule = append([]byte("\x00asm\x01\x00\x00\x00"), bytes.Repeat([]byte("
 // embedded are the options of the handler of the embedded rules.
 var embedded = playground.Options{Rules: rules.FS, Source: "embedded", Module: fakeModule}
 
-// newHandler is a handler of the embedded rules of t's own, for a test
-// that publishes other rules.
-func newHandler(t *testing.T) *playground.Handler {
-	t.Helper()
-	h, err := playground.New(withTestDeadline(t, embedded))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // servedHandler is the handler of the embedded rules, made once per test
 // binary for the tests that only ask it for what it serves: New reads and
 // compresses every file and starts deciding interop.json, seconds under

@@ -57,11 +57,40 @@ func Newest() fstest.MapFS {
 	return out
 }
 
+// Matrix returns a copy of the newest embedded jax, jax-export and torch
+// rule sets (and what they import): the fewest rules whose interop matrix
+// has rows, jax's arrays into torch, for tests of how a matrix is
+// served, published and cut short rather than of what it holds. A
+// matrix of every shipped rule set costs seconds, eight times that under
+// -race.
+func Matrix() fstest.MapFS {
+	dirs := matrixDirs()
+	out := fstest.MapFS{}
+	fs.WalkDir(rules.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && dirs[path.Dir(p)] {
+			data, _ := rules.FS.ReadFile(p)
+			out[p] = &fstest.MapFile{Data: data}
+		}
+		return nil
+	})
+	return out
+}
+
+var matrixDirs = sync.OnceValue(func() map[string]bool {
+	return loadedDirs(rules.FS, "jax", "jax-export", "torch")
+})
+
 // newestDirs is the folders ("jax/v3", "exchange/v2") of the versions
 // engine.Load compiles of Rules to answer "jax" and "exchange", imports
 // included.
 var newestDirs = sync.OnceValue(func() map[string]bool {
-	cat, err := engine.Load(Rules(), engine.Options{Select: []string{"jax", "exchange"}, SkipTests: true})
+	return loadedDirs(Rules(), "jax", "exchange")
+})
+
+// loadedDirs is the folders of the versions engine.Load compiles of fsys
+// to answer the rule sets named, imports included.
+func loadedDirs(fsys fs.FS, names ...string) map[string]bool {
+	cat, err := engine.Load(fsys, engine.Options{Select: names, SkipTests: true})
 	if err != nil {
 		panic("ruletest: the embedded rules do not load: " + err.Error())
 	}
@@ -70,7 +99,7 @@ var newestDirs = sync.OnceValue(func() map[string]bool {
 		dirs[path.Join(rs.Name(), rs.Version())] = true
 	}
 	return dirs
-})
+}
 
 const (
 	rulesFile = "jax/v3/rules.yaml"
