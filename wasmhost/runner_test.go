@@ -20,6 +20,7 @@ import (
 	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/machine"
+	"github.com/dlroute/dlroute/rules"
 )
 
 // module is the dlroute module built from this checkout (cached by source
@@ -67,17 +68,34 @@ func needModule(t testing.TB) {
 	testenv.Short(t, "the wazero host")
 }
 
-// newRunner starts a runner with the newest embedded jax and exchange
-// loaded (ruletest.Newest): the rule sets these tests ask for by name.
+// newRunner starts a runner with the embedded rules handed over as a
+// host of them does (LoadLazy): the module compiles the rule sets these
+// tests ask for by name, the newest jax and exchange, from the embedded
+// parsed.bin, and no other, where a Load of ruletest.Newest would parse
+// and compile both with their tests, twice the guest's work.
 func newRunner(t testing.TB, host Host) *Runner {
 	t.Helper()
-	return newRunnerWith(t, host, ruletest.Newest())
+	r := startRunner(t, host)
+	if err := r.LoadLazy(context.Background(), rules.FS); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // newRunnerWith starts a runner with fsys loaded. The tests that compare
 // every version load ruletest.Rules, every version of jax and exchange;
 // e2e/wasmhost loads every shipped set, once.
 func newRunnerWith(t testing.TB, host Host, fsys fs.FS) *Runner {
+	t.Helper()
+	r := startRunner(t, host)
+	if err := r.Load(context.Background(), fsys); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// startRunner starts a runner with no rules, closed when t ends.
+func startRunner(t testing.TB, host Host) *Runner {
 	t.Helper()
 	needModule(t)
 	ctx := context.Background()
@@ -86,9 +104,6 @@ func newRunnerWith(t testing.TB, host Host, fsys fs.FS) *Runner {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(ctx) })
-	if err := r.Load(ctx, fsys); err != nil {
-		t.Fatal(err)
-	}
 	return r
 }
 
