@@ -9,7 +9,7 @@ import (
 // The main use of diff: an edited copy of the rules against the embedded
 // ones. A new marker changes the gpu inputs with that marker, and only them.
 func TestDiffEditedRulesDir(t *testing.T) {
-	dir, rulesFile, ref := copyRules(t)
+	dir, rulesFile, ref := copyAllRules(t)
 	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: nvfork, device: kDLCUDA, pinned_host: kDLCUDAHost}")
 
 	args := []string{"diff", "--examples", "100", ref, dir + ":" + ref}
@@ -43,7 +43,7 @@ func TestDiffEditedRulesDir(t *testing.T) {
 // A rule that fails at run time is a difference to report, not an error
 // of diff.
 func TestDiffEvalError(t *testing.T) {
-	dir, rulesFile, ref := copyRules(t)
+	dir, rulesFile, ref := copyAllRules(t)
 	line := insertAfter(t, rulesFile, "rules:", "rules:",
 		"- id: divides-by-zero",
 		"  when: platform == 'boom' && 1 / (shards - 1) > 0",
@@ -63,7 +63,7 @@ func TestDiffEvalError(t *testing.T) {
 // a CUDA array, and every consumer it stopped at __dlpack_device__ now
 // takes it as it takes a CUDA array. A doc edit changes no cell.
 func TestDiffMatrixMarkerEdit(t *testing.T) {
-	dir, rulesFile, ref := copyRules(t)
+	dir, rulesFile, ref := copyAllRules(t)
 	insertAfter(t, rulesFile, "gpu_markers:", "rows:", "- {marker: unknown, device: kDLCUDA, pinned_host: kDLCUDAHost}")
 
 	args := []string{"diff", "--examples", "0", ref, dir + ":" + ref}
@@ -93,7 +93,7 @@ func TestDiffMatrixMarkerEdit(t *testing.T) {
 		t.Errorf("dlroute %s\ngot status %d, stderr %q, stdout:\n%s\nwant status 2, the domain's error, and stdout starting:\n%s", strings.Join(args, " "), status, stderr, stdout, header)
 	}
 
-	dir, rulesFile, ref = copyRules(t)
+	dir, rulesFile, ref = copyAllRules(t)
 	insertAfter(t, rulesFile, "gpu_markers:", "doc: >-", "Markers are tried in order.")
 	stdout, stderr, status = runDlroute(t, "diff", ref, dir+":"+ref)
 	want := fmt.Sprintf("\ninterop matrix, %s -> %s:%s beside every other library's newest version: 1111 cells compared, none changes\n", ref, dir, ref)

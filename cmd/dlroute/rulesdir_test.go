@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,12 +19,28 @@ import (
 	"github.com/dlroute/dlroute/rules"
 )
 
-// copyRules copies the embedded rules to a new directory and returns it with
-// the path of the newest jax version's rules.yaml and that version's ref.
+// copyRules copies every version of the embedded jax and exchange rule
+// sets (ruletest.Rules) to a new directory, as a person who edits them
+// would, and returns it with the path of the newest jax version's
+// rules.yaml and that version's ref. The other libraries' rule sets,
+// which these tests do not edit, would only make each command load and
+// test more.
 func copyRules(t *testing.T) (dir, rulesFile, ref string) {
 	t.Helper()
+	return copyOf(t, ruletest.Rules())
+}
+
+// copyAllRules is copyRules of every embedded rule set, for the tests of
+// what an edit changes in the interop matrix.
+func copyAllRules(t *testing.T) (dir, rulesFile, ref string) {
+	t.Helper()
+	return copyOf(t, rules.FS)
+}
+
+func copyOf(t *testing.T, fsys fs.FS) (dir, rulesFile, ref string) {
+	t.Helper()
 	dir = t.TempDir()
-	if err := os.CopyFS(dir, rules.FS); err != nil {
+	if err := os.CopyFS(dir, fsys); err != nil {
 		t.Fatal(err)
 	}
 	cat, err := loadCatalog("")
