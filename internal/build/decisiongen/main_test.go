@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
@@ -25,11 +26,16 @@ func needBuildParts(t *testing.T) {
 	}
 }
 
+// built is the sources built once per test binary, which
+// TestCheckedInModuleIsFresh compares with the checked-in module and
+// TestBuildIsReproducible with a second build.
+var built = sync.OnceValues(func() ([]byte, error) { return Build("clang", src) })
+
 // TestBuildIsReproducible: two builds of the sources give the same
 // bytes, a WebAssembly module with no path of the machine in it.
 func TestBuildIsReproducible(t *testing.T) {
 	needBuildParts(t)
-	a, err := Build("clang", src)
+	a, err := built()
 	if err != nil {
 		t.Fatal(err)
 	}
