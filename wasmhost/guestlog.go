@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -49,6 +50,13 @@ func guestMemoryTarget(limitPages uint32) uint64 {
 	return uint64(limitPages) << 16 / 4 * 3
 }
 
+// outOfMemory is what the guest's Go runtime says, in its fatal error,
+// when the instance's memory cannot grow: "out of memory" where a heap
+// span or a stack is refused, "runtime: cannot allocate memory" where its
+// own bookkeeping is (persistentalloc, the span table), which is where a
+// load in 24 MiB dies.
+var outOfMemory = []string{"out of memory", "cannot allocate memory"}
+
 // trapped is the error of a call that failed in wazero. When the guest's
 // runtime ran out of memory it is a CodeOutOfMemory error naming the
 // limit (the instance is still closed and replaced: it is a trapError
@@ -56,7 +64,7 @@ func guestMemoryTarget(limitPages uint32) uint64 {
 // as it always did, for whoever debugs the module.
 func (inst *instance) trapped(err error) error {
 	said := inst.stderr.String()
-	if !strings.Contains(said, "out of memory") {
+	if !slices.ContainsFunc(outOfMemory, func(s string) bool { return strings.Contains(said, s) }) {
 		if said != "" {
 			os.Stderr.WriteString(said)
 		}
