@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,12 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	code := m.Run()
+	if srv := embeddedServer; srv != nil {
+		if err := srv.stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "the shared server of the embedded rules:", err)
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -68,54 +75,128 @@ func dlroute(t *testing.T) string {
 }
 
 // servePlayground runs `dlroute playground --addr 127.0.0.1:0 ARGS...`
-// until the test ends, and returns its URL.
+// until the test ends, and returns its URL. With no ARGS, the embedded
+// rules, every test shares one server (embedded): a page's tests each open
+// it in a browser of their own, and such a server holds nothing a page
+// changes.
 func servePlayground(t *testing.T, args ...string) string {
 	t.Helper()
 	testenv.Short(t, "the playground in a browser")
+	if len(args) == 0 {
+		srv, err := embedded()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv.url
+	}
 	url, _ := servePlaygroundLog(t, args...)
 	return url
 }
 
-// servePlaygroundLog is servePlayground, and also returns what the
-// command writes to stderr. When the test ends the command is
-// interrupted, as a person's Ctrl-C does, and must exit 0.
+// servePlaygroundLog is servePlayground of a server of t's own, and also
+// returns what the command writes to stderr. When the test ends the
+// command is interrupted, as a person's Ctrl-C does, and must exit 0.
 func servePlaygroundLog(t *testing.T, args ...string) (string, *testenv.Buffer) {
 	t.Helper()
-	cmd := exec.Command(dlroute(t), append([]string{"playground", "--addr", "127.0.0.1:0"}, args...)...)
-	var stderr testenv.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	srv, err := startPlayground(dlroute(t), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGINT)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("dlroute playground: %v: %s", err, stderr.String())
+		if err := srv.stop(); err != nil {
+			t.Error(err)
 		}
 	})
+	return srv.url, srv.stderr
+}
+
+// playgroundServer is a running `dlroute playground`.
+type playgroundServer struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *testenv.Buffer
+}
+
+// startPlayground starts `bin playground --addr 127.0.0.1:0 ARGS...` and
+// waits for the address it prints.
+func startPlayground(bin string, args ...string) (*playgroundServer, error) {
+	srv := &playgroundServer{cmd: exec.Command(bin, append([]string{"playground", "--addr", "127.0.0.1:0"}, args...)...), stderr: &testenv.Buffer{}}
+	srv.cmd.Stderr = srv.stderr
+	stdout, err := srv.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.cmd.Start(); err != nil {
+		return nil, err
+	}
 	lines := bufio.NewScanner(stdout)
 	if !lines.Scan() {
-		t.Fatalf("dlroute playground printed no address: %s", stderr.String())
+		srv.cmd.Process.Kill()
+		srv.cmd.Wait()
+		return nil, fmt.Errorf("dlroute playground printed no address: %s", srv.stderr.String())
 	}
 	go io.Copy(io.Discard, stdout)
 	url, ok := strings.CutPrefix(lines.Text(), "dlroute playground: ")
 	if !ok {
-		t.Fatalf("dlroute playground printed %q", lines.Text())
+		srv.cmd.Process.Kill()
+		srv.cmd.Wait()
+		return nil, fmt.Errorf("dlroute playground printed %q", lines.Text())
 	}
-	return url, &stderr
+	srv.url = url
+	return srv, nil
 }
 
-// copyRules copies the embedded rules to a new directory and returns it
-// with the path of the newest jax version's rules.yaml and that version's
-// ref.
+// stop interrupts the server, as a person's Ctrl-C does: it must exit 0.
+func (srv *playgroundServer) stop() error {
+	srv.cmd.Process.Signal(syscall.SIGINT)
+	if err := srv.cmd.Wait(); err != nil {
+		return fmt.Errorf("dlroute playground: %v: %s", err, srv.stderr.String())
+	}
+	return nil
+}
+
+// embedded is the server of the embedded rules that the tests share,
+// started by the first that asks and stopped by TestMain.
+func embedded() (*playgroundServer, error) {
+	embeddedOnce.Do(func() {
+		bin, err := built()
+		if err != nil {
+			embeddedErr = err
+			return
+		}
+		embeddedServer, embeddedErr = startPlayground(bin)
+	})
+	return embeddedServer, embeddedErr
+}
+
+var (
+	embeddedOnce   sync.Once
+	embeddedServer *playgroundServer // nil until a test asks, or when it did not start
+	embeddedErr    error
+)
+
+// copyRules copies every version of the embedded jax and exchange rule
+// sets (ruletest.Rules) to a new directory, as a person who edits them
+// would, and returns it with the path of the newest jax version's
+// rules.yaml and that version's ref. The other libraries' rule sets,
+// which these tests do not edit, would only give the command and the
+// page more to load on every change.
 func copyRules(t *testing.T) (dir, rulesFile, ref string) {
 	t.Helper()
+	return copyOf(t, ruletest.Rules())
+}
+
+// copyAllRules is copyRules of every embedded rule set, for the tests of
+// the interop grid, which needs the other libraries.
+func copyAllRules(t *testing.T) (dir, rulesFile, ref string) {
+	t.Helper()
+	return copyOf(t, rules.FS)
+}
+
+func copyOf(t *testing.T, fsys fs.FS) (dir, rulesFile, ref string) {
+	t.Helper()
 	dir = t.TempDir()
-	if err := os.CopyFS(dir, rules.FS); err != nil {
+	if err := os.CopyFS(dir, fsys); err != nil {
 		t.Fatal(err)
 	}
 	newest := ruleSet(t, rules.FS, "jax")

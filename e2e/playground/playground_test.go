@@ -855,7 +855,7 @@ func TestPlaygroundInterop(t *testing.T) {
 		// --rules DIR followed: rules that pass change the grid in the open
 		// page, as they change rules.json. Without cupy, it is a consumer
 		// and a producer fewer.
-		dir, _, _ := copyRules(t)
+		dir, _, _ := copyAllRules(t)
 		q := newTab(t, ctx)
 		q.open(servePlayground(t, "--rules", dir))
 		cupy := `document.querySelectorAll('[data-testid=interop-cell][data-consumer^="cupy@"], [data-testid=interop-cell][data-producer^="cupy@"]').length`
