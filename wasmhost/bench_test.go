@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -320,5 +321,44 @@ func BenchmarkExchange(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkLoadLazyEveryVersion hands a runner the embedded rules as a
+// host of them does (LoadLazy), then asks for every shipped version in
+// turn, and reports the first five compiles and the last five: each
+// compile selects again every version compiled before it (the guest's
+// compile), so a host that asks for many versions pays more for each
+// (run it with -benchtime 1x: it takes most of a minute).
+func BenchmarkLoadLazyEveryVersion(b *testing.B) {
+	ctx := context.Background()
+	cat, err := engine.Load(rules.FS, engine.Options{SkipTests: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sets := cat.RuleSets()
+	for b.Loop() {
+		r, err := NewRunner(ctx, RunnerConfig{Module: module, Instances: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.LoadLazy(ctx, rules.FS); err != nil {
+			b.Fatal(err)
+		}
+		var first, last time.Duration
+		for i, rs := range sets {
+			start := time.Now()
+			if _, err := r.RuleSet(ctx, rs.Ref()); err != nil {
+				b.Fatal(err)
+			}
+			if took := time.Since(start); i < 5 {
+				first += took
+			} else if i >= len(sets)-5 {
+				last += took
+			}
+		}
+		r.Close(ctx)
+		b.ReportMetric(first.Seconds(), "first-5-s")
+		b.ReportMetric(last.Seconds(), "last-5-s")
 	}
 }
