@@ -7,7 +7,6 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,40 +18,12 @@ import (
 	"github.com/dlroute/dlroute/rules"
 )
 
-// copyRules copies every version of the embedded jax and exchange rule
-// sets (ruletest.Rules) to a new directory, as a person who edits them
-// would, and returns it with the path of the newest jax version's
-// rules.yaml and that version's ref. The other libraries' rule sets,
-// which these tests do not edit, would only make each command load and
-// test more.
-func copyRules(t *testing.T) (dir, rulesFile, ref string) {
-	t.Helper()
-	return copyOf(t, ruletest.Rules())
-}
-
-// copyAllRules is copyRules of every embedded rule set, for the tests of
-// what an edit changes in the interop matrix.
-func copyAllRules(t *testing.T) (dir, rulesFile, ref string) {
-	t.Helper()
-	return copyOf(t, rules.FS)
-}
-
-func copyOf(t *testing.T, fsys fs.FS) (dir, rulesFile, ref string) {
-	t.Helper()
-	dir = t.TempDir()
-	if err := os.CopyFS(dir, fsys); err != nil {
-		t.Fatal(err)
-	}
-	cat, err := loadCatalog("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newest, err := cat.RuleSet("jax")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, filepath.Join(dir, newest.Name(), newest.Version(), engine.RulesFile), newest.Ref()
-}
+// copyRules copies jax and exchange, every version (ruletest.Rules), to
+// a directory to edit: the other rule sets would only make each command
+// load and test more. copyAllRules copies every rule set, for the tests
+// of what an edit changes in the interop matrix.
+func copyRules(t *testing.T) (dir, rulesFile, ref string)    { return ruletest.Copy(t, ruletest.Rules()) }
+func copyAllRules(t *testing.T) (dir, rulesFile, ref string) { return ruletest.Copy(t, rules.FS) }
 
 // insertAfter is ruletest.InsertAfter, failing the test on an error.
 func insertAfter(t *testing.T, file, before, after string, lines ...string) int {

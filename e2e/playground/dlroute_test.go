@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dlroute/dlroute/engine"
 	"github.com/dlroute/dlroute/internal/testkit/ruletest"
 	"github.com/dlroute/dlroute/internal/testkit/testenv"
 	"github.com/dlroute/dlroute/rules"
@@ -175,33 +173,12 @@ var (
 	embeddedErr    error
 )
 
-// copyRules copies every version of the embedded jax and exchange rule
-// sets (ruletest.Rules) to a new directory, as a person who edits them
-// would, and returns it with the path of the newest jax version's
-// rules.yaml and that version's ref. The other libraries' rule sets,
-// which these tests do not edit, would only give the command and the
-// page more to load on every change.
-func copyRules(t *testing.T) (dir, rulesFile, ref string) {
-	t.Helper()
-	return copyOf(t, ruletest.Rules())
-}
-
-// copyAllRules is copyRules of every embedded rule set, for the tests of
-// the interop grid, which needs the other libraries.
-func copyAllRules(t *testing.T) (dir, rulesFile, ref string) {
-	t.Helper()
-	return copyOf(t, rules.FS)
-}
-
-func copyOf(t *testing.T, fsys fs.FS) (dir, rulesFile, ref string) {
-	t.Helper()
-	dir = t.TempDir()
-	if err := os.CopyFS(dir, fsys); err != nil {
-		t.Fatal(err)
-	}
-	newest := ruleSet(t, rules.FS, "jax")
-	return dir, filepath.Join(dir, newest.Name(), newest.Version(), engine.RulesFile), newest.Ref()
-}
+// copyRules copies jax and exchange, every version (ruletest.Rules), to
+// a directory to edit: the other rule sets would only give the command
+// and the page more to load on every change. copyAllRules copies every
+// rule set, for the interop grid, which needs the other libraries.
+func copyRules(t *testing.T) (dir, rulesFile, ref string)    { return ruletest.Copy(t, ruletest.Rules()) }
+func copyAllRules(t *testing.T) (dir, rulesFile, ref string) { return ruletest.Copy(t, rules.FS) }
 
 // insertAfter is ruletest.InsertAfter, failing the test on an error.
 func insertAfter(t *testing.T, file, before, after string, lines ...string) {

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"testing"
 	"testing/fstest"
 
 	"github.com/dlroute/dlroute/bundle"
@@ -210,6 +211,25 @@ func WriteDir(dir string, fsys fstest.MapFS) error {
 		}
 	}
 	return nil
+}
+
+// Copy writes fsys (Rules, or the embedded rules whole) into a new
+// directory of t's, as a person copies the rules to edit them, and
+// returns it with the path of the rules.yaml of the version that answers
+// "jax" there and that version's ref.
+func Copy(t testing.TB, fsys fs.FS) (dir, rulesFile, ref string) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.CopyFS(dir, fsys); err != nil {
+		t.Fatal(err)
+	}
+	for d := range newestDirs() {
+		if path.Dir(d) == "jax" {
+			return dir, filepath.Join(dir, filepath.FromSlash(d), engine.RulesFile), "jax@" + path.Base(d)
+		}
+	}
+	t.Fatal("ruletest: no jax in the embedded rules")
+	return
 }
 
 // WriteFile writes data to a temporary file beside path and renames it
