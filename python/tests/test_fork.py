@@ -3,15 +3,18 @@
 The library's Go runtime does not survive fork(); the child's answers come
 from what the parent remembered, and new ones from an answerer, a fresh
 interpreter started on first need (dlroute/_native.py). Each test runs a
-script in a fresh interpreter under a timeout, so a hang is a failure."""
+script in a fresh interpreter under a timeout, so a hang is a failure that
+shows each process's Python stacks."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -21,13 +24,40 @@ from conftest import ROOT
 CPU = {"platform": "cpu", "platform_version": "cpu", "local_hardware_id": 0}
 
 
+# Put first in every script: SIGUSR1 makes each of its processes, and
+# each child it forks, write every thread's Python stack to a file of its
+# own, stacks.<pid>.txt, which a timeout sends before it kills them, so
+# that a hang says where it is.
+STACKS_ON_SIGUSR1 = """\
+import faulthandler as _faulthandler, os as _os, signal as _signal
+def _stacks_on_sigusr1():
+    global _stacks
+    _stacks = open(f"stacks.{_os.getpid()}.txt", "w")
+    _faulthandler.register(_signal.SIGUSR1, file=_stacks, all_threads=True)
+_stacks_on_sigusr1()
+_os.register_at_fork(after_in_child=_stacks_on_sigusr1)
+"""
+
+
 def run_script(tmp_path: Path, code: str, timeout: float = 240) -> list[str]:
     script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent(code))
-    done = subprocess.run([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
-                          capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout.splitlines()
+    script.write_text(STACKS_ON_SIGUSR1 + textwrap.dedent(code))
+    proc = subprocess.Popen([sys.executable, str(script)], env=dict(os.environ, PYTHONPATH=str(ROOT / "python")),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGUSR1)
+        time.sleep(2)
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        stacks = "\n".join(f"process {p.name.split('.')[1]}{' (the script)' if p.name == f'stacks.{proc.pid}.txt' else ''}:\n"
+                           f"{p.read_text()}" for p in sorted(tmp_path.glob("stacks.*.txt")))
+        pytest.fail(f"the script had not ended after {timeout} s; the Python stacks of its processes then:\n{stacks}\n"
+                    f"its output:\n{out}{err}")
+    assert proc.returncode == 0, out + err
+    return out.splitlines()
 
 
 def test_a_forked_child_decides_with_the_parents_memo_and_an_answerer(tmp_path: Path) -> None:
