@@ -72,7 +72,7 @@ func needModule(t testing.TB) {
 // host of them does (LoadLazy): the module compiles the rule sets these
 // tests ask for by name, the newest jax and exchange, from the embedded
 // parsed.bin, and no other, where a Load of ruletest.Newest would parse
-// and compile both with their tests, twice the guest's work.
+// and compile both, with their tests.
 func newRunner(t testing.TB, host Host) *Runner {
 	t.Helper()
 	r := startRunner(t, host)

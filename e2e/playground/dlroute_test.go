@@ -73,10 +73,11 @@ func dlroute(t *testing.T) string {
 }
 
 // servePlayground runs `dlroute playground --addr 127.0.0.1:0 ARGS...`
-// until the test ends, and returns its URL. With no ARGS, the embedded
-// rules, every test shares one server (embedded): a page's tests each open
-// it in a browser of their own, and such a server holds nothing a page
-// changes.
+// until the test ends, when it is interrupted, as a person's Ctrl-C
+// does, and must exit 0; it returns its URL. With no ARGS, the embedded
+// rules, every test shares one server (embedded): a page's tests each
+// open it in a browser of their own, and such a server holds nothing a
+// page changes.
 func servePlayground(t *testing.T, args ...string) string {
 	t.Helper()
 	testenv.Short(t, "the playground in a browser")
@@ -87,15 +88,6 @@ func servePlayground(t *testing.T, args ...string) string {
 		}
 		return srv.url
 	}
-	url, _ := servePlaygroundLog(t, args...)
-	return url
-}
-
-// servePlaygroundLog is servePlayground of a server of t's own, and also
-// returns what the command writes to stderr. When the test ends the
-// command is interrupted, as a person's Ctrl-C does, and must exit 0.
-func servePlaygroundLog(t *testing.T, args ...string) (string, *testenv.Buffer) {
-	t.Helper()
 	srv, err := startPlayground(dlroute(t), args...)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +97,7 @@ func servePlaygroundLog(t *testing.T, args ...string) (string, *testenv.Buffer) 
 			t.Error(err)
 		}
 	})
-	return srv.url, srv.stderr
+	return srv.url
 }
 
 // playgroundServer is a running `dlroute playground`.

@@ -49,15 +49,32 @@ def run_script(tmp_path: Path, code: str, timeout: float = 240) -> list[str]:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGUSR1)
-        time.sleep(2)
+        time.sleep(2)  # for each process to write its stacks
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        stacks = "\n".join(f"process {p.name.split('.')[1]}{' (the script)' if p.name == f'stacks.{proc.pid}.txt' else ''}:\n"
-                           f"{p.read_text()}" for p in sorted(tmp_path.glob("stacks.*.txt")))
-        pytest.fail(f"the script had not ended after {timeout} s; the Python stacks of its processes then:\n{stacks}\n"
-                    f"its output:\n{out}{err}")
+        stacks = "\n".join(f"process {f.name.split('.')[1]}:\n{f.read_text()}" for f in sorted(tmp_path.glob("stacks.*.txt")))
+        pytest.fail(f"the script (process {proc.pid}) had not ended after {timeout} s; the Python stacks of its "
+                    f"processes then:\n{stacks}\nits output:\n{out}{err}")
     assert proc.returncode == 0, out + err
     return out.splitlines()
+
+
+def test_a_script_that_hangs_fails_with_each_process_stacks(tmp_path: Path) -> None:
+    # run_script's own timeout: the script and the child it forked, each
+    # stopped where it waits.
+    with pytest.raises(pytest.fail.Exception) as failed:
+        run_script(tmp_path, """
+            import multiprocessing as mp, time
+            def child():
+                time.sleep(1000)
+            if __name__ == "__main__":
+                p = mp.get_context("fork").Process(target=child)
+                p.start()
+                p.join()
+        """, timeout=3)
+    said = str(failed.value)
+    assert "had not ended after 3 s" in said and said.count("\nprocess ") == 2, said
+    assert " in child\n" in said and " in join\n" in said, said
 
 
 def test_a_forked_child_decides_with_the_parents_memo_and_an_answerer(tmp_path: Path) -> None:
